@@ -1,0 +1,84 @@
+# BenchHub: `make up` starts the whole stack, `make test` runs the full suite.
+# Both set themselves up: a virtualenv in .venv, and (unless DATABASE_URL / REDIS_URL are set) a
+# private PostgreSQL and Redis with their data under ./var/.
+
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+STACK := $(BIN)/python scripts/stack.py
+
+.PHONY: help install browser up test test-slow test-all lint check stop clean runner-token \
+	backup restore
+
+help:
+	@echo "make up        start BenchHub (gunicorn, Celery worker and beat) on http://127.0.0.1:8000"
+	@echo "make test      run the test suite (fast tests)"
+	@echo "make test-all  run the full suite, slow end-to-end tests included"
+	@echo "make runner-token HOST=name   issue a token for the agent on host 'name'"
+	@echo "make lint      format and fix with ruff;  make check: check only (CI)"
+	@echo "make stop      stop the private PostgreSQL and Redis started by 'make up'/'stack.py start'"
+	@echo "make backup [FILE=...] / make restore FILE=...   pg_dump the repository / put it back"
+
+$(STAMP): requirements.txt requirements-dev.txt runners/pyproject.toml
+	$(PYTHON) -c 'import sys; sys.exit(sys.version_info < (3, 11))' || \
+		{ echo "BenchHub needs Python 3.11 or newer"; exit 1; }
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -r requirements-dev.txt
+	# The agent package: its CLI, and the pgbench parser the server imports too.
+	$(BIN)/python -m pip install --quiet -e ./runners
+	touch $@
+
+# Browser tests use Debian's Chromium. As root with apt, install it; otherwise those tests skip
+# and say why.
+browser:
+	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+	fi
+
+install: $(STAMP)
+
+up: $(STAMP)
+	$(STACK) up
+
+test: $(STAMP) browser
+	$(STACK) exec -- $(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
+
+test-slow: $(STAMP) browser
+	$(STACK) exec -- $(BIN)/pytest -m slow $(PYTEST_ARGS)
+
+test-all: $(STAMP) browser
+	$(STACK) exec -- $(BIN)/pytest $(PYTEST_ARGS)
+
+# Issue a runner token for an agent: make runner-token HOST=bench-01
+runner-token: $(STAMP)
+	@test -n "$(HOST)" || { echo "usage: make runner-token HOST=name"; exit 2; }
+	@$(STACK) exec -- $(BIN)/python manage.py runner_create $(HOST)
+
+lint: $(STAMP)
+	$(BIN)/ruff format .
+	$(BIN)/ruff check --fix .
+
+check: $(STAMP)
+	$(BIN)/ruff format --check .
+	$(BIN)/ruff check .
+	$(STACK) exec -- $(BIN)/python manage.py makemigrations --check --dry-run
+	if command -v docker-compose >/dev/null; then \
+		SECRET_KEY=x POSTGRES_PASSWORD=x docker-compose config -q; fi
+
+# make backup [FILE=path]: a pg_dump of the repository (default var/backups/benchhub-<time>.dump)
+backup: $(STAMP)
+	$(STACK) exec -- $(BIN)/python scripts/backup.py dump \
+		$(or $(FILE),var/backups/benchhub-$(shell date -u +%Y%m%d-%H%M%S).dump)
+
+# make restore FILE=path: replace the repository with a backup (one transaction)
+restore: $(STAMP)
+	@test -n "$(FILE)" || { echo "usage: make restore FILE=var/backups/....dump"; exit 2; }
+	$(STACK) exec -- $(BIN)/python scripts/backup.py restore $(FILE)
+
+stop: $(STAMP)
+	$(STACK) stop
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache

@@ -1,0 +1,52 @@
+"""Personal API tokens: people create, list and revoke their own tokens for scripts."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchhub.accounts.models import PersonalToken
+from benchhub.accounts.services import personal_token_create, personal_token_revoke
+from benchhub.api.errors import error_response
+from benchhub.api.fields import StrictCharField
+from benchhub.api.permissions import IsPerson
+
+
+class TokenInSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=100)
+    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+
+
+class TokenOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PersonalToken
+        fields = ["name", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at"]
+
+
+class TokensView(APIView):
+    permission_classes = [IsPerson]
+
+    @extend_schema(responses=TokenOutSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        tokens = PersonalToken.objects.filter(user=request.user).order_by("-created_at")[:200]
+        return Response(TokenOutSerializer(tokens, many=True).data)
+
+    @extend_schema(request=TokenInSerializer, responses={201: TokenOutSerializer})
+    def post(self, request: Request) -> Response:
+        data = TokenInSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        token, plaintext = personal_token_create(user=request.user, **data.validated_data)
+        body = {**TokenOutSerializer(token).data, "token": plaintext}
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class TokenDetailView(APIView):
+    permission_classes = [IsPerson]
+
+    def delete(self, request: Request, prefix: str) -> Response:
+        token = PersonalToken.objects.filter(user=request.user, prefix=prefix).first()
+        if token is None:
+            return error_response("not_found", f"No token {prefix}.", status.HTTP_404_NOT_FOUND)
+        personal_token_revoke(token=token)
+        return Response(status=status.HTTP_204_NO_CONTENT)

@@ -1,0 +1,1 @@
+"""DRF plumbing only: authentication, error shape, pagination, strict fields, size limit, urls."""

@@ -1,0 +1,58 @@
+"""Strict JSON fields: a number must be a JSON number, finite; DRF's defaults coerce strings.
+
+Agents post machine-made JSON, so "12" where 12 belongs is a bug in the sender, and NaN or
+Infinity is never a measurement: both are refused with a message naming the field.
+"""
+
+import math
+from typing import Any
+
+from rest_framework import serializers
+
+
+class StrictIntegerField(serializers.IntegerField):
+    def to_internal_value(self, data: Any) -> int:
+        if isinstance(data, bool) or not isinstance(data, int):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StrictFloatField(serializers.FloatField):
+    default_error_messages = {"non_finite": "A finite number is required (not NaN or infinity)."}
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, (int, float)):
+            self.fail("invalid")
+        if not math.isfinite(data):
+            self.fail("non_finite")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(serializers.CharField):
+    """A JSON string, kept exactly as sent; numbers are not turned into strings."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return super().to_internal_value(data)
+
+
+class StringMapField(serializers.DictField):
+    """An object of string -> string (settings, sysctl values), with bounded sizes."""
+
+    def __init__(self, *, max_items: int = 5000, **kwargs: Any) -> None:
+        self.max_items = max_items
+        super().__init__(child=StrictCharField(allow_blank=True, max_length=10000), **kwargs)
+
+    def to_internal_value(self, data: Any) -> dict[str, str]:
+        value = super().to_internal_value(data)
+        if len(value) > self.max_items:
+            raise serializers.ValidationError(f"At most {self.max_items} entries are accepted.")
+        for key in value:
+            if not key or len(key) > 200:
+                raise serializers.ValidationError(f"Key '{key[:50]}' must be 1 to 200 characters.")
+        return value

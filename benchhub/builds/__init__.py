@@ -1,0 +1,1 @@
+"""PostgreSQL builds under test, named as their users name them, and their ordering."""

@@ -1,0 +1,81 @@
+import random
+
+import pytest
+
+from benchhub.builds.models import Build
+from benchhub.builds.services import build_get_or_create
+from benchhub.builds.versions import VersionError, version_parse
+
+ORDERED = [
+    "9.2.24",
+    "9.5.4",
+    "9.6beta1",
+    "9.6.0",
+    "10.1",
+    "13.3",
+    "14devel-2021-05-01",
+    "14beta1",
+    "14rc1",
+    "14.0",
+    "14.1",
+    "14.23",
+    "master@1a2b3c4",
+]
+
+
+def test_it_orders_the_published_versions():
+    names = ORDERED.copy()
+    random.Random(7).shuffle(names)
+    assert sorted(names, key=lambda n: version_parse(n).sort_key) == ORDERED
+
+
+def test_it_orders_in_the_database(db):
+    names = ORDERED.copy()
+    random.Random(3).shuffle(names)
+    for name in names:
+        build_get_or_create(version=name)
+    assert list(Build.objects.order_by("sort_key").values_list("version", flat=True)) == ORDERED
+
+
+@pytest.mark.parametrize(
+    ("name", "major", "minor", "stage", "number"),
+    [
+        ("9.5.4", "9.5", 4, "release", None),
+        ("13.3", "13", 3, "release", None),
+        ("14beta1", "14", None, "beta", 1),
+        ("14", "14", 0, "release", None),
+        ("14devel", "14", None, "devel", None),
+    ],
+)
+def test_it_parses_major_minor_and_stage(name, major, minor, stage, number):
+    version = version_parse(name)
+    assert (version.major, version.minor, version.stage, version.stage_number) == (
+        major,
+        minor,
+        stage,
+        number,
+    )
+
+
+def test_it_reads_snapshot_dates_and_commits():
+    snapshot = version_parse("14devel-20210501")
+    assert snapshot.snapshot_date.isoformat() == "2021-05-01"
+    assert version_parse("14devel@abcdef12").commit == "abcdef12"
+    assert (
+        version_parse("14devel-2021-05-01").sort_key < version_parse("14devel-2021-06-01").sort_key
+    )
+
+
+@pytest.mark.parametrize(
+    "name", ["", "fourteen", "14.3.1.1", "14beta", "8.4.0x", "14devel-2021-13-01"]
+)
+def test_it_refuses_what_is_not_a_version(name):
+    with pytest.raises(VersionError):
+        version_parse(name)
+
+
+def test_it_keeps_one_build_per_identity(db):
+    a = build_get_or_create(version="13.3", origin="prebuilt")
+    b = build_get_or_create(version="13.3", origin="prebuilt")
+    c = build_get_or_create(version="13.3", origin="source", configure_flags="--enable-debug")
+    assert a.pk == b.pk != c.pk

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class CompareConfig(AppConfig):
+    name = "benchhub.compare"
+    label = "compare"

@@ -1,0 +1,360 @@
+"""Reads for the Compare and History pages and the compare API.
+
+`comparison_get` picks the runs to compare and returns them with their per-level aggregates and
+the list of everything other than the version in which they differ. Which run stands for a
+version: the newest (by `started_at`) aggregated run of that version matching the workload and
+host (or hardware fingerprint), leaving out runs marked invalid unless asked for. Older runs of
+the same version are history (see `history_get`), not repeats: repeats live inside a run.
+
+Both selectors run a fixed number of SQL queries whatever the number of runs stored: one per
+kind of row (host, runs, aggregates, threads), with relations joined, never one per run.
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.db.models import Count, Max, Min
+
+from benchhub.configs.hashing import settings_diff
+from benchhub.hosts.models import Host
+from benchhub.results.models import LevelAggregate, Result, Run
+
+RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
+RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides")
+MAX_COMPARED = 12
+HISTORY_MAX_POINTS = 500
+
+
+class ComparisonError(ValueError):
+    """A selection that cannot be compared; `parameter` names the query parameter at fault."""
+
+    def __init__(self, parameter: str, message: str) -> None:
+        super().__init__(message)
+        self.parameter = parameter
+
+
+@dataclass
+class Series:
+    """One compared version (or run): its run, its aggregates by client count, its threads."""
+
+    label: str
+    run: Run
+    levels: dict[int, LevelAggregate]
+    threads: list[int]
+
+    @property
+    def is_summary(self) -> bool:
+        return self.run.source == Run.Source.SUMMARY
+
+
+@dataclass
+class Difference:
+    """Something other than the version that is not the same in every compared run.
+
+    `values` is (series label, value) per series; `details` holds finer lines, e.g. each
+    setting that differs from the baseline's configuration.
+    """
+
+    name: str
+    values: list[tuple[str, str]]
+    details: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Comparison:
+    series: list[Series]
+    differences: list[Difference]
+    missing: list[str]
+    clients: list[int]
+
+    @property
+    def baseline(self) -> Series | None:
+        return self.series[0] if self.series else None
+
+
+def _runs(include_invalid: bool):
+    runs = Run.objects.select_related(*RUN_RELATIONS).defer(*RUN_DEFERRED)
+    return runs if include_invalid else runs.filter(invalid=False)
+
+
+def _runs_for_versions(
+    *, workload: str, host: str, versions: list[str], same_hardware: bool, include_invalid: bool
+) -> list[Run]:
+    chosen = Host.objects.select_related("current_facts").filter(name=host).first()
+    if chosen is None:
+        raise ComparisonError("host", f"No host named {host!r}.")
+    runs = _runs(include_invalid).filter(
+        workload__name=workload, build__version__in=versions, aggregated_at__isnull=False
+    )
+    if same_hardware and chosen.current_facts is not None:
+        runs = runs.filter(host_facts__fingerprint=chosen.current_facts.fingerprint)
+    else:
+        runs = runs.filter(host=chosen)
+    # DISTINCT ON keeps one row per version: the newest, as the ORDER BY puts it first.
+    newest = runs.order_by("build__version", "-started_at", "-id").distinct("build__version")
+    by_version = {run.build.version: run for run in newest}
+    return [by_version[v] for v in versions if v in by_version]
+
+
+def _runs_by_uuid(*, uuids: list[uuid.UUID], include_invalid: bool) -> list[Run]:
+    by_uuid = {run.uuid: run for run in _runs(include_invalid).filter(uuid__in=uuids)}
+    return [by_uuid[u] for u in uuids if u in by_uuid]
+
+
+def _labels(runs: list[Run]) -> list[str]:
+    versions = [run.build.version for run in runs]
+    return [
+        f"{run.build.version} ({str(run.uuid)[:8]})"
+        if versions.count(run.build.version) > 1
+        else run.build.version
+        for run in runs
+    ]
+
+
+def comparison_get(
+    *,
+    workload: str | None = None,
+    host: str | None = None,
+    versions: list[str] | None = None,
+    runs: list[uuid.UUID] | None = None,
+    same_hardware: bool = False,
+    include_invalid: bool = False,
+) -> Comparison:
+    """The runs to compare, in the order asked (the first is the baseline), with their
+    aggregates and differences. Either `runs` (specific runs) or workload + host + versions.
+
+    Raises ComparisonError naming the parameter when the selection cannot be made.
+    """
+    if runs:
+        chosen = _runs_by_uuid(uuids=runs[:MAX_COMPARED], include_invalid=include_invalid)
+        wanted = [str(u) for u in runs]
+        found = {str(run.uuid) for run in chosen}
+    else:
+        for name, value in (("workload", workload), ("host", host), ("versions", versions)):
+            if not value:
+                raise ComparisonError(name, f"{name} is required (or give runs).")
+        chosen = _runs_for_versions(
+            workload=workload,
+            host=host,
+            versions=versions[:MAX_COMPARED],
+            same_hardware=same_hardware,
+            include_invalid=include_invalid,
+        )
+        wanted = list(versions)
+        found = {run.build.version for run in chosen}
+    return _comparison(chosen, missing=[w for w in wanted if w not in found])
+
+
+def _comparison(runs: list[Run], *, missing: list[str]) -> Comparison:
+    levels: dict[int, dict[int, LevelAggregate]] = {run.id: {} for run in runs}
+    for aggregate in LevelAggregate.objects.filter(run__in=[r.id for r in runs]):
+        levels[aggregate.run_id][aggregate.clients] = aggregate
+    threads: dict[int, list[int]] = {run.id: [] for run in runs}
+    rows = (
+        Result.objects.filter(run__in=[r.id for r in runs], threads__isnull=False)
+        .values("run_id")
+        .annotate(low=Min("threads"), high=Max("threads"))
+        .order_by()
+    )
+    for row in rows:
+        threads[row["run_id"]] = sorted({row["low"], row["high"]})
+    series = [
+        Series(label=label, run=run, levels=levels[run.id], threads=threads[run.id])
+        for label, run in zip(_labels(runs), runs, strict=True)
+    ]
+    clients = sorted({c for s in series for c in s.levels})
+    return Comparison(
+        series=series, differences=differences(series), missing=missing, clients=clients
+    )
+
+
+def hardware_text(run: Run) -> str:
+    facts = run.host_facts
+    parts = [facts.cpu_model or "unknown CPU"]
+    if facts.cores:
+        parts.append(f"{facts.cores} cores")
+    if facts.threads:
+        parts.append(f"{facts.threads} threads")
+    if facts.memory_bytes:
+        parts.append(f"{facts.memory_bytes / 2**30:.0f} GiB")
+    return ", ".join(parts)
+
+
+def length_text(run: Run) -> str:
+    if run.duration_s:
+        return f"{run.duration_s:g} s"
+    if run.transactions_per_client:
+        return f"{run.transactions_per_client} transactions per client"
+    return "unknown"
+
+
+def workload_text(run: Run) -> str:
+    workload = run.workload
+    text = f"{workload.name}, {workload.query_mode} protocol"
+    if workload.options:
+        text += " " + " ".join(workload.options)
+    return f"{text} [{workload.definition_hash[:8]}]"
+
+
+# What may differ between compared runs, other than the version: (name, value of a run).
+ASPECTS: list[tuple[str, Any]] = [
+    ("host", lambda r, s: r.host.name),
+    ("hardware", lambda r, s: f"{hardware_text(r)} [{r.host_facts.fingerprint[:8]}]"),
+    ("kernel / OS", lambda r, s: f"{r.host_facts.kernel} / {r.host_facts.os}"),
+    ("configuration", lambda r, s: r.config.hash[:12]),
+    ("scale", lambda r, s: str(r.scale or "unknown")),
+    ("duration", lambda r, s: length_text(r)),
+    ("pgbench client", lambda r, s: r.pgbench_version or "unknown"),
+    ("workload", lambda r, s: workload_text(r)),
+    ("threads", lambda r, s: ", ".join(map(str, s.threads)) or "unknown"),
+    ("source", lambda r, s: r.source),
+]
+
+
+def differences(series: list[Series]) -> list[Difference]:
+    """Every aspect in ASPECTS whose value is not the same for all series; for the
+    configuration, each setting that differs from the baseline's."""
+    found = []
+    for name, value_of in ASPECTS:
+        values = [(s.label, value_of(s.run, s)) for s in series]
+        if len({v for _, v in values}) < 2:
+            continue
+        details = []
+        if name == "configuration":
+            base = series[0]
+            for other in series[1:]:
+                for setting, a, b in settings_diff(
+                    base.run.config.settings, other.run.config.settings
+                ):
+                    details.append(
+                        f"{other.label}: {setting} = {b if b is not None else '(default)'} "
+                        f"(baseline {base.label}: {a if a is not None else '(default)'})"
+                    )
+        found.append(Difference(name=name, values=values, details=details))
+    return found
+
+
+@dataclass
+class HistoryPoint:
+    version: str
+    started_at: Any
+    run_uuid: uuid.UUID
+    tps_median: float | None
+    tps_min: float | None
+    tps_max: float | None
+    samples: int
+    is_summary: bool
+    invalid: bool
+
+
+@dataclass
+class History:
+    host: Host
+    workload: str
+    clients: int
+    config_hash: str | None
+    configs: list[tuple[str, int]]
+    points: list[HistoryPoint]
+    latest: Run | None
+
+
+def history_get(
+    *, host: str, workload: str, clients: int, config: str | None = None, include_invalid=False
+) -> History:
+    """tps at one client level over time for one series (host, workload, configuration).
+
+    The configuration is the one whose hash starts with `config`, by default the one of the
+    newest run. `configs` lists every configuration of the host and workload at that level with
+    its number of runs, so the page can offer the others. Fixed number of queries: host, the
+    configs summary, the aggregates with their runs.
+    """
+    chosen = Host.objects.filter(name=host).first()
+    if chosen is None:
+        raise ComparisonError("host", f"No host named {host!r}.")
+    aggregates = LevelAggregate.objects.filter(
+        host=chosen, workload__name=workload, clients=clients
+    )
+    if not include_invalid:
+        aggregates = aggregates.filter(run__invalid=False)
+    configs = list(
+        aggregates.values_list("run__config__hash")
+        .annotate(latest=Max("run__started_at"), n=Count("id"))
+        .order_by("-latest")
+    )
+    config_hashes = [row[0] for row in configs]
+    if config:
+        config_hash = next((h for h in config_hashes if h.startswith(config)), None)
+        if config_hash is None:
+            raise ComparisonError("config", f"No configuration {config!r} in this series.")
+    else:
+        config_hash = config_hashes[0] if config_hashes else None
+    rows = (
+        aggregates.filter(run__config__hash=config_hash)
+        .select_related("run", "run__build", "run__host_facts", "run__config", "run__workload")
+        .defer(*(f"run__{f}" for f in RUN_DEFERRED))
+        .order_by("-run__started_at", "-run__id")[:HISTORY_MAX_POINTS]
+    )
+    rows = list(reversed(rows))
+    points = [
+        HistoryPoint(
+            version=a.run.build.version,
+            started_at=a.run.started_at,
+            run_uuid=a.run.uuid,
+            tps_median=a.tps_median,
+            tps_min=a.tps_min,
+            tps_max=a.tps_max,
+            samples=a.samples,
+            is_summary=a.run.source == Run.Source.SUMMARY,
+            invalid=a.run.invalid,
+        )
+        for a in rows
+    ]
+    return History(
+        host=chosen,
+        workload=workload,
+        clients=clients,
+        config_hash=config_hash,
+        configs=[(h, n) for h, _, n in configs],
+        points=points,
+        latest=rows[-1].run if rows else None,
+    )
+
+
+@dataclass
+class Choices:
+    workloads: list[str]
+    hosts: list[str]
+    versions: list[str]
+
+
+MAX_CHOICES = 500
+
+
+def compare_choices(*, workload: str | None, host: str | None) -> Choices:
+    """What the selection form offers: workload names and hosts that have runs, and the
+    versions with runs of that workload on that host (in version order). Three queries."""
+    workloads = list(
+        Run.objects.order_by("workload__name")
+        .values_list("workload__name", flat=True)
+        .distinct()[:MAX_CHOICES]
+    )
+    hosts = list(
+        Run.objects.order_by("host__name")
+        .values_list("host__name", flat=True)
+        .distinct()[:MAX_CHOICES]
+    )
+    runs = Run.objects.all()
+    if workload:
+        runs = runs.filter(workload__name=workload)
+    if host:
+        runs = runs.filter(host__name=host)
+    versions = [
+        version
+        for version, _ in runs.order_by("build__sort_key", "build__version")
+        .values_list("build__version", "build__sort_key")
+        .distinct()[:MAX_CHOICES]
+    ]
+    return Choices(workloads=workloads, hosts=hosts, versions=versions)

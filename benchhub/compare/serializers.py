@@ -1,0 +1,110 @@
+"""The compare query parameters, shared by the page and the API, so a permalink means the same
+thing in both: workload, host, versions (comma-separated, first = baseline) or runs (UUIDs),
+same_hardware, invalid."""
+
+import uuid
+from typing import Any
+
+from django.http import QueryDict
+from rest_framework import serializers
+
+from benchhub.compare.selectors import MAX_COMPARED
+
+LIST_PARAMS = ("versions", "runs")
+
+
+def query_params(query: QueryDict) -> dict[str, Any]:
+    """The query as one value per parameter; repeated list parameters (checkboxes submit
+    `versions=a&versions=b`) are joined with commas like the permalink's."""
+    params: dict[str, Any] = {key: query.get(key) for key in query}
+    for key in LIST_PARAMS:
+        values = [v for v in query.getlist(key) if v.strip()]
+        if values:
+            params[key] = ",".join(values)
+    return params
+
+
+def _split(text: str) -> list[str]:
+    items: list[str] = []
+    for part in text.split(","):
+        part = part.strip()
+        if part and part not in items:
+            items.append(part)
+    return items
+
+
+class CompareQuerySerializer(serializers.Serializer):
+    workload = serializers.CharField(required=False, max_length=200)
+    host = serializers.CharField(required=False, max_length=200)
+    versions = serializers.CharField(
+        required=False, help_text="comma-separated; the first is the baseline"
+    )
+    runs = serializers.CharField(
+        required=False, help_text="comma-separated run UUIDs; the first is the baseline"
+    )
+    same_hardware = serializers.BooleanField(
+        required=False, default=False, help_text="any host with the host's hardware fingerprint"
+    )
+    invalid = serializers.BooleanField(
+        required=False, default=False, help_text="include runs marked invalid"
+    )
+
+    def validate_versions(self, value: str) -> list[str]:
+        versions = _split(value)
+        if len(versions) > MAX_COMPARED:
+            raise serializers.ValidationError(f"At most {MAX_COMPARED} versions.")
+        return versions
+
+    def validate_runs(self, value: str) -> list[uuid.UUID]:
+        runs = []
+        for part in _split(value):
+            try:
+                runs.append(uuid.UUID(part))
+            except ValueError:
+                raise serializers.ValidationError(f"{part!r} is not a run UUID.") from None
+        if len(runs) > MAX_COMPARED:
+            raise serializers.ValidationError(f"At most {MAX_COMPARED} runs.")
+        return runs
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("runs"):
+            return attrs
+        missing = {
+            name: ["Required unless runs is given."]
+            for name in ("workload", "host", "versions")
+            if not attrs.get(name)
+        }
+        if missing:
+            raise serializers.ValidationError(missing)
+        return attrs
+
+    def selection(self) -> dict[str, Any]:
+        """Keyword arguments for selectors.comparison_get."""
+        data = self.validated_data
+        return {
+            "workload": data.get("workload"),
+            "host": data.get("host"),
+            "versions": data.get("versions") or [],
+            "runs": data.get("runs") or [],
+            "same_hardware": data["same_hardware"],
+            "include_invalid": data["invalid"],
+        }
+
+
+def permalink_query(data: dict[str, Any]) -> str:
+    """The canonical permalink query for a validated selection."""
+    from urllib.parse import urlencode
+
+    if data.get("runs"):
+        params: dict[str, str] = {"runs": ",".join(str(u) for u in data["runs"])}
+    else:
+        params = {
+            "workload": data["workload"],
+            "host": data["host"],
+            "versions": ",".join(data["versions"]),
+        }
+        if data.get("same_hardware"):
+            params["same_hardware"] = "1"
+    if data.get("invalid"):
+        params["invalid"] = "1"
+    return urlencode(params, safe=",")

@@ -1,0 +1,75 @@
+import csv
+import io
+
+import pytest
+
+from benchhub.compare.tests.uploads import upload
+from benchhub.results.models import LevelAggregate, Run
+
+URL = "/api/v1/compare/?workload=select-only&host=bench-01&versions=13.3,15.4"
+
+
+@pytest.fixture
+def two_versions(agent):
+    base = upload(agent, version="13.3", tps={1: [100, 110], 4: [400, 420]})
+    new = upload(agent, version="15.4", tps={1: [200, 210], 4: [405, 430]}, source="summary")
+    return base, new
+
+
+def test_it_answers_with_the_stored_medians_and_changes(anon_client, two_versions):
+    body = anon_client.get(URL).json()
+    assert [s["label"] for s in body["series"]] == ["13.3", "15.4 (summary import)"]
+    rows = {r["clients"]: r["versions"] for r in body["rows"]}
+    assert rows[1][0]["tps"] == pytest.approx(105)
+    assert rows[1][1]["tps"] == pytest.approx(205)
+    assert rows[1][1]["change_pct"] == pytest.approx(100 * (205 - 105) / 105)
+    assert rows[1][1]["beyond_spread"] is True
+    assert rows[4][1]["beyond_spread"] is False
+    assert body["summary"][1]["peak_clients"] == 4
+    assert body["differences"][0]["name"] == "source"
+
+
+def test_it_gives_the_table_as_csv_matching_the_stored_aggregates(anon_client, two_versions):
+    for response in (
+        anon_client.get(URL + "&format=csv"),
+        anon_client.get(URL, HTTP_ACCEPT="text/csv"),
+    ):
+        assert response.status_code == 200
+        assert response["Content-Type"].startswith("text/csv")
+        lines = list(csv.DictReader(io.StringIO(response.content.decode())))
+        assert len(lines) == 4
+        for line in lines:
+            stored = LevelAggregate.objects.get(run__uuid=line["run"], clients=line["clients"])
+            assert float(line["tps_median"]) == pytest.approx(stored.tps_median)
+            assert float(line["tps_min"]) == pytest.approx(stored.tps_min)
+            assert float(line["tps_max"]) == pytest.approx(stored.tps_max)
+        assert lines[1]["version"] == "15.4" and lines[1]["source"] == "summary"
+
+
+@pytest.mark.parametrize(
+    ("query", "parameter"),
+    [
+        ("?workload=select-only&host=bench-01", "versions"),
+        ("?host=bench-01&versions=13.3", "workload"),
+        ("?runs=not-a-uuid", "runs"),
+        ("?workload=select-only&host=nowhere&versions=13.3", "host"),
+        ("?workload=select-only&host=bench-01&versions=13.3&invalid=maybe", "invalid"),
+    ],
+)
+def test_it_names_the_bad_parameter(anon_client, agent, query, parameter):
+    response = anon_client.get("/api/v1/compare/" + query)
+    assert response.status_code == 400
+    assert parameter in response.json()["fields"]
+
+
+def test_it_makes_a_fixed_number_of_queries(anon_client, agent, django_assert_num_queries):
+    upload(agent, version="13.3", tps={1: [100], 2: [150]})
+    upload(agent, version="15.4", tps={1: [100], 2: [150]})
+    with django_assert_num_queries(4):
+        assert anon_client.get(URL).status_code == 200
+    for day in range(1, 10):
+        for version in ("13.3", "15.4"):
+            upload(agent, version=version, tps={1: [100]}, started_at=f"2026-10-{day:02d}T10:00Z")
+    assert Run.objects.count() == 20
+    with django_assert_num_queries(4):
+        assert anon_client.get(URL).status_code == 200

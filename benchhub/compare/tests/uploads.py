@@ -1,0 +1,40 @@
+"""Runs with chosen numbers, uploaded as an agent does and aggregated as the worker would."""
+
+import json
+from typing import Any
+
+from benchhub.results.models import Run
+from benchhub.results.services import run_aggregate
+from benchhub.testing.payloads import result, run_payload
+
+
+def upload(
+    agent: Any,
+    *,
+    version: str,
+    tps: dict[int, list[float]],
+    started_at: str = "2026-11-20T10:00:00Z",
+    settings: dict[str, str] | None = None,
+    **overrides: Any,
+) -> Run:
+    """One run of `version` whose repeats at each client level have the given tps."""
+    payload = run_payload(
+        version=version,
+        host=agent.host_name,
+        clients=tuple(tps),
+        repeats=max(len(v) for v in tps.values()),
+        started_at=started_at,
+        **overrides,
+    )
+    payload["results"] = [
+        result(c, r, value) for c, values in tps.items() for r, value in enumerate(values, 1)
+    ]
+    if settings:
+        payload["configuration"]["settings"].update(settings)
+    response = agent.client.post(
+        "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
+    )
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(uuid=payload["run_uuid"])
+    run_aggregate(run_id=run.id)
+    return run

@@ -1,0 +1,1 @@
+"""Server configurations: the settings a run had in effect, deduplicated by hash, diffable."""

@@ -1,0 +1,175 @@
+"""Plotly figures as plain data: {"data", "layout", "config"}. The view hands a figure to the page
+with json_script and the page's JS calls Plotly.newPlot(el, data, layout, config).
+
+Client counts go on a log2 axis (1, 2, 4, ... spaced evenly) with the measured counts as ticks,
+as in the published pgbench charts. Error bars span the min..max of the valid repeats, the same
+spread the comparison table judges differences by (compare.statistics).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from benchhub.compare.selectors import Comparison, History, Series
+
+PALETTE = [
+    "#2f5fa7",
+    "#d1495b",
+    "#2e933c",
+    "#edae49",
+    "#7a4eab",
+    "#00798c",
+    "#8d6a4f",
+    "#e07a5f",
+    "#3d405b",
+    "#81b29a",
+    "#f2a1c8",
+    "#6c757d",
+]
+
+
+def _config(filename: str) -> dict[str, Any]:
+    # The modebar stays visible so "Download plot as a png" is always one click away.
+    return {
+        "displayModeBar": True,
+        "displaylogo": False,
+        "responsive": True,
+        "toImageButtonOptions": {"format": "png", "filename": filename, "scale": 2},
+    }
+
+
+def _clients_axis(clients: list[int]) -> dict[str, Any]:
+    axis: dict[str, Any] = {"title": {"text": "clients"}, "tickvals": clients}
+    if clients and min(clients) > 0:
+        axis.update(type="log", ticktext=[str(c) for c in clients])
+        low, high = math.log10(min(clients)), math.log10(max(clients))
+        pad = max((high - low) * 0.05, 0.05)
+        axis["range"] = [low - pad, high + pad]
+    return axis
+
+
+def _layout(title: str, y_title: str, clients: list[int]) -> dict[str, Any]:
+    return {
+        "title": {"text": title},
+        "xaxis": _clients_axis(clients),
+        "yaxis": {"title": {"text": y_title}, "rangemode": "tozero"},
+        "legend": {"orientation": "h", "y": -0.2},
+        "margin": {"l": 70, "r": 20, "t": 50, "b": 90},
+        "height": 440,
+        "hovermode": "x unified",
+    }
+
+
+def _name(series: Series) -> str:
+    name = f"{series.label} (summary import)" if series.is_summary else series.label
+    return f"{name} (marked invalid)" if series.run.invalid else name
+
+
+def _trace(series: Series, index: int, field: str) -> dict[str, Any]:
+    levels = [series.levels[c] for c in sorted(series.levels)]
+    suffix = "_ms" if field == "latency" else ""
+    median = [getattr(a, f"{field}_median{suffix}") for a in levels]
+    low = [getattr(a, f"{field}_min{suffix}") for a in levels]
+    high = [getattr(a, f"{field}_max{suffix}") for a in levels]
+    color = PALETTE[index % len(PALETTE)]
+    return {
+        "type": "scatter",
+        "mode": "lines+markers",
+        "name": _name(series),
+        "x": [a.clients for a in levels],
+        "y": median,
+        "line": {"color": color, "dash": "dot" if series.is_summary else "solid"},
+        "marker": {"color": color, "size": 7},
+        "error_y": {
+            "type": "data",
+            "symmetric": False,
+            "array": [_gap(h, m) for h, m in zip(high, median, strict=True)],
+            "arrayminus": [_gap(m, lo) for m, lo in zip(median, low, strict=True)],
+            "color": color,
+            "thickness": 1.2,
+            "width": 4,
+        },
+    }
+
+
+def _gap(a: float | None, b: float | None) -> float:
+    return 0.0 if a is None or b is None else max(a - b, 0.0)
+
+
+def tps_figure(comparison: Comparison, *, title: str) -> dict[str, Any]:
+    """tps (median of repeats) against clients, one trace per version, error bars min..max."""
+    return {
+        "data": [_trace(s, i, "tps") for i, s in enumerate(comparison.series)],
+        "layout": _layout(title, "tps (median of repeats)", comparison.clients),
+        "config": _config("benchhub-compare-tps"),
+    }
+
+
+def latency_figure(comparison: Comparison, *, title: str) -> dict[str, Any]:
+    """Average latency (median of repeats, ms) against clients, one trace per version."""
+    return {
+        "data": [_trace(s, i, "latency") for i, s in enumerate(comparison.series)],
+        "layout": _layout(title, "latency average, ms (median of repeats)", comparison.clients),
+        "config": _config("benchhub-compare-latency"),
+    }
+
+
+def history_figure(history: History, *, title: str) -> dict[str, Any]:
+    """tps at one client level over time: a grey line through every run in time order, and
+    one marker trace per version so each version has its colour and legend entry."""
+    points = history.points
+    data: list[dict[str, Any]] = [
+        {
+            "type": "scatter",
+            "mode": "lines",
+            "name": "all runs",
+            "x": [p.started_at.isoformat() for p in points],
+            "y": [p.tps_median for p in points],
+            "line": {"color": "#c3c8d2", "width": 1.5},
+            "hoverinfo": "skip",
+            "showlegend": False,
+        }
+    ]
+    versions: list[str] = []
+    for p in points:
+        if p.version not in versions:
+            versions.append(p.version)
+    for index, version in enumerate(versions):
+        mine = [p for p in points if p.version == version]
+        color = PALETTE[index % len(PALETTE)]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "markers",
+                "name": version,
+                "x": [p.started_at.isoformat() for p in mine],
+                "y": [p.tps_median for p in mine],
+                "text": [f"{p.version} · run {str(p.run_uuid)[:8]}" for p in mine],
+                "customdata": [str(p.run_uuid) for p in mine],
+                "marker": {
+                    "color": color,
+                    "size": 10,
+                    "symbol": ["diamond" if p.is_summary else "circle" for p in mine],
+                },
+                "error_y": {
+                    "type": "data",
+                    "symmetric": False,
+                    "array": [_gap(p.tps_max, p.tps_median) for p in mine],
+                    "arrayminus": [_gap(p.tps_median, p.tps_min) for p in mine],
+                    "color": color,
+                },
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            "title": {"text": title},
+            "xaxis": {"title": {"text": "run started"}, "type": "date"},
+            "yaxis": {"title": {"text": "tps (median of repeats)"}, "rangemode": "tozero"},
+            "legend": {"orientation": "h", "y": -0.2, "title": {"text": "version"}},
+            "margin": {"l": 70, "r": 20, "t": 50, "b": 90},
+            "height": 440,
+        },
+        "config": _config("benchhub-history"),
+    }

@@ -1,0 +1,112 @@
+"""Every page, in Chromium at 1280x800: no script errors, nothing wider than the window, and no
+headings, tables or navigation links drawn on top of one another."""
+
+import json
+
+import pytest
+from rest_framework.test import APIClient
+
+from benchhub.results.models import Run
+from benchhub.results.services import run_aggregate
+from benchhub.testing.browser import screenshot, sign_in
+from benchhub.testing.payloads import run_payload
+
+# Pairs of boxes that overlap by more than a pixel where neither contains the other.
+OVERLAPS = """() => {
+  // Content of a closed <details> is not shown (Chromium keeps its layout boxes, though).
+  const boxes = Array.from(document.querySelectorAll("main h1, main h2, table, nav a"))
+    .filter(node => !node.closest("details:not([open])"))
+    .map(node => [node, node.getBoundingClientRect()])
+    .filter(([, box]) => box.width > 0 && box.height > 0);
+  const name = node => node.tagName.toLowerCase() + ":" + node.textContent.trim().slice(0, 30);
+  const found = [];
+  boxes.forEach(([a, boxA], i) => boxes.slice(i + 1).forEach(([b, boxB]) => {
+    if (a.contains(b) || b.contains(a)) return;
+    const width = Math.min(boxA.right, boxB.right) - Math.max(boxA.left, boxB.left);
+    const height = Math.min(boxA.bottom, boxB.bottom) - Math.max(boxA.top, boxB.top);
+    if (width > 1 && height > 1) found.push(name(a) + " / " + name(b));
+  }));
+  return found;
+}"""
+OVERFLOW = "document.documentElement.scrollWidth - window.innerWidth"
+
+
+def check_page(page, url: str, name: str) -> list[str]:
+    """Visit `url`, save a screenshot, and say what is wrong with the page."""
+    errors: list[str] = []
+
+    def script_error(exc: Exception) -> None:
+        errors.append(f"{name}: script error {exc}")
+
+    page.on("pageerror", script_error)
+    response = page.goto(url)
+    page.wait_for_load_state("networkidle")
+    if response.status != 200:
+        errors.append(f"{name}: HTTP {response.status}")
+    overflow = page.evaluate(OVERFLOW)
+    if overflow > 0:
+        errors.append(f"{name}: {overflow}px wider than the window")
+    errors += [f"{name}: overlap {pair}" for pair in page.evaluate(OVERLAPS)]
+    screenshot(page, f"page-{name}")
+    page.remove_listener("pageerror", script_error)
+    return errors
+
+
+@pytest.mark.django_db(transaction=True)
+def test_every_page_is_readable_at_1280x800(live_server, page, agent, alice):
+    runs = []
+    for version in ("13.3", "14.0"):
+        payload = run_payload(version=version, clients=(1, 2, 4, 8, 16, 32, 64))
+        agent.client.post(
+            "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
+        )
+        runs.append(payload["run_uuid"])
+        run_aggregate(run_id=Run.objects.get(uuid=payload["run_uuid"]).pk)
+    people = APIClient()
+    people.force_login(alice)
+    job = people.post(
+        "/api/v1/jobs/",
+        {
+            "versions": ["13.3", "14.0"],
+            "workload": {"name": "select-only", "builtin": "select-only"},
+            "clients": [1, 2, 4, 8, 16, 32, 64],
+            "duration_s": 60,
+            "repeats": 3,
+            "config_overrides": {"shared_buffers": "8GB", "max_wal_size": "16GB"},
+        },
+        format="json",
+    ).json()
+    agent.client.post("/api/v1/jobs/claim/")
+    agent.client.post(
+        f"/api/v1/jobs/{job['id']}/heartbeat/",
+        {
+            "progress": {
+                "stage": "level c=8 repeat=2 version=14.0",
+                "step": 9,
+                "steps": 42,
+                "line": "progress: 40.0 s, 51234.5 tps, lat 0.156 ms stddev 0.041",
+            }
+        },
+        format="json",
+    )
+    url = live_server.url
+    public = {
+        "admin-login": "/admin/login/",
+        "home": "/",
+        "jobs": "/jobs/",
+        "job": f"/jobs/{job['id']}/",
+        "run": f"/runs/{runs[0]}/",
+        "api-docs": "/api/docs/",
+    }
+    problems = []
+    for name, path in public.items():
+        problems += check_page(page, url + path, name)
+    sign_in(page, url, "alice", "alice-pass-1")
+    for name, path in {
+        "job-form": "/jobs/new/",
+        "import-outputs": "/import/",
+        "import-summary": "/import/summary/",
+        "home-signed-in": "/",
+    }.items():
+        problems += check_page(page, url + path, name)
+    assert problems == []

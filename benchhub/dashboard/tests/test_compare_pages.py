@@ -1,0 +1,106 @@
+"""The Compare and History pages, rendered by the test client."""
+
+import json
+import re
+
+from django.contrib.auth import get_user_model
+
+from benchhub.compare.tests.uploads import upload
+from benchhub.results.models import Run
+from benchhub.review.keys import comparison_key
+from benchhub.review.services import comment_add
+
+PERMALINK = "/compare/?workload=select-only&host=bench-01&versions=13.3,15.4"
+
+
+def _figure(html: str, element_id: str) -> dict:
+    match = re.search(rf'<script id="{element_id}" type="application/json">(.*?)</script>', html)
+    return json.loads(match.group(1))
+
+
+def test_it_draws_one_trace_per_version_from_the_stored_medians(client, agent):
+    upload(agent, version="13.3", tps={1: [100, 110], 2: [180, 190]})
+    upload(agent, version="15.4", tps={1: [200, 210], 2: [380, 390]}, scale=10)
+    html = client.get(PERMALINK).content.decode()
+    figure = _figure(html, "tps-figure")
+    assert [(t["name"], t["x"], t["y"]) for t in figure["data"]] == [
+        ("13.3", [1, 2], [105.0, 185.0]),
+        ("15.4", [1, 2], [205.0, 385.0]),
+    ]
+    assert figure["config"]["displayModeBar"] is True
+    assert "These runs differ in more than the version" in html and "scale" in html
+    assert "Xeon(R) Silver 4210R" in html  # the caption says what it was measured on
+
+
+def test_the_form_redirects_checkbox_versions_to_the_permalink(client, agent):
+    upload(agent, version="13.3", tps={1: [100]})
+    response = client.get(
+        "/compare/?workload=select-only&host=bench-01&versions=13.3&versions=15.4&invalid=1"
+    )
+    assert response.status_code == 302
+    assert response["Location"] == PERMALINK + "&invalid=1"
+
+
+def test_it_names_the_bad_parameter_on_the_page(client, agent):
+    html = client.get("/compare/?workload=select-only&host=bench-01").content.decode()
+    assert "<strong>versions</strong>" in html
+
+
+def test_it_makes_a_fixed_number_of_queries(client, agent, django_assert_num_queries):
+    upload(agent, version="13.3", tps={1: [100], 2: [150]})
+    upload(agent, version="15.4", tps={1: [100], 2: [150]})
+    # 7 for the comparison, 1 for the comparison's comment thread (authors joined in).
+    with django_assert_num_queries(8):
+        assert client.get(PERMALINK).status_code == 200
+    for day in range(1, 10):
+        for version in ("13.3", "15.4"):
+            upload(agent, version=version, tps={1: [100]}, started_at=f"2026-10-{day:02d}T10:00Z")
+    assert Run.objects.count() == 20
+    author = get_user_model().objects.create_user("carol")
+    for number in range(5):
+        comment_add(author=author, body=f"note {number}", comparison_key=comparison_key(PERMALINK))
+    with django_assert_num_queries(8):
+        assert client.get(PERMALINK).status_code == 200
+
+
+def test_history_marks_each_version(client, agent):
+    upload(agent, version="13.3", tps={4: [100, 110]}, started_at="2026-11-01T10:00:00Z")
+    upload(agent, version="15.4", tps={4: [200, 210]}, started_at="2026-11-02T10:00:00Z")
+    html = client.get("/history/?host=bench-01&workload=select-only&clients=4").content.decode()
+    figure = _figure(html, "history-figure")
+    assert [(t["name"], t["y"]) for t in figure["data"][1:]] == [
+        ("13.3", [105.0]),
+        ("15.4", [205.0]),
+    ]
+
+
+def test_history_names_a_bad_clients_parameter(client, agent):
+    response = client.get("/history/?host=bench-01&workload=select-only&clients=x")
+    assert response.status_code == 400
+    assert "<strong>clients</strong>" in response.content.decode()
+
+
+def test_it_labels_summary_imports_and_invalid_runs_when_asked_for(client, agent):
+    upload(agent, version="13.3", tps={1: [100]}, source="summary")
+    bad = upload(agent, version="15.4", tps={1: [200]})
+    Run.objects.filter(id=bad.id).update(invalid=True)
+    html = client.get(PERMALINK).content.decode()
+    assert "No aggregated run found for: 15.4" in html
+    html = client.get(PERMALINK + "&invalid=1").content.decode()
+    names = [t["name"] for t in _figure(html, "tps-figure")["data"]]
+    assert names == ["13.3 (summary import)", "15.4 (marked invalid)"]
+
+
+def test_the_empty_compare_page_offers_what_exists(client, agent):
+    upload(agent, version="13.3", tps={1: [100]})
+    html = client.get("/compare/").content.decode()
+    assert 'value="13.3"' in html and 'value="bench-01"' in html and 'value="select-only"' in html
+
+
+def test_it_compares_specific_runs_by_uuid(client, agent):
+    a = upload(agent, version="13.3", tps={1: [100]}, started_at="2026-11-01T10:00:00Z")
+    b = upload(agent, version="13.3", tps={1: [150]}, started_at="2026-11-02T10:00:00Z")
+    html = client.get(f"/compare/?runs={a.uuid},{b.uuid}").content.decode()
+    names = [t["name"] for t in _figure(html, "tps-figure")["data"]]
+    assert names == [f"13.3 ({str(a.uuid)[:8]})", f"13.3 ({str(b.uuid)[:8]})"]
+    assert f'value="{a.uuid},{b.uuid}"' in html

@@ -1,0 +1,94 @@
+"""Importing history from the web: pgbench outputs (pasted or uploaded) and published tables."""
+
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from benchhub.results.models import Result, Run
+from benchhub.testing.processes import ROOT
+
+FIXTURES = ROOT / "runners" / "tests" / "fixtures" / "pgbench"
+SELECT_ONLY = (FIXTURES / "pg15-select-only-P1-r-T3.txt").read_text()
+LSCPU = "Model name: Intel(R) Xeon(R) Gold 6230\nSocket(s): 2\nCore(s) per socket: 20\n"
+
+
+def test_pasted_and_uploaded_outputs_become_one_run(client, bob):
+    client.force_login(bob)
+    upload = SimpleUploadedFile("c1.txt", SELECT_ONLY.encode())
+    response = client.post(
+        "/import/",
+        {
+            "version": "15.4",
+            "host": "old-box",
+            "files": [upload],
+            "pasted": f"{SELECT_ONLY}\n---\n{SELECT_ONLY}",
+            "config": "shared_buffers = '1GB'  # x",
+            "lscpu": LSCPU,
+        },
+    )
+    run = Run.objects.get()
+    assert response.status_code == 302 and response.url == f"/runs/{run.uuid}/"
+    assert (run.source, run.build.version, run.repeats, run.submitted_by) == (
+        "import",
+        "15.4",
+        3,
+        bob,
+    )
+    assert run.config.settings == {"shared_buffers": "1GB"}
+    assert (run.host_facts.cpu_model, run.host_facts.cores) == ("Intel(R) Xeon(R) Gold 6230", 40)
+    assert Result.objects.filter(run=run).count() == 3
+    page = client.get(response.url).content.decode()
+    assert "Imported from pgbench output" in page and "Xeon(R) Gold 6230" in page
+
+
+def test_text_that_is_not_pgbench_output_is_named_and_nothing_is_stored(client, bob):
+    client.force_login(bob)
+    page = client.post(
+        "/import/",
+        {"version": "15.4", "host": "old-box", "pasted": f"{SELECT_ONLY}\n---\nhello world"},
+    )
+    assert page.status_code == 200
+    assert "pasted output 2" in page.content.decode()
+    assert Run.objects.count() == 0
+
+
+def test_a_published_table_becomes_summary_runs_marked_as_such(client, bob):
+    client.force_login(bob)
+    table = "clients 13.3 14beta1\n64 91000 95500\n128 88000 101000\n256 - 99000\n"
+    response = client.post(
+        "/import/summary/",
+        {
+            "host": "paper-xeon-4210r",
+            "cpu_model": "Xeon Silver 4210R",
+            "cores": "20",
+            "memory_gb": "256",
+            "builtin": "select-only",
+            "scale": "200",
+            "duration_s": "30",
+            "table": table,
+            "note": "blog post, 2021-05",
+        },
+    )
+    assert response.status_code == 302
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert set(runs) == {"13.3", "14beta1"}
+    assert all(r.source == "summary" for r in runs.values())
+    assert dict(runs["13.3"].results.values_list("clients", "tps")) == {64: 91000, 128: 88000}
+    assert runs["14beta1"].clients == [64, 128, 256]
+    assert runs["13.3"].comparability_key == runs["14beta1"].comparability_key
+    page = client.get(response.url).content.decode()
+    assert "Summary import: no raw output" in page and "blog post, 2021-05" in page
+    assert "summary, no raw output" in client.get("/").content.decode()
+
+
+def test_a_bad_table_row_is_named_and_nothing_is_stored(client, bob):
+    client.force_login(bob)
+    page = client.post(
+        "/import/summary/",
+        {"host": "p", "builtin": "select-only", "table": "clients 13 14\n64 100 fast\n"},
+    )
+    assert "Line 2 is not numbers" in page.content.decode()
+    assert Run.objects.count() == 0
+
+
+def test_importing_needs_sign_in(client, db):
+    assert client.get("/import/").status_code == 302
+    assert client.get("/import/summary/").status_code == 302

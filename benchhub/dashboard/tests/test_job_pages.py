@@ -1,0 +1,66 @@
+"""Queueing a job from the web form, and following it on its page."""
+
+from benchhub.hosts.models import Host
+from benchhub.jobs.models import Job
+
+FORM = {
+    "versions": "13 14",
+    "builtin": "select-only",
+    "query_mode": "prepared",
+    "scale": "1",
+    "clients": "1 2 4",
+    "duration_s": "5",
+    "repeats": "3",
+    "order": "interleaved",
+    "host": "",
+    "settings": "shared_buffers = '256MB'\n# a comment\n",
+    "priority": "0",
+}
+
+
+def test_it_queues_a_job_from_the_form(client, bob):
+    client.force_login(bob)
+    response = client.post("/jobs/new/", FORM)
+    job = Job.objects.get()
+    assert response.status_code == 302 and response.url == f"/jobs/{job.pk}/"
+    assert (job.versions, job.clients, job.repeats) == (["13", "14"], [1, 2, 4], 3)
+    assert job.config_overrides == {"shared_buffers": "256MB"}
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "13 vs 14" in page and "queued" in page and "shared_buffers = 256MB" in page
+
+
+def test_the_form_shows_the_api_rules_per_field(client, bob):
+    client.force_login(bob)
+    page = client.post("/jobs/new/", {**FORM, "versions": "13 fourteen"})
+    assert page.status_code == 200 and Job.objects.count() == 0
+    assert "is not a PostgreSQL version" in page.content.decode()
+    page = client.post("/jobs/new/", {**FORM, "host": "nowhere"})
+    assert page.status_code == 200 and Job.objects.count() == 0
+    assert "nowhere is not one of the available choices" in page.content.decode()
+
+
+def test_the_form_offers_the_known_hosts_and_pgbench_names(client, bob):
+    Host.objects.create(name="bench-01")
+    client.force_login(bob)
+    html = client.get("/jobs/new/").content.decode()
+    assert '<option value="bench-01">bench-01</option>' in html
+    assert '<option value="" selected>any host</option>' in html
+    assert '<option value="select-only" selected>select-only</option>' in html
+
+
+def test_signing_in_is_needed_to_queue(client, db):
+    assert client.get("/jobs/new/").status_code == 302
+    assert client.post("/jobs/new/", FORM).status_code == 302
+    assert Job.objects.count() == 0
+
+
+def test_the_queue_lists_jobs_and_a_job_can_be_cancelled(client, bob):
+    Host.objects.create(name="bench-01")
+    client.force_login(bob)
+    client.post("/jobs/new/", {**FORM, "host": "bench-01"})
+    job = Job.objects.get()
+    assert "bench-01" in client.get("/jobs/").content.decode()
+    client.post(f"/jobs/{job.pk}/cancel/")
+    job.refresh_from_db()
+    assert job.state == "cancelled"
+    assert "cancelled" in client.get(f"/jobs/{job.pk}/").content.decode()

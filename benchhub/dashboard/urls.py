@@ -1,0 +1,28 @@
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from benchhub.dashboard import views, views_compare, views_jobs, views_review, views_runs
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("healthz", views.healthz, name="healthz"),
+    path("runs/<uuid:run_uuid>/", views_runs.run_detail, name="run"),
+    path("import/", views_runs.import_outputs, name="import-outputs"),
+    path("import/summary/", views_runs.import_summary, name="import-summary"),
+    path("compare/", views_compare.compare, name="compare"),
+    path("history/", views_compare.history, name="history"),
+    path("jobs/", views_jobs.job_list, name="jobs"),
+    path("jobs/new/", views_jobs.job_new, name="job-new"),
+    path("jobs/<int:job_id>/", views_jobs.job_detail, name="job"),
+    path("jobs/<int:job_id>/cancel/", views_jobs.job_cancel, name="job-cancel"),
+    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("runs/<uuid:run_uuid>/requeue/", views_runs.run_requeue, name="run-requeue"),
+    path("diff/", views_runs.run_diff, name="diff"),
+    path("runs/<uuid:run_uuid>/comments/", views_review.run_comment_add, name="run-comment-add"),
+    path("runs/<uuid:run_uuid>/tags/", views_review.run_tag_add, name="run-tag-add"),
+    path("runs/<uuid:run_uuid>/tags/remove/", views_review.run_tag_remove, name="run-tag-remove"),
+    path("runs/<uuid:run_uuid>/marks/", views_review.run_mark, name="run-mark"),
+    path("review/comments/", views_review.comparison_comment_add, name="comparison-comment-add"),
+    path("review/", views_review.review_events, name="review-events"),
+]

@@ -1,0 +1,214 @@
+"""Run pages: one run in detail, two runs side by side, queueing a run again, and importing
+history (pgbench outputs, published tables)."""
+
+import uuid
+from itertools import groupby
+from typing import Any
+
+from django.contrib import messages as flash
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
+
+from benchhub.api.errors import flatten_errors
+from benchhub.dashboard import charts_run
+from benchhub.dashboard.forms import ImportOutputsForm, ImportSummaryForm
+from benchhub.dashboard.run_diff import run_diff as run_diff_sections
+from benchhub.jobs.models import Job
+from benchhub.jobs.serializers import JobInSerializer
+from benchhub.jobs.services import job_create
+from benchhub.results import imports, selectors
+from benchhub.results.models import Run
+from benchhub.review.selectors import run_review
+
+MAX_OUTPUT_BYTES = 5 * 1024 * 1024
+
+
+def _get_run(run_uuid: Any) -> Run:
+    run = selectors.run_get(run_uuid=run_uuid)
+    if run is None:
+        raise Http404(f"No run {run_uuid}")
+    return run
+
+
+def _levels(results: list) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The results grouped by client level, and the charts of every level for run.js."""
+    levels, charts = [], []
+    for clients, group in groupby(results, key=lambda r: r.clients):
+        group = list(group)
+        level = {"clients": clients, "results": group, "charts": []}
+        for kind, figure in (
+            ("progress", charts_run.progress_figure(group, clients)),
+            ("telemetry", charts_run.telemetry_figure(group, clients)),
+        ):
+            if figure is not None:
+                chart_id = f"chart-{kind}-{clients}"
+                level["charts"].append(chart_id)
+                charts.append({"id": chart_id, "figure": figure})
+        levels.append(level)
+    return levels, charts
+
+
+def _non_default_settings(run: Run) -> list[tuple[str, str, str]]:
+    """(name, value, source) of every setting not at its built-in default. Without sources (an
+    imported configuration file), the recorded configuration is what was chosen."""
+    if not run.setting_sources:
+        return [(n, v, "configuration") for n, v in sorted(run.config.settings.items())]
+    return [
+        (name, value, run.setting_sources.get(name, ""))
+        for name, value in sorted(run.settings.items())
+        if run.setting_sources.get(name, "default") != "default"
+    ]
+
+
+def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
+    run = _get_run(run_uuid)
+    results = list(selectors.result_list(run=run, with_progress=True))
+    levels, charts = _levels(results)
+    context = {
+        "run": run,
+        "results": results,
+        "levels": levels,
+        "charts": charts,
+        "non_default": _non_default_settings(run),
+        "all_settings": sorted(run.settings.items()),
+        "review": run_review(run=run),
+    }
+    return render(request, "dashboard/run.html", context)
+
+
+def _job_request(run: Run) -> dict[str, Any]:
+    """The job that measures what `run` measured: same build version, workload, scale, levels,
+    length, repeats, overrides and host (pgbench -j as the run's results had it)."""
+    workload = run.workload
+    measured = [(r.clients, r.threads) for r in run.results.only("clients", "threads") if r.threads]
+    threads = {t for _, t in measured}
+    fixed = len(threads) == 1 and any(c != t for c, t in measured)
+    request = {
+        "versions": [run.build.version],
+        "workload": {
+            "name": workload.name,
+            "builtin": workload.builtin,
+            "scripts": workload.scripts,
+            "setup": workload.setup,
+            "query_mode": workload.query_mode,
+            "options": workload.options,
+        },
+        "scale": run.scale,
+        "clients": list(run.clients),
+        "repeats": run.repeats,
+        "config_overrides": run.config_overrides or {},
+        "host": run.host.name,
+    }
+    if fixed:
+        request.update(threads_policy=Job.Threads.FIXED, threads=threads.pop())
+    if run.duration_s:
+        request["duration_s"] = run.duration_s
+    else:
+        request["transactions_per_client"] = run.transactions_per_client
+    return request
+
+
+@login_required
+@require_POST
+def run_requeue(request: HttpRequest, run_uuid: str) -> HttpResponse:
+    """Queue the same job again ("Queue this again" on the run page)."""
+    run = _get_run(run_uuid)
+    body = JobInSerializer(data=_job_request(run))
+    if not body.is_valid():
+        problems = "; ".join(
+            f"{path}: {' '.join(msgs)}" for path, msgs in flatten_errors(body.errors).items()
+        )
+        flash.error(request, f"This run cannot be queued again: {problems}")
+        return redirect("run", run_uuid=run.uuid)
+    job = job_create(
+        created_by=request.user,
+        actor=f"{request.user.get_username()} (again from run {run.uuid})",
+        **body.validated_data,
+    )
+    return redirect("job", job_id=job.pk)
+
+
+def _uuid(value: str | None) -> uuid.UUID | None:
+    try:
+        return uuid.UUID((value or "").strip())
+    except ValueError:
+        return None
+
+
+def run_diff(request: HttpRequest) -> HttpResponse:
+    """`/diff/?a=<uuid>&b=<uuid>`: two runs side by side, differences first."""
+    a_id, b_id = _uuid(request.GET.get("a")), _uuid(request.GET.get("b"))
+    context: dict[str, Any] = {
+        "a_param": request.GET.get("a", ""),
+        "b_param": request.GET.get("b", ""),
+    }
+    if a_id and b_id:
+        a, b = selectors.run_get(run_uuid=a_id), selectors.run_get(run_uuid=b_id)
+        if a is None or b is None:
+            raise Http404("No such run")
+        context.update(a=a, b=b, sections=run_diff_sections(a, b))
+    elif request.GET.get("a") or request.GET.get("b"):
+        context["problem"] = "Give two run UUIDs."
+    return render(request, "dashboard/diff.html", context)
+
+
+def _add_problems(form, problems: dict[str, list[str]]) -> None:
+    for field, messages in problems.items():
+        name = field.split(".")[0].split("[")[0]
+        form.add_error(
+            name if name in form.fields else None,
+            f"{field}: {' '.join(messages)}" if name not in form.fields else " ".join(messages),
+        )
+
+
+@login_required
+def import_outputs(request: HttpRequest) -> HttpResponse:
+    form = ImportOutputsForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        texts = [
+            (f.name, f.read(MAX_OUTPUT_BYTES).decode("utf-8", errors="replace"))
+            for f in form.cleaned_data["files"]
+        ]
+        texts += [
+            (f"pasted output {n}", text)
+            for n, text in enumerate(imports.pasted_outputs_split(form.cleaned_data["pasted"]), 1)
+        ]
+        try:
+            run = imports.run_import_outputs(
+                texts=texts,
+                version=form.cleaned_data["version"],
+                host=form.cleaned_data["host"],
+                config_text=form.cleaned_data["config"],
+                lscpu=form.cleaned_data["lscpu"],
+                user=request.user,
+            )
+        except imports.ImportInvalid as exc:
+            _add_problems(form, exc.problems)
+        else:
+            return redirect("run", run_uuid=run.uuid)
+    return render(request, "dashboard/import_outputs.html", {"form": form})
+
+
+@login_required
+def import_summary(request: HttpRequest) -> HttpResponse:
+    form = ImportSummaryForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            runs = imports.runs_import_summary(
+                table_text=data["table"],
+                host=data["host"],
+                facts=form.facts(),
+                workload=form.workload(),
+                scale=data["scale"],
+                duration_s=data["duration_s"],
+                note=data["note"],
+                user=request.user,
+            )
+        except imports.ImportInvalid as exc:
+            _add_problems(form, exc.problems)
+        else:
+            return redirect("run", run_uuid=runs[0].uuid)
+    return render(request, "dashboard/import_summary.html", {"form": form})

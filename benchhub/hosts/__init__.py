@@ -1,0 +1,1 @@
+"""Benchmark machines: their hardware facts, the history of those facts, and runner tokens."""

@@ -1,0 +1,75 @@
+"""Hosts (benchmark machines), snapshots of their facts, and the tokens their agents use."""
+
+from django.contrib.postgres.fields import ArrayField
+from django.db import models
+from django.utils import timezone
+
+from benchhub.accounts.models import AbstractToken
+
+
+class Host(models.Model):
+    """A benchmark machine; `current_facts` is its latest snapshot."""
+
+    name = models.CharField(max_length=200, unique=True)
+    tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    current_facts = models.ForeignKey(
+        "HostFacts", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class HostFacts(models.Model):
+    """What a host looked like at one moment. A new snapshot is stored only when facts change.
+
+    Runs point at the snapshot they were measured on, so a run keeps its hardware and sysctl
+    values even after the host is upgraded.
+    """
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="fact_snapshots")
+    captured_at = models.DateTimeField(default=timezone.now)
+    digest = models.CharField(max_length=64)
+    fingerprint = models.CharField(max_length=64, db_index=True)
+    cpu_model = models.CharField(max_length=300, blank=True)
+    sockets = models.PositiveIntegerField(null=True, blank=True)
+    cores = models.PositiveIntegerField(null=True, blank=True)
+    threads = models.PositiveIntegerField(null=True, blank=True)
+    numa_nodes = models.PositiveIntegerField(null=True, blank=True)
+    memory_bytes = models.BigIntegerField(null=True, blank=True)
+    storage = models.TextField(blank=True)
+    filesystem = models.CharField(max_length=100, blank=True)
+    kernel = models.CharField(max_length=300, blank=True)
+    os = models.CharField(max_length=300, blank=True)
+    virtualization = models.CharField(max_length=100, blank=True)
+    lscpu = models.TextField(blank=True)
+    sysctl = models.JSONField(default=dict, blank=True)
+    extra = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-captured_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["host", "digest"], name="hostfacts_unique_per_host"),
+            models.CheckConstraint(
+                condition=models.Q(memory_bytes__isnull=True) | models.Q(memory_bytes__gt=0),
+                name="hostfacts_memory_positive",
+            ),
+        ]
+        verbose_name_plural = "host facts"
+
+    def __str__(self) -> str:
+        return f"{self.host} @ {self.captured_at:%Y-%m-%d %H:%M}"
+
+
+class RunnerToken(AbstractToken):
+    """The token an agent on `host` authenticates with. It can act only for that host."""
+
+    host = models.ForeignKey(Host, on_delete=models.CASCADE, related_name="runner_tokens")
+
+    def __str__(self) -> str:
+        return f"{self.host} / {self.name} ({self.prefix})"

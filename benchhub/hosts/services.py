@@ -1,0 +1,83 @@
+"""Writes for hosts: recording facts and issuing runner tokens."""
+
+from datetime import datetime
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from benchhub.accounts.tokens import RUNNER_KIND, token_issue
+from benchhub.hosts.facts import HARDWARE_FACTS, SOFTWARE_FACTS, facts_digest, hardware_fingerprint
+from benchhub.hosts.models import Host, HostFacts, RunnerToken
+
+# Text facts are stored as "" when unknown (CharField), numbers as NULL.
+_TEXT_FACTS = {
+    name for name, kind in (*HARDWARE_FACTS.items(), *SOFTWARE_FACTS.items()) if kind is str
+}
+
+
+def host_get_or_create(*, name: str) -> Host:
+    host, _ = Host.objects.get_or_create(name=name)
+    return host
+
+
+@transaction.atomic
+def host_facts_record(
+    *,
+    host: Host,
+    facts: dict[str, Any],
+    lscpu: str = "",
+    sysctl: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> HostFacts:
+    """The snapshot matching these facts, created if they are new for this host.
+
+    Locks the host row so two concurrent uploads from one host store one snapshot, and moves
+    the host's `current_facts` to the returned snapshot.
+    """
+    sysctl = sysctl or {}
+    extra = extra or {}
+    Host.objects.select_for_update().filter(pk=host.pk).first()
+    digest = facts_digest(facts, {"lscpu": lscpu, "sysctl": sysctl, "extra": extra})
+    known = {name: facts.get(name) for name in (*HARDWARE_FACTS, *SOFTWARE_FACTS)}
+    snapshot, _ = HostFacts.objects.get_or_create(
+        host=host,
+        digest=digest,
+        defaults={
+            "fingerprint": hardware_fingerprint(facts),
+            **{k: ("" if v is None and k in _TEXT_FACTS else v) for k, v in known.items()},
+            "lscpu": lscpu,
+            "sysctl": sysctl,
+            "extra": extra,
+        },
+    )
+    if host.current_facts_id != snapshot.pk:
+        host.current_facts = snapshot
+        host.save(update_fields=["current_facts"])
+    return snapshot
+
+
+def runner_token_create(
+    *, host_name: str, token_name: str = "", expires_at: datetime | None = None
+) -> tuple[RunnerToken, str]:
+    """Issue a token for the agent of `host_name` (creating the host).
+
+    Returns the token and its plaintext, which is shown once and not stored.
+    """
+    host = host_get_or_create(name=host_name)
+    issued = token_issue(RUNNER_KIND)
+    token = RunnerToken.objects.create(
+        host=host,
+        name=token_name or host_name,
+        prefix=issued.prefix,
+        digest=issued.digest,
+        expires_at=expires_at,
+    )
+    return token, issued.plaintext
+
+
+def runner_tokens_revoke(*, host_name: str) -> int:
+    """Revoke every live token of the host; returns how many were revoked."""
+    return RunnerToken.objects.filter(host__name=host_name, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )

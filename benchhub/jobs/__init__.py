@@ -1,0 +1,1 @@
+"""The queue: benchmark plans (jobs), claims with leases, heartbeats, schedules."""

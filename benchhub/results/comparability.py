@@ -1,0 +1,30 @@
+"""The comparability key: everything that must be equal for two results to be compared.
+
+Held constant: the host's hardware fingerprint, the configuration hash, the workload definition,
+the scale, and the duration (or transaction count) of each pgbench execution. The version is the
+compared axis, so it is left out; so is the client level, which is the x axis. Everything else that
+may differ (pgbench client version, kernel, threads) is shown as a difference by the pages.
+"""
+
+from benchhub.digests import canonical_digest
+
+
+def comparability_key(
+    *,
+    host_fingerprint: str,
+    config_hash: str,
+    workload_hash: str,
+    scale: int | None,
+    duration_s: float | None,
+    transactions_per_client: int | None,
+) -> str:
+    return canonical_digest(
+        {
+            "host": host_fingerprint,
+            "config": config_hash,
+            "workload": workload_hash,
+            "scale": scale,
+            "duration_s": duration_s,
+            "transactions_per_client": transactions_per_client,
+        }
+    )

@@ -1,0 +1,80 @@
+"""Reads for runs and results. Every list is bounded and fetches its relations up front."""
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.db.models import Prefetch, QuerySet
+
+from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run
+
+RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
+
+
+def run_list(*, filters: dict[str, Any]) -> QuerySet[Run]:
+    """Runs matching the filters (host, version, workload, started_after/before, status),
+    with their relations; the caller paginates."""
+    runs = Run.objects.select_related(*RUN_RELATIONS).defer(
+        "settings", "setting_sources", "init_output"
+    )
+    if "host" in filters:
+        runs = runs.filter(host__name=filters["host"])
+    if "version" in filters:
+        runs = runs.filter(build__version=filters["version"])
+    if "workload" in filters:
+        runs = runs.filter(workload__name=filters["workload"])
+    if "started_after" in filters:
+        runs = runs.filter(started_at__gte=filters["started_after"])
+    if "started_before" in filters:
+        runs = runs.filter(started_at__lt=filters["started_before"])
+    if "status" in filters:
+        runs = runs.filter(status=filters["status"])
+    return runs
+
+
+def run_get(*, run_uuid: Any) -> Run | None:
+    return (
+        Run.objects.select_related(*RUN_RELATIONS)
+        .prefetch_related(
+            Prefetch("aggregates", queryset=LevelAggregate.objects.order_by("clients"))
+        )
+        .filter(uuid=run_uuid)
+        .first()
+    )
+
+
+def result_list(*, run: Run, with_progress: bool) -> QuerySet[Result]:
+    results = Result.objects.filter(run=run).order_by("clients", "repeat")
+    if with_progress:
+        return results.prefetch_related(
+            Prefetch("progress", queryset=ProgressSample.objects.order_by("t"))
+        )
+    return results.defer("raw_output")
+
+
+MAX_DIMENSIONS = 5000
+
+
+@dataclass(frozen=True)
+class RunDimensions:
+    """What has been measured, for pickers: names in order (versions in version order), and
+    `measured`, the (workload, host, version) triples that have at least one run."""
+
+    workloads: list[str]
+    hosts: list[str]
+    versions: list[str]
+    measured: list[tuple[str, str, str]]
+
+
+def run_dimensions() -> RunDimensions:
+    rows = (
+        Run.objects.order_by("build__sort_key", "build__version", "workload__name", "host__name")
+        .values_list("workload__name", "host__name", "build__version")
+        .distinct()[:MAX_DIMENSIONS]
+    )
+    measured = list(dict.fromkeys(tuple(row) for row in rows))
+    return RunDimensions(
+        workloads=sorted({w for w, _, _ in measured}),
+        hosts=sorted({h for _, h, _ in measured}),
+        versions=list(dict.fromkeys(v for _, _, v in measured)),
+        measured=measured,
+    )

@@ -1,0 +1,451 @@
+"""Validation of a run upload, and the shapes runs and results are read in.
+
+The upload contract is docs/runner-api.md. Serializers only validate and shape; the write is
+results.services.run_submit. Progress samples and statement latencies are validated by hand-written
+fields: an upload carries thousands of them, and a nested serializer per sample would dominate the
+cost of an upload.
+"""
+
+import math
+import re
+from typing import Any
+
+from rest_framework import serializers
+
+from benchhub.api.fields import (
+    StrictCharField,
+    StrictFloatField,
+    StrictIntegerField,
+    StringMapField,
+)
+from benchhub.builds.models import Build
+from benchhub.builds.versions import VersionError, version_parse
+from benchhub.hosts.api import HostFactsOutSerializer
+from benchhub.results.models import Result, Run
+from benchhub.workloads.serializers import WorkloadInSerializer, check_name
+
+MAX_RESULTS = 10000
+MAX_PROGRESS = 100000
+MAX_STATEMENTS = 1000
+
+
+class RecordListField(serializers.Field):
+    """A list of flat records whose keys have fixed types; validated in one tight loop.
+
+    `spec` maps key -> (kind, required, minimum) with kind "float", "int", "str" or "int|str".
+    Errors name the item and key, e.g. `[12].tps`.
+    """
+
+    def __init__(
+        self, *, spec: dict[str, tuple[str, bool, float | None]], max_items: int, **kwargs: Any
+    ) -> None:
+        self.spec = spec
+        self.max_items = max_items
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
+        if not isinstance(data, list):
+            raise serializers.ValidationError("Expected a list.")
+        if len(data) > self.max_items:
+            raise serializers.ValidationError(f"At most {self.max_items} items are accepted.")
+        errors: dict[str, list[str]] = {}
+        out = []
+        for index, item in enumerate(data):
+            if not isinstance(item, dict):
+                errors[f"[{index}]"] = ["Expected an object."]
+                continue
+            record, problems = self._record(item)
+            for key, message in problems:
+                errors[f"[{index}].{key}"] = [message]
+            out.append(record)
+            if len(errors) >= 20:
+                break
+        if errors:
+            raise serializers.ValidationError(errors)
+        return out
+
+    def _record(self, item: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        record: dict[str, Any] = {}
+        problems = []
+        for key in item.keys() - self.spec.keys():
+            problems.append((key, "Unknown field."))
+        for key, (kind, required, minimum) in self.spec.items():
+            value = item.get(key)
+            if value is None:
+                if required:
+                    problems.append((key, "This field is required."))
+                record[key] = None
+                continue
+            message = _check_value(value, kind, minimum)
+            if message:
+                problems.append((key, message))
+            record[key] = value
+        return record, problems
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+def _check_value(value: Any, kind: str, minimum: float | None) -> str | None:
+    if kind == "str" or (kind == "int|str" and isinstance(value, str)):
+        return None if isinstance(value, str) and len(value) <= 100000 else "A string is required."
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "A number is required."
+    if kind in ("int", "int|str") and not isinstance(value, int):
+        return "An integer is required."
+    if not math.isfinite(value):
+        return "A finite number is required (not NaN or infinity)."
+    if minimum is not None and value < minimum:
+        return f"Ensure this value is greater than or equal to {minimum:g}."
+    return None
+
+
+PROGRESS_SPEC = {
+    "t": ("float", True, 0),
+    "tps": ("float", False, 0),
+    "latency_ms": ("float", False, 0),
+    "stddev_ms": ("float", False, 0),
+    "failed": ("int", False, 0),
+    "skipped": ("int", False, 0),
+    "lag_ms": ("float", False, 0),
+}
+STATEMENT_SPEC = {
+    "latency_ms": ("float", False, 0),
+    "failures": ("int", False, 0),
+    "retries": ("int", False, 0),
+    "command": ("str", True, None),
+    "script": ("int|str", False, 0),
+}
+
+
+# The agent's per-second OS samples (runners/benchhub_runner/telemetry.py).
+TELEMETRY_SPEC = {
+    "t": ("float", True, 0),
+    **{
+        name: ("float", False, 0)
+        for name in (
+            "cpu_user_pct",
+            "cpu_system_pct",
+            "cpu_iowait_pct",
+            "cpu_idle_pct",
+            "cpu_steal_pct",
+            "ctx_switches_per_s",
+            "interrupts_per_s",
+            "procs_running",
+            "mem_used_bytes",
+            "mem_cached_bytes",
+            "disk_read_bytes_per_s",
+            "disk_write_bytes_per_s",
+            "disk_read_iops",
+            "disk_write_iops",
+            "disk_util_pct",
+            "client_cpu_pct",
+        )
+    },
+    "disk_device": ("str", False, None),
+}
+
+
+class FactsSerializer(serializers.Serializer):
+    cpu_model = StrictCharField(max_length=300, required=False, allow_blank=True)
+    sockets = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    cores = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    numa_nodes = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    memory_bytes = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    storage = StrictCharField(max_length=5000, required=False, allow_blank=True)
+    filesystem = StrictCharField(max_length=100, required=False, allow_blank=True)
+    kernel = StrictCharField(max_length=300, required=False, allow_blank=True)
+    os = StrictCharField(max_length=300, required=False, allow_blank=True)
+    virtualization = StrictCharField(max_length=100, required=False, allow_blank=True)
+
+
+class HostInSerializer(serializers.Serializer):
+    name = StrictCharField(validators=[check_name])
+    facts = FactsSerializer(required=False, default=dict)
+    lscpu = StrictCharField(max_length=200000, required=False, allow_blank=True, default="")
+    sysctl = StringMapField(required=False, default=dict)
+    extra = serializers.DictField(required=False, default=dict)
+
+
+class BuildInSerializer(serializers.Serializer):
+    version = StrictCharField(max_length=100)
+    commit = StrictCharField(max_length=40, required=False, allow_blank=True, default="")
+    configure_flags = StrictCharField(max_length=5000, required=False, allow_blank=True, default="")
+    origin = serializers.ChoiceField(choices=Build.Origin.choices, default=Build.Origin.UNKNOWN)
+
+    def validate_version(self, value: str) -> str:
+        try:
+            version_parse(value)
+        except VersionError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def validate_commit(self, value: str) -> str:
+        if value and not re.fullmatch(r"[0-9a-fA-F]{4,40}", value):
+            raise serializers.ValidationError("A commit is 4 to 40 hexadecimal digits.")
+        return value.lower()
+
+
+class ConfigurationInSerializer(serializers.Serializer):
+    settings = StringMapField()
+    sources = StringMapField(required=False, default=dict)
+    overrides = StringMapField(required=False, default=dict)
+
+
+class InitInSerializer(serializers.Serializer):
+    output = StrictCharField(max_length=1_000_000, required=False, allow_blank=True, default="")
+    timings = serializers.DictField(
+        child=StrictFloatField(min_value=0), required=False, default=dict
+    )
+
+
+class ResultInSerializer(serializers.Serializer):
+    clients = StrictIntegerField(min_value=1)
+    repeat = StrictIntegerField(min_value=1, default=1)
+    threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    tps = StrictFloatField(min_value=0, required=False, allow_null=True)
+    tps_including_connections = StrictFloatField(min_value=0, required=False, allow_null=True)
+    transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    failed_transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    skipped_transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    retried_transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    latency_avg_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
+    latency_stddev_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
+    initial_connection_time_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
+    aborted = serializers.BooleanField(default=False)
+    errors = serializers.ListField(
+        child=StrictCharField(max_length=10000, allow_blank=True),
+        required=False,
+        default=list,
+        max_length=1000,
+    )
+    statements = RecordListField(
+        spec=STATEMENT_SPEC, max_items=MAX_STATEMENTS, required=False, default=list
+    )
+    progress = RecordListField(
+        spec=PROGRESS_SPEC, max_items=MAX_PROGRESS, required=False, default=list
+    )
+    telemetry = RecordListField(
+        spec=TELEMETRY_SPEC, max_items=MAX_PROGRESS, required=False, default=list
+    )
+    client_bound = serializers.BooleanField(required=False, allow_null=True, default=None)
+    raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs["aborted"] and attrs.get("tps") is None:
+            raise serializers.ValidationError(
+                {"tps": "A result that did not abort needs a tps; else send aborted: true."}
+            )
+        times = [sample["t"] for sample in attrs["progress"]]
+        if len(times) != len(set(times)):
+            raise serializers.ValidationError({"progress": "Progress times must be unique."})
+        return attrs
+
+
+class JobRefSerializer(serializers.Serializer):
+    id = StrictIntegerField(min_value=1)
+    attempt = StrictIntegerField(min_value=1)
+
+
+class RunUploadSerializer(serializers.Serializer):
+    run_uuid = serializers.UUIDField()
+    job = JobRefSerializer(required=False, help_text="the job and attempt this run belongs to")
+    host = HostInSerializer()
+    build = BuildInSerializer()
+    configuration = ConfigurationInSerializer()
+    workload = WorkloadInSerializer()
+    scale = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    clients = serializers.ListField(
+        child=StrictIntegerField(min_value=1), min_length=1, max_length=1000
+    )
+    duration_s = StrictFloatField(min_value=0.001, required=False, allow_null=True)
+    transactions_per_client = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    repeats = StrictIntegerField(min_value=1, default=1)
+    started_at = serializers.DateTimeField()
+    finished_at = serializers.DateTimeField(required=False, allow_null=True)
+    status = serializers.ChoiceField(choices=Run.Status.choices)
+    source = serializers.ChoiceField(choices=Run.Source.choices, default=Run.Source.AGENT)
+    pgbench_version = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
+    server_version = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    init = InitInSerializer(required=False, default=dict)
+    notes = StrictCharField(max_length=10000, required=False, allow_blank=True, default="")
+    results = ResultInSerializer(many=True, allow_empty=False, max_length=MAX_RESULTS)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors: dict[str, Any] = {}
+        if attrs.get("duration_s") is not None and attrs.get("transactions_per_client") is not None:
+            errors["transactions_per_client"] = (
+                "Give duration_s or transactions_per_client, not both."
+            )
+        if attrs.get("finished_at") and attrs["finished_at"] < attrs["started_at"]:
+            errors["finished_at"] = "finished_at is before started_at."
+        if len(set(attrs["clients"])) != len(attrs["clients"]):
+            errors["clients"] = "Client levels must be unique."
+        errors.update(self._check_results(attrs))
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+    def _check_results(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        levels = set(attrs["clients"])
+        seen: set[tuple[int, int]] = set()
+        errors: dict[str, Any] = {}
+        for index, result in enumerate(attrs["results"]):
+            key = (result["clients"], result["repeat"])
+            if result["clients"] not in levels:
+                errors[f"results[{index}].clients"] = "This level is not in the run's clients."
+            elif result["repeat"] > attrs["repeats"]:
+                errors[f"results[{index}].repeat"] = "repeat is greater than the run's repeats."
+            elif key in seen:
+                errors[f"results[{index}]"] = "Another result has the same clients and repeat."
+            seen.add(key)
+        return errors
+
+
+class ResultOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Result
+        fields = [
+            "clients",
+            "repeat",
+            "threads",
+            "tps",
+            "tps_including_connections",
+            "transactions",
+            "failed_transactions",
+            "skipped_transactions",
+            "retried_transactions",
+            "latency_avg_ms",
+            "latency_stddev_ms",
+            "initial_connection_time_ms",
+            "aborted",
+            "errors",
+            "statements",
+            "client_bound",
+        ]
+
+
+class ProgressOutSerializer(serializers.Serializer):
+    t = serializers.FloatField()
+    tps = serializers.FloatField(allow_null=True)
+    latency_ms = serializers.FloatField(allow_null=True)
+    stddev_ms = serializers.FloatField(allow_null=True)
+    failed = serializers.IntegerField(allow_null=True)
+    skipped = serializers.IntegerField(allow_null=True)
+    lag_ms = serializers.FloatField(allow_null=True)
+
+
+class ResultWithProgressOutSerializer(ResultOutSerializer):
+    progress = ProgressOutSerializer(many=True, read_only=True)
+
+    class Meta(ResultOutSerializer.Meta):
+        fields = [*ResultOutSerializer.Meta.fields, "progress", "telemetry", "raw_output"]
+
+
+class RunOutSerializer(serializers.ModelSerializer):
+    run_uuid = serializers.UUIDField(source="uuid")
+    host = serializers.CharField(source="host.name")
+    version = serializers.CharField(source="build.version")
+    build = serializers.SerializerMethodField()
+    workload = serializers.CharField(source="workload.name")
+    config_hash = serializers.CharField(source="config.hash")
+    host_fingerprint = serializers.CharField(source="host_facts.fingerprint")
+    url = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Run
+        fields = [
+            "run_uuid",
+            "url",
+            "host",
+            "host_fingerprint",
+            "version",
+            "build",
+            "workload",
+            "config_hash",
+            "scale",
+            "clients",
+            "duration_s",
+            "transactions_per_client",
+            "repeats",
+            "started_at",
+            "finished_at",
+            "created_at",
+            "status",
+            "source",
+            "pgbench_version",
+            "server_version",
+            "comparability_key",
+            "aggregated_at",
+        ]
+
+    def get_build(self, run: Run) -> dict[str, Any]:
+        b = run.build
+        return {
+            "version": b.version,
+            "major": b.major,
+            "minor": b.minor,
+            "stage": b.stage,
+            "commit": b.commit,
+            "configure_flags": b.configure_flags,
+            "origin": b.origin,
+        }
+
+    def get_url(self, run: Run) -> str:
+        return f"/api/v1/runs/{run.uuid}/"
+
+
+class AggregateOutSerializer(serializers.Serializer):
+    clients = serializers.IntegerField()
+    samples = serializers.IntegerField()
+    aborted = serializers.IntegerField()
+    tps_median = serializers.FloatField(allow_null=True)
+    tps_mean = serializers.FloatField(allow_null=True)
+    tps_stddev = serializers.FloatField(allow_null=True)
+    tps_min = serializers.FloatField(allow_null=True)
+    tps_max = serializers.FloatField(allow_null=True)
+    latency_median_ms = serializers.FloatField(allow_null=True)
+    latency_mean_ms = serializers.FloatField(allow_null=True)
+
+
+class RunDetailOutSerializer(RunOutSerializer):
+    host_facts = HostFactsOutSerializer(read_only=True)
+    settings = serializers.JSONField()
+    config_overrides = serializers.JSONField()
+    init_timings = serializers.JSONField()
+    workload_definition = serializers.SerializerMethodField()
+    aggregates = AggregateOutSerializer(many=True, read_only=True)
+
+    class Meta(RunOutSerializer.Meta):
+        fields = [
+            *RunOutSerializer.Meta.fields,
+            "host_facts",
+            "settings",
+            "config_overrides",
+            "init_timings",
+            "workload_definition",
+            "aggregates",
+        ]
+
+    def get_workload_definition(self, run: Run) -> dict[str, Any]:
+        w = run.workload
+        return {
+            "name": w.name,
+            "builtin": w.builtin,
+            "scripts": w.scripts,
+            "setup": w.setup,
+            "query_mode": w.query_mode,
+            "options": w.options,
+        }
+
+
+class RunFilterSerializer(serializers.Serializer):
+    """Query parameters of the run list; a bad one is a 400 naming it."""
+
+    host = serializers.CharField(required=False)
+    version = serializers.CharField(required=False)
+    workload = serializers.CharField(required=False)
+    started_after = serializers.DateTimeField(required=False)
+    started_before = serializers.DateTimeField(required=False)
+    status = serializers.ChoiceField(choices=Run.Status.choices, required=False)

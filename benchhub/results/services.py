@@ -1,0 +1,235 @@
+"""Writes for runs and results: submitting an upload, and computing per-level aggregates."""
+
+import logging
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from benchhub.builds.services import build_get_or_create
+from benchhub.configs.services import config_get_or_create
+from benchhub.digests import canonical_digest
+from benchhub.hosts.models import Host, RunnerToken
+from benchhub.hosts.services import host_facts_record, host_get_or_create
+from benchhub.jobs.services import job_upload_check
+from benchhub.results.aggregates import summarize
+from benchhub.results.comparability import comparability_key
+from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run
+from benchhub.workloads.services import workload_get_or_create
+
+logger = logging.getLogger(__name__)
+
+PROGRESS_BATCH = 5000
+
+
+class RunConflict(Exception):
+    """A run with this UUID exists with different content: a retry must resend the same run."""
+
+
+class HostNotAllowed(Exception):
+    """A runner token may upload only for its own host."""
+
+
+@dataclass(frozen=True)
+class Submission:
+    run: Run
+    created: bool
+
+
+def payload_digest(data: Any) -> str:
+    """SHA-256 of the canonical JSON of an upload, to tell a retry from a different run."""
+    return canonical_digest(data, default=str)
+
+
+def check_run_host(*, host_name: str, runner_token: RunnerToken | None) -> None:
+    if runner_token is not None and runner_token.host.name != host_name:
+        raise HostNotAllowed(
+            f"This runner token belongs to host '{runner_token.host.name}', not '{host_name}'."
+        )
+
+
+def _stored(run_uuid: Any, digest: str) -> Submission | None:
+    run = Run.objects.filter(uuid=run_uuid).first()
+    if run is None:
+        return None
+    if run.payload_digest != digest:
+        raise RunConflict(f"Run {run_uuid} was already stored with different content.")
+    return Submission(run=run, created=False)
+
+
+def run_submit(
+    *,
+    data: dict[str, Any],
+    digest: str,
+    runner_token: RunnerToken | None = None,
+    user: AbstractBaseUser | None = None,
+) -> Submission:
+    """Store a validated upload (results.serializers.RunUploadSerializer) as one run.
+
+    Idempotent on `data["run_uuid"]`: a retry with the same digest returns the stored run;
+    different content under a stored UUID raises RunConflict. Everything is written in one
+    transaction, so a failure stores nothing. Queues the aggregation of the run on commit.
+    """
+    check_run_host(host_name=data["host"]["name"], runner_token=runner_token)
+    stored = _stored(data["run_uuid"], digest)
+    if stored:
+        return stored
+    try:
+        with transaction.atomic():
+            run = _run_create(data=data, digest=digest, runner_token=runner_token, user=user)
+            transaction.on_commit(lambda: aggregate_enqueue(run_id=run.pk))
+    except IntegrityError:
+        # A concurrent upload of the same run committed first; it is the stored one.
+        stored = _stored(data["run_uuid"], digest)
+        if stored is None:
+            raise
+        return stored
+    return Submission(run=run, created=True)
+
+
+def _run_create(
+    *,
+    data: dict[str, Any],
+    digest: str,
+    runner_token: RunnerToken | None,
+    user: AbstractBaseUser | None,
+) -> Run:
+    host_in, config_in = data["host"], data["configuration"]
+    job = None
+    if "job" in data:
+        job = job_upload_check(
+            job_id=data["job"]["id"], attempt=data["job"]["attempt"], token=runner_token
+        )
+    host = host_get_or_create(name=host_in["name"])
+    facts = host_facts_record(
+        host=host,
+        facts=host_in["facts"],
+        lscpu=host_in["lscpu"],
+        sysctl=host_in["sysctl"],
+        extra=host_in["extra"],
+    )
+    build = build_get_or_create(**data["build"])
+    config = config_get_or_create(settings=config_in["settings"], sources=config_in["sources"])
+    workload = workload_get_or_create(**data["workload"])
+    key = comparability_key(
+        host_fingerprint=facts.fingerprint,
+        config_hash=config.hash,
+        workload_hash=workload.definition_hash,
+        scale=data.get("scale"),
+        duration_s=data.get("duration_s"),
+        transactions_per_client=data.get("transactions_per_client"),
+    )
+    run = Run.objects.create(
+        uuid=data["run_uuid"],
+        host=host,
+        host_facts=facts,
+        build=build,
+        config=config,
+        workload=workload,
+        settings=config_in["settings"],
+        setting_sources=config_in["sources"],
+        config_overrides=config_in["overrides"],
+        scale=data.get("scale"),
+        clients=data["clients"],
+        duration_s=data.get("duration_s"),
+        transactions_per_client=data.get("transactions_per_client"),
+        repeats=data["repeats"],
+        started_at=data["started_at"],
+        finished_at=data.get("finished_at"),
+        status=data["status"],
+        source=data["source"],
+        pgbench_version=data["pgbench_version"],
+        server_version=data["server_version"],
+        # An omitted "init" arrives as {} (DRF does not fill a nested default's own defaults).
+        init_output=data["init"].get("output", ""),
+        init_timings=data["init"].get("timings", {}),
+        notes=data["notes"],
+        comparability_key=key,
+        payload_digest=digest,
+        submitted_by_runner=runner_token,
+        job=job,
+        job_attempt=data["job"]["attempt"] if job else None,
+        submitted_by=user if user is not None and user.is_authenticated else None,
+    )
+    _results_create(run=run, results=data["results"])
+    Host.objects.filter(pk=host.pk).update(last_seen_at=timezone.now())
+    return run
+
+
+def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
+    rows = [
+        Result(
+            run=run,
+            comparability_key=run.comparability_key,
+            **{k: v for k, v in r.items() if k != "progress"},
+        )
+        for r in results
+    ]
+    Result.objects.bulk_create(rows)
+    samples = [
+        ProgressSample(result=row, **sample)
+        for row, r in zip(rows, results, strict=True)
+        for sample in r["progress"]
+    ]
+    ProgressSample.objects.bulk_create(samples, batch_size=PROGRESS_BATCH)
+
+
+def aggregate_enqueue(*, run_id: int) -> None:
+    """Queue the aggregation of a run. A broker outage is logged, not raised: the upload has
+    committed, and the periodic sweep (results.tasks.aggregate_pending) picks the run up later."""
+    from benchhub.results.tasks import aggregate_run
+
+    try:
+        aggregate_run.apply_async(args=[run_id])
+    except Exception:
+        logger.warning(
+            "could not queue aggregation of run %s; the sweep will", run_id, exc_info=True
+        )
+
+
+@transaction.atomic
+def run_aggregate(*, run_id: int) -> int:
+    """Recompute the run's LevelAggregate rows from its results; returns how many levels.
+
+    Aborted results are counted but left out of every statistic. Idempotent: running it twice
+    leaves the same rows. Locks the run row so two workers don't interleave their writes.
+    """
+    run = Run.objects.select_for_update().get(pk=run_id)
+    by_level: dict[int, list[Result]] = {}
+    for result in run.results.only("clients", "tps", "latency_avg_ms", "aborted"):
+        by_level.setdefault(result.clients, []).append(result)
+    LevelAggregate.objects.filter(run=run).delete()
+    LevelAggregate.objects.bulk_create(
+        [_level_aggregate(run=run, clients=c, results=rs) for c, rs in sorted(by_level.items())]
+    )
+    run.aggregated_at = timezone.now()
+    run.save(update_fields=["aggregated_at"])
+    return len(by_level)
+
+
+def _level_aggregate(*, run: Run, clients: int, results: list[Result]) -> LevelAggregate:
+    valid = [r for r in results if not r.aborted]
+    tps = summarize([r.tps for r in valid if r.tps is not None])
+    latency = summarize([r.latency_avg_ms for r in valid if r.latency_avg_ms is not None])
+    return LevelAggregate(
+        run=run,
+        clients=clients,
+        comparability_key=run.comparability_key,
+        host_id=run.host_id,
+        build_id=run.build_id,
+        workload_id=run.workload_id,
+        samples=len(valid),
+        aborted=len(results) - len(valid),
+        tps_median=tps.median,
+        tps_mean=tps.mean,
+        tps_stddev=tps.stddev,
+        tps_min=tps.minimum,
+        tps_max=tps.maximum,
+        latency_median_ms=latency.median,
+        latency_mean_ms=latency.mean,
+        latency_stddev_ms=latency.stddev,
+        latency_min_ms=latency.minimum,
+        latency_max_ms=latency.maximum,
+    )

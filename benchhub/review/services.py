@@ -1,0 +1,100 @@
+"""Writes of team review: comments, tags, marks. Each records a ReviewEvent in its transaction."""
+
+from typing import Any
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from benchhub.results.models import Run
+from benchhub.review.models import TAG_NAME, Comment, ReviewEvent, RunTag, Tag
+
+MAX_BODY = 20000
+EXCERPT = 200
+
+
+class ReviewInvalid(ValueError):
+    """The request cannot be carried out; the message says why, for the person."""
+
+
+def _event(*, actor: Any, verb: str, run: Run | None = None, key: str = "", detail: str = ""):
+    return ReviewEvent.objects.create(
+        actor=actor, verb=verb, run=run, comparison_key=key, detail=detail[:EXCERPT]
+    )
+
+
+def comment_add(
+    *, author: Any, body: str, run: Run | None = None, comparison_key: str = ""
+) -> Comment:
+    """Add a Markdown comment to a run or to a comparison (exactly one). One transaction."""
+    body = body.strip()
+    if not body:
+        raise ReviewInvalid("A comment needs some text.")
+    if len(body) > MAX_BODY:
+        raise ReviewInvalid(f"A comment is at most {MAX_BODY} characters.")
+    if (run is None) == (not comparison_key):
+        raise ReviewInvalid("A comment belongs to a run or to a comparison.")
+    with transaction.atomic():
+        comment = Comment.objects.create(
+            author=author, body=body, run=run, comparison_key=comparison_key
+        )
+        _event(actor=author, verb="commented", run=run, key=comparison_key, detail=body)
+    return comment
+
+
+def _tag_name(name: str) -> str:
+    name = name.strip().lower()
+    try:
+        TAG_NAME(name)
+    except ValidationError as exc:
+        raise ReviewInvalid(" ".join(exc.messages)) from None
+    return name
+
+
+def run_tag_add(*, run: Run, name: str, actor: Any) -> RunTag:
+    """Tag a run, creating the tag on first use. Tagging twice is a no-op (no second event)."""
+    name = _tag_name(name)
+    with transaction.atomic():
+        tag, _ = Tag.objects.get_or_create(name=name)
+        run_tag, created = RunTag.objects.get_or_create(
+            run=run, tag=tag, defaults={"added_by": actor}
+        )
+        if created:
+            _event(actor=actor, verb="tagged", run=run, detail=name)
+    return run_tag
+
+
+def run_tag_remove(*, run: Run, name: str, actor: Any) -> bool:
+    """Remove a tag from a run; False when the run did not have it. The tag itself stays."""
+    name = name.strip().lower()
+    with transaction.atomic():
+        deleted, _ = RunTag.objects.filter(run=run, tag__name=name).delete()
+        if deleted:
+            _event(actor=actor, verb="untagged", run=run, detail=name)
+    return bool(deleted)
+
+
+def run_mark(
+    *,
+    run: Run,
+    baseline: bool | None = None,
+    invalid: bool | None = None,
+    actor: Any,
+    reason: str = "",
+) -> Run:
+    """Set or clear a run's baseline and invalid marks (None leaves a mark as it is). Only a
+    change is recorded, one event per mark; comparisons leave out invalid runs unless asked."""
+    with transaction.atomic():
+        locked = Run.objects.select_for_update().get(pk=run.pk)
+        changed = []
+        for field, value in (("baseline", baseline), ("invalid", invalid)):
+            if value is None or getattr(locked, field) == value:
+                continue
+            setattr(locked, field, value)
+            changed.append(field)
+            verb = f"{'marked' if value else 'unmarked'}_{field}"
+            _event(actor=actor, verb=verb, run=locked, detail=reason.strip())
+        if changed:
+            locked.save(update_fields=changed)
+    for field in ("baseline", "invalid"):
+        setattr(run, field, getattr(locked, field))
+    return run

@@ -1,0 +1,269 @@
+"""BenchHub settings, read from the environment and nowhere else.
+
+Production and development differ only by environment. There is no usable default secret: without
+SECRET_KEY the project refuses to start (`make up` and `make test` generate one under ./var/).
+
+Environment:
+- DATABASE_URL   postgres://user:password@host:port/name (PostgreSQL only), required
+- REDIS_URL      redis://host:port/db, Celery's broker, required
+- SECRET_KEY     required
+- ALLOWED_HOSTS  comma-separated, default "127.0.0.1,localhost"
+- DEBUG          "1"/"true" to turn on; off unless asked for
+- BENCHHUB_MAX_UPLOAD_BYTES  largest accepted request body, default 10 MB (10485760)
+- BENCHHUB_SECURE            "1" behind TLS: secure cookies, HSTS, SSL redirect
+- BENCHHUB_AGENT_ONLINE_S    a host counts as online this long after its agent last called in,
+                             default 60 (seconds)
+"""
+
+import os
+from pathlib import Path
+from urllib.parse import parse_qsl, unquote, urlsplit
+
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def env_str(name: str, default: str | None = None) -> str:
+    """The variable's value; without a default, a missing variable is a configuration error."""
+    value = os.environ.get(name, default)
+    if value is None or value == "":
+        if default is not None:
+            return default
+        raise ImproperlyConfigured(f"{name} must be set in the environment")
+    return value
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    lowered = value.strip().lower()
+    if lowered in ("1", "true", "yes", "on"):
+        return True
+    if lowered in ("0", "false", "no", "off"):
+        return False
+    raise ImproperlyConfigured(f"{name} must be a boolean (1/0, true/false), not {value!r}")
+
+
+def env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return int(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
+
+
+def database_from_url(url: str) -> dict:
+    """Django's DATABASES entry for a postgres:// URL; any other scheme is refused."""
+    parts = urlsplit(url)
+    if parts.scheme not in ("postgres", "postgresql"):
+        raise ImproperlyConfigured(
+            "DATABASE_URL must be a postgres:// URL: BenchHub is PostgreSQL only"
+        )
+    options = dict(parse_qsl(parts.query))
+    host = unquote(parts.hostname or "")
+    # A socket directory may be given as ?host=/path, as libpq does.
+    host = options.pop("host", host)
+    return {
+        "ENGINE": "django.db.backends.postgresql",
+        "NAME": unquote(parts.path.lstrip("/")) or "benchhub",
+        "USER": unquote(parts.username or ""),
+        "PASSWORD": unquote(parts.password or ""),
+        "HOST": host,
+        "PORT": str(parts.port or ""),
+        "CONN_MAX_AGE": env_int("BENCHHUB_CONN_MAX_AGE", 60),
+        "CONN_HEALTH_CHECKS": True,
+        "OPTIONS": options,
+        "TEST": {"NAME": env_str("BENCHHUB_TEST_DATABASE", "") or None},
+    }
+
+
+SECRET_KEY = env_str("SECRET_KEY")
+DEBUG = env_bool("DEBUG")
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
+CSRF_TRUSTED_ORIGINS = env_list(
+    "CSRF_TRUSTED_ORIGINS", "http://127.0.0.1:8000,http://localhost:8000"
+)
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "django.contrib.postgres",
+    "rest_framework",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
+    "django_celery_beat",
+    "benchhub.accounts",
+    "benchhub.hosts",
+    "benchhub.builds",
+    "benchhub.configs",
+    "benchhub.workloads",
+    "benchhub.results",
+    "benchhub.jobs",
+    "benchhub.compare",
+    "benchhub.review",
+    "benchhub.api",
+    "benchhub.dashboard",
+]
+
+MIDDLEWARE = [
+    "benchhub.api.middleware.RequestSizeLimitMiddleware",
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "benchhub.urls"
+WSGI_APPLICATION = "benchhub.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "frontend" / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_from_url(env_str("DATABASE_URL"))}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/"
+LOGOUT_REDIRECT_URL = "/"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+STATIC_URL = "static/"
+# plotly.js is served from the plotly package itself (/static/vendor/plotly/plotly.min.js): the
+# same version as the Python side that builds the figures, and no CDN.
+STATICFILES_DIRS = [
+    BASE_DIR / "frontend" / "static",
+    ("vendor/plotly", Path(__import__("plotly").__file__).parent / "package_data"),
+]
+STATIC_ROOT = Path(env_str("BENCHHUB_STATIC_ROOT", str(BASE_DIR / "var" / "static")))
+# Static files are served by whitenoise from the finders too, so a checkout works before (or
+# without) collectstatic; `make up` collects them anyway for compressed copies.
+WHITENOISE_USE_FINDERS = True
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+# The whole request body, JSON uploads included; larger bodies get 413 (api.middleware).
+MAX_UPLOAD_BYTES = env_int("BENCHHUB_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = MAX_UPLOAD_BYTES
+
+SECURE = env_bool("BENCHHUB_SECURE")
+SESSION_COOKIE_SECURE = SECURE
+CSRF_COOKIE_SECURE = SECURE
+SECURE_SSL_REDIRECT = SECURE
+SECURE_HSTS_SECONDS = 31536000 if SECURE else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if SECURE else None
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+X_FRAME_OPTIONS = "DENY"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "benchhub.api.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "benchhub.api.errors.exception_handler",
+    "DEFAULT_PAGINATION_CLASS": "benchhub.api.pagination.CreatedCursorPagination",
+    "PAGE_SIZE": 50,
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "BenchHub API",
+    "DESCRIPTION": "Upload and read pgbench results. The agent contract is docs/runner-api.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+}
+
+REDIS_URL = env_str("REDIS_URL")
+CELERY_BROKER_URL = REDIS_URL
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# Publishing must not hang a request when Redis is away: the upload has committed by then and
+# the periodic sweep (results.tasks.aggregate_pending) catches up later.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"socket_connect_timeout": 2, "socket_timeout": 5}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 1,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
+CELERY_TASK_DEFAULT_QUEUE = "default"
+# Analysis (aggregates after upload) has a queue of its own so a backlog of it never delays
+# job bookkeeping; a worker must consume both (`-Q default,analysis`).
+ANALYSIS_QUEUE = env_str("BENCHHUB_ANALYSIS_QUEUE", "analysis")
+CELERY_TASK_ROUTES = {"results.*": {"queue": ANALYSIS_QUEUE}}
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TIMEZONE = "UTC"
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+# A claimed job's lease: agents heartbeat every few seconds; one silent this long lost the job.
+BENCHHUB_JOB_LEASE_S = env_int("BENCHHUB_JOB_LEASE_S", 60)
+# A host whose agent called in (claim, heartbeat, upload) this recently counts as online.
+BENCHHUB_AGENT_ONLINE_S = env_int("BENCHHUB_AGENT_ONLINE_S", 60)
+CELERY_BEAT_SCHEDULE = {
+    "expire-job-leases": {
+        "task": "jobs.expire_leases",
+        "schedule": float(env_int("BENCHHUB_LEASE_SWEEP_S", 10)),
+        "options": {"expires": 9},
+    },
+    "aggregate-pending-runs": {
+        "task": "results.aggregate_pending",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
+}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+}

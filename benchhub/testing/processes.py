@@ -1,0 +1,163 @@
+"""Real processes for end-to-end tests: a Celery worker and gunicorn on the test database, and
+the agent as a user runs it."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from contextlib import suppress
+from pathlib import Path
+
+from django.db import connection
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def current_database_url() -> str:
+    db = connection.settings_dict
+    return f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Service:
+    """A child process with its output in a file, stopped for sure at the end of a test."""
+
+    def __init__(self, argv: list[str], *, env: dict[str, str], name: str) -> None:
+        self.argv, self.env, self.name = argv, env, name
+        self.log = Path(tempfile.mkstemp(prefix=f"benchhub-{name}-", suffix=".log")[1])
+        self.process: subprocess.Popen | None = None
+
+    def start(self) -> Service:
+        with open(self.log, "a") as log:
+            self.process = subprocess.Popen(
+                self.argv,
+                cwd=ROOT,
+                env=self.env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        return self
+
+    def stop(self) -> None:
+        if self.process is None or self.process.poll() is not None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with suppress(ProcessLookupError):
+                os.killpg(self.process.pid, 9)
+            self.process.wait(timeout=10)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+
+def celery_worker(queue: str) -> Service:
+    env = {**os.environ, "DATABASE_URL": current_database_url(), "BENCHHUB_ANALYSIS_QUEUE": queue}
+    argv = [
+        str(BIN / "celery"),
+        "-A",
+        "benchhub",
+        "worker",
+        "-Q",
+        queue,
+        "--pool",
+        "solo",
+        "--loglevel",
+        "INFO",
+        "--without-heartbeat",
+        "--without-gossip",
+        "--without-mingle",
+    ]
+    return Service(argv, env=env, name="worker")
+
+
+class Gunicorn(Service):
+    """The real web server on the test database; `url` stays the same across restarts."""
+
+    def __init__(self, *, queue: str, env: dict[str, str] | None = None) -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        environment = {
+            **os.environ,
+            "DATABASE_URL": current_database_url(),
+            "BENCHHUB_ANALYSIS_QUEUE": queue,
+            **(env or {}),
+        }
+        argv = [
+            str(BIN / "gunicorn"),
+            "benchhub.wsgi:application",
+            "--bind",
+            f"127.0.0.1:{self.port}",
+            "--workers",
+            "2",
+            "--graceful-timeout",
+            "5",
+        ]
+        super().__init__(argv, env=environment, name="gunicorn")
+
+    def start(self) -> Gunicorn:
+        super().start()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with suppress(OSError):
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):  # noqa: S310
+                    return self
+            time.sleep(0.2)
+        raise RuntimeError(f"gunicorn did not answer:\n{self.output()}")
+
+
+def agent_work_dir() -> Path:
+    """A work directory the unprivileged server user can traverse (pytest's tmp_path can't)."""
+    path = Path(tempfile.mkdtemp(prefix="benchhub-agent-"))
+    path.chmod(0o755)
+    return path
+
+
+def agent_env(*, server: str, token: str, work_dir: Path) -> dict[str, str]:
+    cache = os.environ.get("BENCHHUB_TEST_CACHE") or str(work_dir / "cache")
+    return {
+        **os.environ,
+        "BENCHHUB_SERVER": server,
+        "BENCHHUB_TOKEN": token,
+        "BENCHHUB_WORK_DIR": str(work_dir),
+        "BENCHHUB_CACHE_DIR": cache,
+    }
+
+
+def agent_once(*, env: dict[str, str], deliver_wait_s: float = 120) -> subprocess.Popen:
+    argv = [
+        sys.executable,
+        "-m",
+        "benchhub_runner.cli",
+        "once",
+        "--deliver-wait",
+        str(deliver_wait_s),
+    ]
+    return subprocess.Popen(
+        argv,
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
+
+
+def unique_queue() -> str:
+    return f"test-analysis-{uuid.uuid4().hex[:8]}"

@@ -1,0 +1,211 @@
+"""The agent's loop: take the host lock, flush the spool, claim, run with heartbeats, deliver.
+
+One benchmark at a time per host: the agent holds an exclusive lock on `<work_dir>/agent.lock`
+while it works. While a job runs, a heartbeat thread renews the lease every few seconds with the
+live progress; a heartbeat that says "cancel", or a lost lease, stops the job. Ctrl-C and SIGTERM
+stop pgbench and every server, give the job back to the queue, and exit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import logging
+import os
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from .client import ApiError, Client, Unreachable
+from .config import Config
+from .job import Interrupted, JobRunner, StageError, stale_clusters_stop
+from .progress import ProgressView
+from .spool import Spool
+
+logger = logging.getLogger(__name__)
+
+# Between rounds of delivery while the server is away (each round retries with backoff too).
+RETRY_PAUSE_S = 5.0
+
+
+class AgentBusy(Exception):
+    """Another agent holds this host's benchmark lock."""
+
+
+@contextlib.contextmanager
+def host_lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise AgentBusy(f"another benchmark holds {path}; one at a time per host") from None
+        handle.seek(0)
+        handle.truncate()
+        handle.write(f"{os.getpid()}\n")
+        handle.flush()
+        yield
+
+
+class Agent:
+    def __init__(
+        self, *, config: Config, client: Client | None = None, view: ProgressView | None = None
+    ) -> None:
+        self.config = config
+        self.client = client or Client(server=config.server, token=config.token)
+        self.spool = Spool(config.spool_dir)
+        self.shutdown = threading.Event()  # the agent is stopping (signal)
+        self.halt = threading.Event()  # the current job must stop
+        self.view = view or ProgressView()
+        self.runner: JobRunner | None = None
+        self.outcome = ""
+
+    # --- signals ----------------------------------------------------------------------------
+
+    def install_signal_handlers(self) -> None:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        logger.warning("received %s: stopping", signal.Signals(signum).name)
+        self.outcome = "stopped"
+        self.shutdown.set()
+        self._halt()
+
+    # --- delivery ---------------------------------------------------------------------------
+
+    def deliver(self, *, wait_s: float = 0.0) -> bool:
+        """Send spooled runs; retry for up to `wait_s` while the server is away. True if empty."""
+        deadline = time.monotonic() + wait_s
+        while True:
+            report = self.spool.flush(self.client)
+            for run in report.sent:
+                logger.info("delivered run %s", run)
+            if not report.waiting:
+                return True
+            if time.monotonic() >= deadline or self.shutdown.is_set():
+                logger.warning(
+                    "%d run(s) wait in %s for the server", len(report.waiting), self.spool.directory
+                )
+                return False
+            self.shutdown.wait(min(RETRY_PAUSE_S, max(1.0, deadline - time.monotonic())))
+
+    # --- one job ----------------------------------------------------------------------------
+
+    def once(self, *, deliver_wait_s: float = 600.0) -> str:
+        """Claim and run at most one job; returns 'idle', 'done', 'failed', 'cancelled', ..."""
+        with host_lock(self.config.work_dir / "agent.lock"):
+            stale_clusters_stop(self.config.work_dir / "jobs")
+            self.deliver(wait_s=0)
+            try:
+                job = self.client.claim()
+            except Unreachable as exc:
+                logger.error("cannot reach the server: %s", exc)
+                return "unreachable"
+            if job is None:
+                return "idle"
+            return self._run(job, deliver_wait_s=deliver_wait_s)
+
+    def run_forever(self) -> None:
+        while not self.shutdown.is_set():
+            outcome = self.once()
+            if outcome in ("idle", "unreachable", "spooled"):
+                self.shutdown.wait(self.config.poll_interval_s)
+
+    def _run(self, job: dict[str, Any], *, deliver_wait_s: float) -> str:
+        logger.info(
+            "job %s attempt %s: %s, clients %s",
+            job["id"],
+            job["attempt"],
+            " vs ".join(job["versions"]),
+            job["clients"],
+        )
+        self.halt = threading.Event()
+        self.outcome = ""
+        latest: dict[str, Any] = {}
+
+        def report(progress: dict[str, Any]) -> None:
+            latest.clear()
+            latest.update(progress)
+            self.view.show(progress)
+
+        self.runner = JobRunner(job=job, config=self.config, stop=self.halt, report=report)
+        beat = threading.Thread(target=self._heartbeats, args=(job["id"], latest), daemon=True)
+        beat.start()
+        try:
+            payloads = self.runner.execute()
+        except (StageError, Interrupted) as exc:
+            if self.runner.watchdog_fired:
+                return self._fail(
+                    job,
+                    "watchdog",
+                    f"the job ran past job_timeout_s="
+                    f"{self.config.job_timeout_s:g} s and was stopped",
+                )
+            if self.halt.is_set():  # a stop (cancel, signal, lost lease) caused the failure
+                return self._interrupted(job)
+            assert isinstance(exc, StageError)
+            return self._fail(job, exc.stage, str(exc))
+        except Exception as exc:
+            logger.exception("job %s crashed", job["id"])
+            return self._fail(job, latest.get("stage", "agent"), f"{type(exc).__name__}: {exc}")
+        finally:
+            self.view.done()
+            self.runner.cleanup()
+        # Durable first: the runs are on disk before anything is sent.
+        for payload in payloads:
+            self.spool.put(payload)
+        # Heartbeats go on while delivery waits for the server, so the lease holds.
+        delivered = self.deliver(wait_s=deliver_wait_s)
+        self.halt.set()
+        beat.join(timeout=5)
+        if not delivered:
+            return "spooled"
+        return self._finish(job, "done")
+
+    def _heartbeats(self, job_id: int, latest: dict[str, Any]) -> None:
+        while not self.halt.wait(self.config.heartbeat_interval_s):
+            try:
+                reply = self.client.heartbeat(job_id, dict(latest))
+            except ApiError as exc:
+                if exc.status == 409:
+                    logger.error("lost job %s: %s", job_id, exc)
+                    self.outcome = "lost"
+                    self._halt()
+                    return
+                logger.warning("heartbeat refused: %s", exc)
+                continue
+            except Unreachable as exc:
+                logger.warning("heartbeat failed (will retry): %s", exc)
+                continue
+            if reply.get("cancel"):
+                logger.warning("job %s was cancelled: stopping", job_id)
+                self.outcome = "cancelled"
+                self._halt()
+                return
+
+    def _halt(self) -> None:
+        self.halt.set()
+        if self.runner is not None:
+            self.runner.stop_all()
+
+    def _finish(self, job: dict[str, Any], outcome: str, stage: str = "", message: str = "") -> str:
+        try:
+            self.client.finish(job["id"], outcome=outcome, stage=stage, message=message)
+        except (ApiError, Unreachable) as exc:
+            logger.error("could not report job %s as %s: %s", job["id"], outcome, exc)
+        return outcome
+
+    def _fail(self, job: dict[str, Any], stage: str, message: str) -> str:
+        logger.error("job %s failed at %s: %s", job["id"], stage, message)
+        self.halt.set()
+        return self._finish(job, "failed", stage, message)
+
+    def _interrupted(self, job: dict[str, Any]) -> str:
+        if self.outcome == "stopped":
+            with contextlib.suppress(ApiError, Unreachable):
+                self.client.release(job["id"], "the agent was stopped (signal)")
+        return self.outcome or "stopped"

@@ -1,0 +1,36 @@
+"""Command-line entry point of the BenchHub runner (``benchhub-runner``).
+
+Subcommands live in :mod:`benchhub_runner.commands`, one module each; ``parse`` is the first.
+``run``, ``once`` and ``import`` will be added by listing their modules in :data:`COMMANDS`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .commands import agent as agent_commands
+from .commands import importing as import_command
+from .commands import parse as parse_command
+
+COMMANDS = (parse_command, agent_commands, import_command)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="benchhub-runner", description="BenchHub agent: runs and parses pgbench."
+    )
+    subparsers = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for command in COMMANDS:
+        command.register(subparsers)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

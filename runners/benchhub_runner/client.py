@@ -1,0 +1,137 @@
+"""The HTTP client of the agent: JSON over HTTP(S) with the runner token, retried with backoff.
+
+Retried: connection failures, timeouts, and responses 408, 429 and 5xx (honouring Retry-After).
+Not retried: other 4xx, which mean the request itself is wrong or stale; they raise ApiError with
+the server's error body, whose `fields` name what was wrong.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from typing import Any
+
+RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+
+
+class ApiError(Exception):
+    """The server refused the request (a 4xx other than 408/429)."""
+
+    def __init__(self, status: int, body: dict[str, Any]) -> None:
+        self.status = status
+        self.body = body
+        super().__init__(f"{status} {body.get('error', '')}: {body.get('detail', body)}")
+
+
+class Unreachable(Exception):
+    """The server could not be reached (or kept failing) within the allowed attempts."""
+
+
+@dataclass
+class Response:
+    status: int
+    body: Any
+
+
+class Client:
+    def __init__(
+        self,
+        *,
+        server: str,
+        token: str,
+        timeout_s: float = 30.0,
+        attempts: int = 5,
+        backoff_s: float = 1.0,
+        backoff_max_s: float = 30.0,
+    ) -> None:
+        if not server.startswith(("http://", "https://")):
+            raise ValueError(f"server must be an http:// or https:// URL, not {server!r}")
+        self.server = server.rstrip("/")
+        self.token = token
+        self.timeout_s = timeout_s
+        self.attempts = attempts
+        self.backoff_s = backoff_s
+        self.backoff_max_s = backoff_max_s
+
+    def request(
+        self, method: str, path: str, body: Any = None, *, attempts: int | None = None
+    ) -> Response:
+        """Send one request, retrying transient failures; raises ApiError or Unreachable."""
+        data = json.dumps(body).encode() if body is not None else None
+        retry_after, problem = "", ""
+        for attempt in range(attempts or self.attempts):
+            if attempt:
+                time.sleep(self._delay(attempt, retry_after))
+            try:
+                return self._send(method, path, data)
+            except urllib.error.HTTPError as exc:
+                payload = _json(exc.read())
+                if exc.code not in RETRY_STATUS:
+                    raise ApiError(exc.code, payload if isinstance(payload, dict) else {}) from None
+                retry_after = exc.headers.get("Retry-After", "") if exc.headers else ""
+                problem = f"HTTP {exc.code}"
+            except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
+                retry_after, problem = "", str(getattr(exc, "reason", exc))
+        raise Unreachable(
+            f"{method} {self.server}{path} failed after "
+            f"{attempts or self.attempts} attempts: {problem}"
+        )
+
+    def _send(self, method: str, path: str, data: bytes | None) -> Response:
+        request = urllib.request.Request(  # noqa: S310 - scheme checked in __init__
+            f"{self.server}{path}",
+            data=data,
+            method=method,
+            headers={
+                "Authorization": f"Bearer {self.token}",
+                "Content-Type": "application/json",
+                "Accept": "application/json",
+                "User-Agent": "benchhub-runner",
+            },
+        )
+        # The scheme is checked in __init__: only http and https reach urlopen.
+        with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310
+            return Response(status=response.status, body=_json(response.read()))
+
+    def _delay(self, attempt: int, retry_after: str) -> float:
+        if retry_after.isdigit():
+            return min(float(retry_after), self.backoff_max_s)
+        # Full jitter, so a fleet of agents coming back together does not stampede the server.
+        return random.uniform(0, min(self.backoff_max_s, self.backoff_s * 2**attempt))  # noqa: S311
+
+    def claim(self) -> dict[str, Any] | None:
+        response = self.request("POST", "/api/v1/jobs/claim/")
+        return None if response.status == 204 else response.body
+
+    def heartbeat(self, job_id: int, progress: dict[str, Any]) -> dict[str, Any]:
+        return self.request(
+            "POST", f"/api/v1/jobs/{job_id}/heartbeat/", {"progress": progress}, attempts=1
+        ).body
+
+    def finish(self, job_id: int, *, outcome: str, stage: str = "", message: str = "") -> None:
+        self.request(
+            "POST",
+            f"/api/v1/jobs/{job_id}/finish/",
+            {"outcome": outcome, "stage": stage, "message": message[:20000]},
+        )
+
+    def release(self, job_id: int, reason: str) -> None:
+        self.request(
+            "POST", f"/api/v1/jobs/{job_id}/release/", {"reason": reason[:2000]}, attempts=2
+        )
+
+    def upload(self, payload: dict[str, Any]) -> dict[str, Any]:
+        return self.request("POST", "/api/v1/runs/", payload).body
+
+
+def _json(raw: bytes) -> Any:
+    if not raw:
+        return None
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return {"detail": raw[:500].decode(errors="replace")}

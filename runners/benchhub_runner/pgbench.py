@@ -1,0 +1,214 @@
+"""pgbench: the argv for one measurement, the script syntax a client understands, and running it.
+
+pgbench runs in its own process group, with stdout and stderr merged (progress lines go to
+stderr, results to stdout; users capture both, and so do we). Each line is handed to a callback
+as it arrives, so the agent can report live progress, and the whole text is kept as the raw output.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BUILTIN_FLAGS_BEFORE_96 = {"select-only": ["-S"], "simple-update": ["-N"], "tpcb-like": []}
+
+_SETRANDOM = re.compile(r"^\\setrandom\s+(\w+)\s+(\S+)\s+(\S+)\s*$", re.MULTILINE)
+_SET_RANDOM = re.compile(
+    r"^\\set\s+(\w+)\s+random\(\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)\s*$", re.MULTILINE
+)
+
+
+class PgbenchError(Exception):
+    """pgbench could not be started, or was stopped by the agent."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where pgbench connects: a unix socket directory (or host), port, user, database."""
+
+    host: str
+    port: int
+    user: str = "postgres"
+    dbname: str = "postgres"
+
+
+@dataclass
+class Measurement:
+    """One pgbench execution: a client level of a run, one repeat (or one stream of it)."""
+
+    clients: int
+    threads: int
+    duration_s: float | None = None
+    transactions_per_client: int | None = None
+    builtin: str = ""
+    scripts: list[tuple[Path, int]] = field(default_factory=list)
+    query_mode: str = "simple"
+    options: list[str] = field(default_factory=list)
+    progress_s: int = 1
+    per_statement: bool = True
+    no_vacuum: bool = False
+
+
+def client_version(bindir: Path) -> tuple[int, int]:
+    """(major, minor) of a pgbench client; 9.6 is (9, 6), 15.19 is (15, 19)."""
+    out = subprocess.run(
+        [str(bindir / "pgbench"), "--version"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=30,
+    ).stdout
+    match = re.search(r"(\d+)\.(\d+)", out) or re.search(r"(\d+)", out)
+    if match is None:
+        raise PgbenchError(f"cannot tell the version of {bindir / 'pgbench'}: {out!r}")
+    numbers = [int(g) for g in match.groups()]
+    return (numbers[0], numbers[1] if len(numbers) > 1 else 0)
+
+
+def script_for_client(body: str, version: tuple[int, int]) -> str:
+    """The script in the syntax of that pgbench: `\\setrandom` up to 9.5, `random()` after.
+
+    9.6 replaced `\\setrandom x a b` with `\\set x random(a, b)` and 10 removed the old form, so
+    one catalog script serves every client.
+    """
+    if version >= (9, 6):
+        return _SETRANDOM.sub(r"\\set \1 random(\2, \3)", body)
+    return _SET_RANDOM.sub(r"\\setrandom \1 \2 \3", body)
+
+
+def argv(*, bindir: Path, target: Target, m: Measurement, version: tuple[int, int]) -> list[str]:
+    """The pgbench command line for one measurement."""
+    args = [
+        str(bindir / "pgbench"),
+        "-h",
+        target.host,
+        "-p",
+        str(target.port),
+        "-U",
+        target.user,
+        "-c",
+        str(m.clients),
+        "-j",
+        str(m.threads),
+        "-M",
+        m.query_mode,
+    ]
+    if m.duration_s is not None:
+        args += ["-T", str(max(1, round(m.duration_s)))]
+    else:
+        args += ["-t", str(m.transactions_per_client)]
+    if m.progress_s:
+        args += ["-P", str(m.progress_s)]
+    if m.per_statement:
+        args.append("-r")
+    if m.no_vacuum:
+        args.append("-n")
+    if m.builtin:
+        args += ["-b", m.builtin] if version >= (9, 6) else BUILTIN_FLAGS_BEFORE_96[m.builtin]
+    for path, weight in m.scripts:
+        args += ["-f", f"{path}@{weight}" if version >= (9, 6) else str(path)]
+    return [*args, *m.options, target.dbname]
+
+
+def init_argv(*, bindir: Path, target: Target, scale: int) -> list[str]:
+    return [
+        str(bindir / "pgbench"),
+        "-i",
+        "-s",
+        str(scale),
+        "-h",
+        target.host,
+        "-p",
+        str(target.port),
+        "-U",
+        target.user,
+        target.dbname,
+    ]
+
+
+@dataclass
+class Execution:
+    argv: list[str]
+    output: str
+    returncode: int
+    started_at: float
+    elapsed_s: float
+    stopped: bool
+
+
+class Process:
+    """A running pgbench; `wait()` collects its output, `stop()` ends it and its children."""
+
+    def __init__(
+        self,
+        args: list[str],
+        *,
+        env: dict[str, str] | None = None,
+        on_line: Callable[[str], None] | None = None,
+    ) -> None:
+        self.args = args
+        self.started_at = time.time()
+        self._stopped = False
+        self._lines: list[str] = []
+        try:
+            self.popen = subprocess.Popen(
+                args,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                text=True,
+                errors="replace",
+                env={**os.environ, **(env or {})},
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise PgbenchError(f"cannot start {args[0]}: {exc}") from exc
+        self._reader = threading.Thread(target=self._read, args=(on_line,), daemon=True)
+        self._reader.start()
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def _read(self, on_line: Callable[[str], None] | None) -> None:
+        assert self.popen.stdout is not None
+        for line in self.popen.stdout:
+            self._lines.append(line)
+            if on_line is not None:
+                on_line(line.rstrip("\n"))
+
+    def stop(self) -> None:
+        """SIGINT first (pgbench then prints what it has), SIGKILL if it lingers."""
+        self._stopped = True
+        for sig, grace in ((signal.SIGINT, 5.0), (signal.SIGKILL, 5.0)):
+            if self.popen.poll() is not None:
+                return
+            try:
+                os.killpg(self.popen.pid, sig)
+            except ProcessLookupError:
+                return
+            try:
+                self.popen.wait(timeout=grace)
+            except subprocess.TimeoutExpired:
+                continue
+
+    def wait(self, timeout_s: float | None = None) -> Execution:
+        try:
+            self.popen.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            self.stop()
+        self._reader.join(timeout=10)
+        return Execution(
+            argv=self.args,
+            output="".join(self._lines),
+            returncode=self.popen.returncode,
+            started_at=self.started_at,
+            elapsed_s=time.time() - self.started_at,
+            stopped=self._stopped,
+        )

@@ -1,0 +1,125 @@
+"""The agent's configuration, HTTP client and spool, against a real local HTTP server."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+from benchhub_runner.client import ApiError, Client, Unreachable
+from benchhub_runner.config import ConfigError, config_load
+from benchhub_runner.spool import Spool
+
+
+class FakeServer:
+    """A BenchHub stand-in on 127.0.0.1 answering from a script of (status, body) replies."""
+
+    def __init__(self) -> None:
+        self.replies: list[tuple[int, dict]] = []
+        self.requests: list[tuple[str, str, dict | None]] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                owner.requests.append((self.path, self.headers.get("Authorization", ""), body))
+                status, reply = owner.replies.pop(0) if owner.replies else (201, {"url": "/x/"})
+                data = json.dumps(reply).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                if status == 503:
+                    self.send_header("Retry-After", "0")
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    fake = FakeServer()
+    yield fake
+    fake.close()
+
+
+def client_for(url: str) -> Client:
+    return Client(server=url, token="bhr_12345678_secret", attempts=3, backoff_s=0.01)
+
+
+def test_it_retries_a_503_and_sends_the_token(server):
+    server.replies = [(503, {"error": "busy"}), (201, {"url": "/api/v1/runs/u/"})]
+    assert client_for(server.url).upload({"run_uuid": "u"}) == {"url": "/api/v1/runs/u/"}
+    assert len(server.requests) == 2
+    assert server.requests[0][1] == "Bearer bhr_12345678_secret"
+
+
+def test_it_does_not_retry_a_refusal_and_keeps_the_servers_reasons(server):
+    server.replies = [(400, {"error": "invalid", "fields": {"results[0].tps": ["bad"]}})]
+    with pytest.raises(ApiError) as refused:
+        client_for(server.url).upload({"run_uuid": "u"})
+    assert refused.value.status == 400
+    assert refused.value.body["fields"] == {"results[0].tps": ["bad"]}
+    assert len(server.requests) == 1
+
+
+def test_an_absent_server_is_unreachable_after_its_attempts():
+    with pytest.raises(Unreachable):
+        client_for("http://127.0.0.1:9").upload({"run_uuid": "u"})
+
+
+def test_the_spool_keeps_runs_until_the_server_has_them(server, tmp_path):
+    spool = Spool(tmp_path / "spool")
+    for name in ("a", "b", "c"):
+        spool.put({"run_uuid": name, "results": []})
+    server.replies = [(201, {}), (409, {"error": "stale_job", "detail": "attempt gone"})]
+    report = spool.flush(client_for(server.url))
+    assert (report.sent, report.rejected, report.waiting) == (["a", "c"], ["b"], [])
+    assert spool.pending() == []
+    kept = json.loads((tmp_path / "spool" / "rejected" / "b.error.json").read_text())
+    assert kept["status"] == 409 and (tmp_path / "spool" / "rejected" / "b.json").exists()
+
+
+def test_the_spool_waits_while_the_server_is_away(tmp_path):
+    spool = Spool(tmp_path / "spool")
+    spool.put({"run_uuid": "a"})
+    report = spool.flush(client_for("http://127.0.0.1:9"))
+    assert report.waiting == ["a"] and [p.stem for p in spool.pending()] == ["a"]
+
+
+def test_configuration_comes_from_file_then_environment_then_flags(tmp_path, monkeypatch):
+    path = tmp_path / "agent.toml"
+    path.write_text(
+        'server = "http://file:1"\ntoken = "bhr_file"\ntags = ["nvme"]\n'
+        'work_dir = "/srv/w"\n[installations]\n"13" = "/opt/pg13/bin"\n'
+    )
+    monkeypatch.setenv("BENCHHUB_TOKEN", "bhr_env")
+    config = config_load(path=path, overrides={"server": "http://flag:2", "work_dir": None})
+    assert (config.server, config.token, config.tags) == ("http://flag:2", "bhr_env", ["nvme"])
+    assert config.work_dir == Path("/srv/w") and config.cache_dir == Path("/srv/w/cache")
+    assert config.installations == {"13": Path("/opt/pg13/bin")}
+
+
+def test_a_missing_token_or_a_broken_file_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHHUB_TOKEN", raising=False)
+    monkeypatch.delenv("BENCHHUB_CONFIG", raising=False)
+    with pytest.raises(ConfigError, match="token"):
+        config_load(overrides={"server": "http://x:1"})
+    broken = tmp_path / "bad.toml"
+    broken.write_text("server = ")
+    with pytest.raises(ConfigError, match=r"bad\.toml"):
+        config_load(path=broken)

