@@ -148,12 +148,16 @@ def test_a_killed_agent_leads_to_one_rerun_and_one_set_of_results(server, work_d
 def test_a_run_spooled_while_the_server_is_down_is_delivered_once(server, work_dir):
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(
-        actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1], "duration_s": 4.0}
+        actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1], "duration_s": 20.0}
     )
     env = processes.agent_env(server=server.url, token=token, work_dir=work_dir)
     agent = processes.agent_once(env=env, deliver_wait_s=300)
+    # Stop the server while pgbench measures: a heartbeat carries a progress line at most one
+    # heartbeat interval (5 s) into the 20 s measurement, so the upload cannot slip out first.
     wait_for(
-        lambda: Job.objects.get(pk=job.pk).state == "running", timeout_s=120, what="the job to run"
+        lambda: (Job.objects.get(pk=job.pk).progress.get("line") or "").startswith("progress:"),
+        timeout_s=120,
+        what="pgbench to measure",
     )
     server.stop()
     spool = work_dir / "spool"
