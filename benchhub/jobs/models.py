@@ -30,6 +30,7 @@ class Job(models.Model):
     class Threads(models.TextChoices):
         CLIENTS = "clients", "-j equal to clients"
         FIXED = "fixed", "-j fixed"
+        PAIRS = "pairs", "-j given for each client level"
 
     ACTIVE = (State.CLAIMED, State.RUNNING)
     FINAL = (State.DONE, State.FAILED, State.CANCELLED, State.EXPIRED)
@@ -42,6 +43,9 @@ class Job(models.Model):
         max_length=10, choices=Threads.choices, default=Threads.CLIENTS
     )
     threads = models.PositiveIntegerField(null=True, blank=True, help_text="for the fixed policy")
+    level_threads = models.JSONField(
+        default=dict, blank=True, help_text='for the pairs policy: {"52": 52, "208": 104}'
+    )
     duration_s = models.FloatField(null=True, blank=True)
     transactions_per_client = models.PositiveBigIntegerField(null=True, blank=True)
     repeats = models.PositiveIntegerField(default=1)

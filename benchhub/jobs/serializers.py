@@ -43,6 +43,9 @@ class JobInSerializer(serializers.Serializer):
         choices=Job.Threads.choices, default=Job.Threads.CLIENTS
     )
     threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    level_threads = serializers.DictField(
+        child=StrictIntegerField(min_value=1, max_value=10000), required=False, default=dict
+    )
     duration_s = StrictFloatField(min_value=1, max_value=86400, required=False, allow_null=True)
     transactions_per_client = StrictIntegerField(min_value=1, required=False, allow_null=True)
     repeats = StrictIntegerField(min_value=1, max_value=100, default=1)
@@ -69,6 +72,12 @@ class JobInSerializer(serializers.Serializer):
             errors["duration_s"] = "Give exactly one of duration_s and transactions_per_client."
         if attrs["threads_policy"] == Job.Threads.FIXED and not attrs.get("threads"):
             errors["threads"] = "A fixed threads policy needs threads."
+        if attrs["threads_policy"] == Job.Threads.PAIRS:
+            missing = [c for c in attrs["clients"] if str(c) not in attrs["level_threads"]]
+            if missing:
+                errors["level_threads"] = (
+                    f"The pairs policy needs threads for every level; missing: {missing[:10]}."
+                )
         if len(set(attrs["clients"])) != len(attrs["clients"]):
             errors["clients"] = "Client levels must be unique."
         if len(set(attrs["versions"])) != len(attrs["versions"]):
@@ -127,6 +136,7 @@ class JobOutSerializer(serializers.ModelSerializer):
             "clients",
             "threads_policy",
             "threads",
+            "level_threads",
             "duration_s",
             "transactions_per_client",
             "repeats",

@@ -56,6 +56,11 @@ class Run(models.Model):
     server_version = models.CharField(max_length=200, blank=True)
     init_output = models.TextField(blank=True)
     init_timings = models.JSONField(default=dict, blank=True, help_text="step -> seconds")
+    client_limits = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="what the agent raised for the run: open files (soft, hard), max_connections",
+    )
     notes = models.TextField(blank=True, help_text="e.g. where an imported table comes from")
     baseline = models.BooleanField(default=False, help_text="marked as a reference by a reviewer")
     invalid = models.BooleanField(
@@ -166,6 +171,54 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} c={self.clients} #{self.repeat}"
+
+
+class StreamResult(models.Model):
+    """One stream of a multi-stream level (docs/workloads.md): its own pgbench figures.
+
+    A measured stream's tps counts toward the level's figure as the workload's `combine` says; a
+    background stream (idle connections held open) is stopped by the agent once the measured
+    streams end, so its own tps is not a measurement: `established` records how many of its
+    connections were open when the measurement began. A per-client stream is `processes`
+    single-client pgbench processes whose figures are summed (tps, transactions) or averaged
+    over transactions (latency).
+    """
+
+    class Role(models.TextChoices):
+        MEASURED = "measured"
+        BACKGROUND = "background"
+
+    result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="streams")
+    name = models.CharField(max_length=50)
+    role = models.CharField(max_length=10, choices=Role.choices)
+    processes = models.PositiveIntegerField(default=1)
+    clients = models.PositiveIntegerField()
+    threads = models.PositiveIntegerField(null=True, blank=True)
+    tps = models.FloatField(null=True, blank=True)
+    transactions = models.PositiveBigIntegerField(null=True, blank=True)
+    failed_transactions = models.PositiveBigIntegerField(null=True, blank=True)
+    latency_avg_ms = models.FloatField(null=True, blank=True)
+    latency_stddev_ms = models.FloatField(null=True, blank=True)
+    rows_per_transaction = models.PositiveIntegerField(null=True, blank=True)
+    rows_per_s = models.FloatField(null=True, blank=True, help_text="tps x rows_per_transaction")
+    established = models.PositiveIntegerField(
+        null=True, blank=True, help_text="connections open when the measurement began"
+    )
+    aborted = models.BooleanField(default=False)
+    errors = ArrayField(models.TextField(), default=list, blank=True)
+    raw_output = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["result", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["result", "name"], name="stream_unique_name"),
+            models.CheckConstraint(
+                condition=Q(tps__gte=0) | Q(tps__isnull=True), name="stream_tps_nonnegative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.result} stream {self.name}"
 
 
 class ProgressSample(models.Model):

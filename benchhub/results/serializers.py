@@ -200,6 +200,30 @@ class InitInSerializer(serializers.Serializer):
     )
 
 
+class StreamResultInSerializer(serializers.Serializer):
+    name = StrictCharField(max_length=50)
+    role = serializers.ChoiceField(choices=["measured", "background"])
+    processes = StrictIntegerField(min_value=1, default=1)
+    clients = StrictIntegerField(min_value=1)
+    threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    tps = StrictFloatField(min_value=0, required=False, allow_null=True)
+    transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    failed_transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    latency_avg_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
+    latency_stddev_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
+    rows_per_transaction = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    rows_per_s = StrictFloatField(min_value=0, required=False, allow_null=True)
+    established = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    aborted = serializers.BooleanField(default=False)
+    errors = serializers.ListField(
+        child=StrictCharField(max_length=10000, allow_blank=True),
+        required=False,
+        default=list,
+        max_length=1000,
+    )
+    raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
+
+
 class ResultInSerializer(serializers.Serializer):
     clients = StrictIntegerField(min_value=1)
     repeat = StrictIntegerField(min_value=1, default=1)
@@ -231,8 +255,12 @@ class ResultInSerializer(serializers.Serializer):
     )
     client_bound = serializers.BooleanField(required=False, allow_null=True, default=None)
     raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
+    streams = StreamResultInSerializer(many=True, required=False, default=list, max_length=8)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        names = [stream["name"] for stream in attrs["streams"]]
+        if len(set(names)) != len(names):
+            raise serializers.ValidationError({"streams": "Stream names must be unique."})
         if not attrs["aborted"] and attrs.get("tps") is None:
             raise serializers.ValidationError(
                 {"tps": "A result that did not abort needs a tps; else send aborted: true."}
@@ -269,6 +297,9 @@ class RunUploadSerializer(serializers.Serializer):
     pgbench_version = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
     server_version = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     init = InitInSerializer(required=False, default=dict)
+    client_limits = serializers.DictField(
+        child=StrictIntegerField(min_value=0), required=False, default=dict
+    )
     notes = StrictCharField(max_length=10000, required=False, allow_blank=True, default="")
     results = ResultInSerializer(many=True, allow_empty=False, max_length=MAX_RESULTS)
 

@@ -16,7 +16,7 @@ from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.jobs.services import job_upload_check
 from benchhub.results.aggregates import summarize
 from benchhub.results.comparability import comparability_key
-from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run
+from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run, StreamResult
 from benchhub.workloads.services import workload_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -145,6 +145,7 @@ def _run_create(
         # An omitted "init" arrives as {} (DRF does not fill a nested default's own defaults).
         init_output=data["init"].get("output", ""),
         init_timings=data["init"].get("timings", {}),
+        client_limits=data.get("client_limits", {}),
         notes=data["notes"],
         comparability_key=key,
         payload_digest=digest,
@@ -163,11 +164,16 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
         Result(
             run=run,
             comparability_key=run.comparability_key,
-            **{k: v for k, v in r.items() if k != "progress"},
+            **{k: v for k, v in r.items() if k not in ("progress", "streams")},
         )
         for r in results
     ]
     Result.objects.bulk_create(rows)
+    StreamResult.objects.bulk_create(
+        StreamResult(result=row, **stream)
+        for row, r in zip(rows, results, strict=True)
+        for stream in r.get("streams", [])
+    )
     samples = [
         ProgressSample(result=row, **sample)
         for row, r in zip(rows, results, strict=True)

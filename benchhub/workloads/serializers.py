@@ -32,6 +32,38 @@ class ScriptInSerializer(serializers.Serializer):
         return attrs
 
 
+MAX_STREAMS = 8
+
+
+class StreamInSerializer(serializers.Serializer):
+    """One pgbench process (or, with per_client, one per client) of a multi-stream workload."""
+
+    name = StrictCharField(validators=[check_name], max_length=50)
+    role = serializers.ChoiceField(choices=["measured", "background"], default="measured")
+    builtin = serializers.ChoiceField(
+        choices=Workload.Builtin.choices, required=False, allow_blank=True, default=""
+    )
+    scripts = ScriptInSerializer(many=True, required=False, default=list)
+    clients = StrictIntegerField(min_value=1, max_value=100000, required=False, allow_null=True)
+    threads = StrictIntegerField(min_value=1, max_value=10000, required=False, allow_null=True)
+    per_client = serializers.BooleanField(default=False)
+    rows_per_transaction = StrictIntegerField(
+        min_value=1, max_value=10**9, required=False, allow_null=True
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs.get("builtin") and not attrs.get("scripts"):
+            raise serializers.ValidationError({"builtin": "Give the stream a builtin or scripts."})
+        if attrs["per_client"] and attrs.get("clients") is not None:
+            raise serializers.ValidationError(
+                {"clients": "A per_client stream runs one process per client of the level."}
+            )
+        attrs.setdefault("clients", None)
+        attrs.setdefault("threads", None)
+        attrs.setdefault("rows_per_transaction", None)
+        return attrs
+
+
 class WorkloadInSerializer(serializers.Serializer):
     name = StrictCharField(validators=[check_name])
     builtin = serializers.ChoiceField(
@@ -47,8 +79,40 @@ class WorkloadInSerializer(serializers.Serializer):
     options = serializers.ListField(
         child=StrictCharField(max_length=1000), required=False, default=list, max_length=100
     )
+    level_setup = serializers.ListField(
+        child=StrictCharField(max_length=100000), required=False, default=list, max_length=100
+    )
+    streams = StreamInSerializer(many=True, required=False, default=list, max_length=MAX_STREAMS)
+    combine = serializers.ChoiceField(choices=Workload.Combine.choices, default="sum")
+    progress_s = StrictIntegerField(min_value=1, max_value=60, default=1)
+    catalog_entry = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
+    params = serializers.DictField(required=False, default=dict)
+    presentation = serializers.ChoiceField(
+        choices=Workload.Presentation.choices, default=Workload.Presentation.SWEEP
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        if not attrs.get("builtin") and not attrs.get("scripts"):
+        streams = attrs.get("streams") or []
+        if streams:
+            self._check_streams(attrs, streams)
+        elif not attrs.get("builtin") and not attrs.get("scripts"):
             raise serializers.ValidationError({"builtin": "Give a builtin script or scripts."})
+        if len(str(attrs.get("params"))) > 10000:
+            raise serializers.ValidationError({"params": "Params are limited to 10000 characters."})
         return attrs
+
+    def _check_streams(self, attrs: dict[str, Any], streams: list[dict[str, Any]]) -> None:
+        if attrs.get("builtin") or attrs.get("scripts"):
+            raise serializers.ValidationError(
+                {"streams": "With streams, give builtin and scripts in each stream, not above."}
+            )
+        names = [stream["name"] for stream in streams]
+        if len(set(names)) != len(names):
+            raise serializers.ValidationError({"streams": "Stream names must be unique."})
+        measured = [s for s in streams if s["role"] == "measured"]
+        if not measured:
+            raise serializers.ValidationError({"streams": "At least one stream is measured."})
+        if attrs["combine"] == Workload.Combine.MEASURED and len(measured) != 1:
+            raise serializers.ValidationError(
+                {"combine": "'measured' takes the figure of exactly one measured stream."}
+            )
