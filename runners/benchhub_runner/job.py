@@ -18,6 +18,7 @@ import contextlib
 import datetime as dt
 import logging
 import os
+import resource
 import shutil
 import signal
 import threading
@@ -31,16 +32,22 @@ from typing import Any
 from . import pgbench
 from .cluster import Cluster, ClusterError, free_port
 from .config import Config
-from .parse import PgbenchParseError, parse_init_output, parse_run_output
+from .level import Level, LevelRun
+from .parse import PgbenchParseError, parse_init_output
 from .payload import init_timings, result_payload, run_payload
 from .provision import Installation, ProvisionError, provision
+from .streams import (
+    StreamFigures,
+    level_figures,
+    max_connections_for,
+    nofile_needed,
+    substitute,
+    uses_builtin,
+)
 from .sysinfo import host_facts
 from .telemetry import TelemetrySampler, client_bound
 
 logger = logging.getLogger(__name__)
-
-# pgbench gets this long beyond its -T before the watchdog stops it.
-MEASUREMENT_SLACK_S = 120.0
 
 
 class StageError(Exception):
@@ -110,10 +117,26 @@ def plan(job: dict[str, Any]) -> list[Step]:
 
 
 def threads_for(job: dict[str, Any], clients: int) -> int:
+    # pgbench refuses more threads than clients.
     if job.get("threads_policy") == "fixed":
-        # pgbench refuses more threads than clients.
         return min(int(job["threads"]), clients)
+    if job.get("threads_policy") == "pairs":
+        return min(int(job["level_threads"][str(clients)]), clients)
     return clients
+
+
+def raise_nofile(needed: int) -> tuple[int, int]:
+    """Raise this process's open-file limit (inherited by pgbench) to `needed` if it is lower.
+
+    The soft limit goes up to the hard one; as root the hard one goes up too. Returns the limits
+    in force afterwards, which the run records.
+    """
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft < needed:
+        target_hard = max(hard, needed) if os.geteuid() == 0 else hard
+        with contextlib.suppress(ValueError, OSError):
+            resource.setrlimit(resource.RLIMIT_NOFILE, (min(needed, target_hard), target_hard))
+    return resource.getrlimit(resource.RLIMIT_NOFILE)
 
 
 class JobRunner:
@@ -138,7 +161,8 @@ class JobRunner:
         self.work = config.work_dir / "jobs" / f"{job['id']}-{job['attempt']}"
         self.runs: dict[str, VersionRun] = {}
         self.running: VersionRun | None = None
-        self.process: pgbench.Process | None = None
+        self.processes: list[pgbench.Process] = []
+        self.client_limits: dict[str, int] = {}
         self.progress: dict[str, Any] = {"stage": "provision"}
         self.watchdog_fired = False
         self._client_version: tuple[int, int] = (0, 0)
@@ -173,8 +197,8 @@ class JobRunner:
 
     def stop_all(self) -> None:
         """Stop pgbench and every server; safe to call from a signal handler, and twice."""
-        if self.process is not None:
-            self.process.stop()
+        for process in list(self.processes):
+            process.stop()
         for run in self.runs.values():
             with contextlib.suppress(Exception):
                 run.cluster.stop()
@@ -209,9 +233,7 @@ class JobRunner:
             self._update(stage="provision", version=version)
             installation = self._provision(version)
             overrides = dict(self.job.get("config_overrides") or {})
-            # The cluster writes max_connections in its base configuration; a job asks for more
-            # (the idle-connection experiments) through the same overrides.
-            max_connections = int(overrides.pop("max_connections", 100))
+            max_connections = self._limits(overrides.pop("max_connections", None))
             with self._stage("initdb"):
                 cluster = Cluster(
                     installation=installation,
@@ -225,6 +247,25 @@ class JobRunner:
                 requested=version, installation=installation, cluster=cluster
             )
             self._initialise(run)
+
+    def _limits(self, requested: Any) -> int:
+        """max_connections for the servers and the agent's open-file limit, raised as needed.
+
+        The cluster writes max_connections in its base configuration; a job asks for more
+        through its overrides, and the streams' connections (E2's thousands of idle ones) raise
+        it further, so a workload never fails for want of a slot or a file descriptor.
+        """
+        workload, levels = self.job["workload"], list(self.job["clients"])
+        max_connections = max_connections_for(
+            workload, levels, int(requested) if requested is not None else None
+        )
+        soft, hard = raise_nofile(nofile_needed(workload, levels))
+        self.client_limits = {
+            "max_connections": max_connections,
+            "nofile_soft": soft,
+            "nofile_hard": hard,
+        }
+        return max_connections
 
     def _provision(self, version: str) -> Installation:
         try:
@@ -250,9 +291,12 @@ class JobRunner:
     def _load(self, run: VersionRun) -> None:
         self._update(stage="setup", version=run.requested)
         workload = self.job["workload"]
+        largest = max(self.job["clients"])
         for statement in workload.get("setup", []):
-            run.cluster.sql(statement, timeout=self.config.job_timeout_s)
-        if workload.get("builtin") or any(s.get("builtin") for s in workload.get("scripts", [])):
+            run.cluster.sql(
+                substitute(statement, max_clients=largest), timeout=self.config.job_timeout_s
+            )
+        if uses_builtin(workload):
             args = pgbench.init_argv(
                 bindir=self.config.client_bindir,
                 target=self._target(run),
@@ -301,87 +345,58 @@ class JobRunner:
             steps=total,
             line="",
         )
+        level = Level(
+            clients=step.clients, repeat=step.repeat, threads=threads_for(self.job, step.clients)
+        )
+        measurement = LevelRun(
+            job=self.job,
+            cluster=run.cluster,
+            target=self._target(run),
+            bindir=self.config.client_bindir,
+            client_version=self._client_version,
+            work=self.work,
+            processes=self.processes,
+            on_line=self._on_line,
+            timeout_s=self.config.job_timeout_s,
+        )
         with self._stage(step.stage):
             self._switch_to(run)
-            run.cluster.checkpoint()
-        measurement = self._measurement(step)
-        args = pgbench.argv(
-            bindir=self.config.client_bindir,
-            target=self._target(run),
-            m=measurement,
-            version=self._client_version,
-        )
-        limit = (measurement.duration_s or self.config.job_timeout_s) + MEASUREMENT_SLACK_S
-        with TelemetrySampler(data_dir=run.cluster.datadir) as sampler:
-            self.process = pgbench.Process(args, on_line=self._on_line)
-            sampler.watch(self.process.pid)
-            done = self.process.wait(timeout_s=limit)
-            self.process = None
+            measurement.prepare(level)
+        with TelemetrySampler(data_dir=run.cluster.datadir) as sampler, self._stage(step.stage):
+            figures = measurement.run(level, watch=sampler.watch)
         self._check_stop()
-        run.results.append(self._result(step, measurement, done, sampler.samples()))
-
-    def _measurement(self, step: Step) -> pgbench.Measurement:
-        workload = self.job["workload"]
-        scripts = self._script_files(workload)
-        return pgbench.Measurement(
-            clients=step.clients,
-            threads=threads_for(self.job, step.clients),
-            duration_s=self.job.get("duration_s"),
-            transactions_per_client=self.job.get("transactions_per_client"),
-            builtin=workload.get("builtin", "") if not scripts else "",
-            scripts=scripts,
-            query_mode=workload.get("query_mode", "simple"),
-            options=list(workload.get("options", [])),
-            no_vacuum=not workload.get("builtin"),
-        )
-
-    def _script_files(self, workload: dict[str, Any]) -> list[tuple[Path, int]]:
-        files = []
-        for number, script in enumerate(workload.get("scripts", []), start=1):
-            if script.get("builtin"):
-                continue
-            path = self.work / f"script-{number}.sql"
-            path.write_text(pgbench.script_for_client(script["body"], self._client_version))
-            path.chmod(0o644)
-            files.append((path, int(script.get("weight", 1))))
-        return files
+        run.results.append(self._result(level, figures, sampler.samples()))
 
     def _on_line(self, line: str) -> None:
         if line.startswith("progress:"):
             self._update(line=line)
 
     def _result(
-        self,
-        step: Step,
-        m: pgbench.Measurement,
-        done: pgbench.Execution,
-        samples: list[dict[str, Any]],
+        self, level: Level, figures: list[StreamFigures], samples: list[dict[str, Any]]
     ) -> dict[str, Any]:
-        try:
-            parsed = parse_run_output(done.output).to_dict()
-        except PgbenchParseError as exc:
-            parsed = {
-                "aborted": True,
-                "errors": [
-                    f"pgbench exited {done.returncode}: {exc}",
-                    *done.output.strip().splitlines()[-5:],
-                ],
-            }
-        if done.stopped:
-            parsed["aborted"] = True
-            parsed.setdefault("errors", []).append("stopped by the agent's watchdog")
+        workload = self.job["workload"]
+        explicit = bool(workload.get("streams"))
+        if explicit:
+            parsed = level_figures(figures, combine=workload.get("combine", "sum"))
+        else:
+            parsed = figures[0].outputs[0]
+        measured = [f for f in figures if f.stream.measured]
+        client_threads = sum(f.threads or 1 for f in measured for _ in f.outputs)
         cores = os.cpu_count() or 0
-        return result_payload(
+        result = result_payload(
             parsed=parsed,
-            clients=step.clients,
-            repeat=step.repeat,
-            threads=m.threads,
-            raw_output=done.output,
+            clients=level.clients,
+            repeat=level.repeat,
+            threads=measured[0].threads or level.threads,
+            raw_output="".join(part for f in measured for part in f.raw),
             telemetry=samples,
-            client_bound=client_bound(samples, cores=cores, client_threads=m.threads)
+            client_bound=client_bound(samples, cores=cores, client_threads=client_threads)
             if samples and cores
             else None,
         )
+        if explicit:
+            result["streams"] = [f.to_payload() for f in figures]
+        return result
 
     # --- payloads -------------------------------------------------------------------------------
 
@@ -393,7 +408,12 @@ class JobRunner:
         client = ".".join(str(n) for n in self._client_version)
         return [
             run_payload(
-                job=self.job, run=run, host=host, finished_at=finished, pgbench_version=client
+                job=self.job,
+                run=run,
+                host=host,
+                finished_at=finished,
+                pgbench_version=client,
+                client_limits=self.client_limits,
             )
             for run in self.runs.values()
         ]

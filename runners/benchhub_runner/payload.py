@@ -99,6 +99,7 @@ def run_payload(
     host: dict[str, Any],
     finished_at: dt.datetime,
     pgbench_version: str,
+    client_limits: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """The upload of one version's run of a job."""
     duration = job.get("duration_s")
@@ -128,5 +129,6 @@ def run_payload(
         "pgbench_version": pgbench_version,
         "server_version": run.server_version,
         "init": {"output": run.init_output, "timings": run.init_timings},
+        "client_limits": dict(client_limits or {}),
         "results": sorted(run.results, key=lambda r: (r["clients"], r["repeat"])),
     }

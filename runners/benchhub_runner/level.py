@@ -1,0 +1,255 @@
+"""One measurement: a client level of one version, one repeat, with all of its streams.
+
+Order: per-level setup (`level_setup`, `{clients}` replaced), a checkpoint, the background
+streams (started first; the measurement waits until their connections are open), then every
+measured stream's processes at once, then the background streams are stopped and their server
+backends terminated (a backend sleeping in `pg_sleep` does not notice its client has gone, and
+would hold its slot into the next level). Processes are named through `application_name`
+(PGAPPNAME) so the agent can count and end them in `pg_stat_activity`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import pgbench
+from .cluster import Cluster, ClusterError
+from .parse import PgbenchParseError, parse_run_output
+from .streams import Stream, StreamFigures, substitute, workload_streams
+
+# pgbench gets this long beyond its -T before the watchdog stops it.
+MEASUREMENT_SLACK_S = 120.0
+# How long background connections may take to open: a base plus a little per connection.
+ESTABLISH_BASE_S = 30.0
+ESTABLISH_PER_CONNECTION_S = 0.02
+APP_PREFIX = "benchhub-"
+
+
+@dataclass(frozen=True)
+class Level:
+    clients: int
+    repeat: int
+    threads: int  # the job's threads policy at this level
+
+
+class LevelRun:
+    """Runs the streams of one measurement; `processes` is shared with the agent's stop path."""
+
+    def __init__(
+        self,
+        *,
+        job: dict[str, Any],
+        cluster: Cluster,
+        target: pgbench.Target,
+        bindir: Path,
+        client_version: tuple[int, int],
+        work: Path,
+        processes: list[pgbench.Process],
+        on_line: Callable[[str], None],
+        timeout_s: float,
+    ) -> None:
+        self.job = job
+        self.workload = job["workload"]
+        self.cluster = cluster
+        self.target = target
+        self.bindir = bindir
+        self.client_version = client_version
+        self.work = work
+        self.processes = processes
+        self.on_line = on_line
+        self.timeout_s = timeout_s
+
+    def prepare(self, level: Level) -> None:
+        """Per-level setup, then a checkpoint so every level starts from the same state."""
+        for statement in self.workload.get("level_setup", []):
+            self.cluster.sql(substitute(statement, clients=level.clients), timeout=self.timeout_s)
+        self.cluster.checkpoint()
+
+    def run(self, level: Level, *, watch: Callable[[int], None]) -> list[StreamFigures]:
+        """Run every stream; `watch(pid)` is called for each measured pgbench process."""
+        streams = workload_streams(self.workload)
+        background: list[tuple[StreamFigures, list[pgbench.Process]]] = []
+        measured: list[tuple[StreamFigures, list[pgbench.Process]]] = []
+        try:
+            for stream in streams:
+                if not stream.measured:
+                    background.append(self._background(stream, level))
+            for stream in streams:
+                if stream.measured:
+                    measured.append(self._start(stream, level, first=not measured))
+            for _, processes in measured:
+                for process in processes:
+                    watch(process.pid)
+            limit = (self.job.get("duration_s") or self.timeout_s) + MEASUREMENT_SLACK_S
+            deadline = time.monotonic() + limit
+            for figures, processes in measured:
+                for process in processes:
+                    done = process.wait(timeout_s=max(1.0, deadline - time.monotonic()))
+                    self._collect(figures, done)
+        finally:
+            self._stop_background(background)
+            for _, processes in [*measured, *background]:
+                for process in processes:
+                    if process in self.processes:
+                        self.processes.remove(process)
+        return [figures for figures, _ in background] + [figures for figures, _ in measured]
+
+    # --- starting streams -----------------------------------------------------------------------
+
+    def _start(
+        self, stream: Stream, level: Level, *, first: bool = False
+    ) -> tuple[StreamFigures, list[pgbench.Process]]:
+        clients = stream.level_clients(level.clients)
+        if stream.per_client:
+            threads, count, per_process = 1, clients, 1
+        else:
+            threads = min(stream.threads or level.threads, clients)
+            count, per_process = 1, clients
+        figures = StreamFigures(stream=stream, clients=clients, threads=threads)
+        processes = []
+        for number in range(1, count + 1):
+            measurement = self._measurement(stream, clients=per_process, threads=threads, n=number)
+            args = pgbench.argv(
+                bindir=self.bindir, target=self.target, m=measurement, version=self.client_version
+            )
+            on_line = self.on_line if first and number == 1 else None
+            process = pgbench.Process(args, env={"PGAPPNAME": self._app(stream)}, on_line=on_line)
+            self.processes.append(process)
+            processes.append(process)
+        return figures, processes
+
+    def _measurement(
+        self, stream: Stream, *, clients: int, threads: int, n: int
+    ) -> pgbench.Measurement:
+        scripts = self._script_files(stream, n=n)
+        background = not stream.measured
+        duration = self.job.get("duration_s")
+        if background:
+            # Held open past the measured streams; the agent stops it when they end.
+            duration = (duration or self.timeout_s) + MEASUREMENT_SLACK_S
+        return pgbench.Measurement(
+            clients=clients,
+            threads=threads,
+            duration_s=duration,
+            transactions_per_client=None if background else self.job.get("transactions_per_client"),
+            builtin=stream.builtin if not scripts else "",
+            scripts=scripts,
+            query_mode=self.workload.get("query_mode", "simple"),
+            options=list(self.workload.get("options", [])),
+            progress_s=0 if background else int(self.workload.get("progress_s") or 1),
+            per_statement=not background,
+            no_vacuum=not stream.builtin,
+        )
+
+    def _script_files(self, stream: Stream, *, n: int) -> list[tuple[Path, int]]:
+        files = []
+        for number, script in enumerate(stream.scripts, start=1):
+            if script.get("builtin"):
+                continue
+            body = substitute(script["body"], n=n) if stream.per_client else script["body"]
+            suffix = f"-{n}" if stream.per_client else ""
+            path = self.work / f"script-{stream.name}-{number}{suffix}.sql"
+            path.write_text(pgbench.script_for_client(body, self.client_version))
+            path.chmod(0o644)
+            files.append((path, int(script.get("weight", 1))))
+        return files
+
+    def _app(self, stream: Stream) -> str:
+        return f"{APP_PREFIX}{stream.role}-{stream.name}"[:63]
+
+    # --- background streams ---------------------------------------------------------------------
+
+    def _background(
+        self, stream: Stream, level: Level
+    ) -> tuple[StreamFigures, list[pgbench.Process]]:
+        figures, processes = self._start(stream, level)
+        wanted = figures.clients
+        deadline = time.monotonic() + ESTABLISH_BASE_S + wanted * ESTABLISH_PER_CONNECTION_S
+        established = 0
+        while time.monotonic() < deadline:
+            established = self._connections(stream)
+            if established >= wanted or any(p.popen.poll() is not None for p in processes):
+                break
+            time.sleep(0.5)
+        figures.established = established
+        if established < wanted:
+            figures.problems.append(
+                f"background stream {stream.name} had {established} of {wanted} connections "
+                "open when the measurement began"
+            )
+        return figures, processes
+
+    def _connections(self, stream: Stream) -> int:
+        app = self._app(stream).replace("'", "''")
+        try:
+            out = self.cluster.sql(
+                # Stream names are validated (letters, digits, . _ : @ -) and quotes doubled.
+                f"SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}'",  # noqa: S608
+                timeout=30,
+            )
+        except ClusterError:
+            return 0
+        return int(out.strip() or 0)
+
+    def _stop_background(
+        self, background: list[tuple[StreamFigures, list[pgbench.Process]]]
+    ) -> None:
+        for figures, processes in background:
+            for process in processes:
+                if process.popen.poll() is not None:
+                    done = process.wait(timeout_s=5)
+                    figures.problems.append(
+                        f"background stream {figures.stream.name} ended before the measurement "
+                        f"did (exit {done.returncode}): "
+                        + " / ".join(done.output.strip().splitlines()[-3:])
+                    )
+                    continue
+                process.stop()
+                figures.raw.append(process.wait(timeout_s=10).output)
+        if background:
+            self._terminate_backends()
+
+    def _terminate_backends(self) -> None:
+        """End the server backends of stopped background streams, and wait until they are gone."""
+        query = (
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "WHERE application_name LIKE 'benchhub-background-%'"
+        )
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            try:
+                if int(self.cluster.sql(query, timeout=30).strip() or 0) == 0:
+                    return
+            except ClusterError:
+                return
+            time.sleep(0.5)
+
+    # --- results --------------------------------------------------------------------------------
+
+    def _collect(self, figures: StreamFigures, done: pgbench.Execution) -> None:
+        figures.outputs.append(parsed_output(done))
+        header = f"### stream {figures.stream.name}: {' '.join(done.argv)}\n"
+        figures.raw.append(header + done.output if figures.stream.per_client else done.output)
+
+
+def parsed_output(done: pgbench.Execution) -> dict[str, Any]:
+    """The parser's view of one pgbench execution; one it cannot read, or that the agent
+    stopped, is aborted with its last lines as errors."""
+    try:
+        parsed = parse_run_output(done.output).to_dict()
+    except PgbenchParseError as exc:
+        parsed = {
+            "aborted": True,
+            "errors": [
+                f"pgbench exited {done.returncode}: {exc}",
+                *done.output.strip().splitlines()[-5:],
+            ],
+        }
+    if done.stopped:
+        parsed["aborted"] = True
+        parsed.setdefault("errors", []).append("stopped by the agent's watchdog")
+    return parsed

@@ -1,0 +1,263 @@
+"""Streams: the pgbench processes of one measurement, and how their figures combine.
+
+A workload without `streams` is one measured stream of its own builtin or scripts, run as one
+pgbench process, exactly as before streams existed. A workload with streams runs them at once:
+- a *measured* stream counts toward the level's figure (the workload's `combine`: the sum of the
+  measured streams' tps, or the one measured stream's);
+- a *background* stream (E2's idle connections in `pg_sleep`) is started first, the measurement
+  waits until its connections are open, and it is stopped when the measured streams end; its own
+  figures are not a measurement, only how many connections it held (`established`);
+- a *per-client* stream is N single-client processes (`-c 1 -j 1`), one per client of the level,
+  `{n}` in its scripts standing for the process number (E1's one table per connection), whose
+  figures are summed.
+
+Everything here is pure (plans and arithmetic); job.py runs the processes.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+# Connections the server keeps beyond the streams' own: psql for setup and checkpoints, the
+# agent's pg_stat_activity polls, and the superuser reserve.
+CONNECTION_MARGIN = 10
+DEFAULT_MAX_CONNECTIONS = 100
+# File descriptors per pgbench connection, plus a base for the agent itself and its pipes.
+FDS_BASE = 1024
+
+
+@dataclass(frozen=True)
+class Stream:
+    name: str
+    role: str
+    builtin: str
+    scripts: list[dict[str, Any]]
+    clients: int | None
+    threads: int | None
+    per_client: bool
+    rows_per_transaction: int | None
+
+    @property
+    def measured(self) -> bool:
+        return self.role == "measured"
+
+    def level_clients(self, level: int) -> int:
+        """Connections this stream opens at a client level."""
+        return self.clients if self.clients is not None else level
+
+    def processes(self, level: int) -> int:
+        return self.level_clients(level) if self.per_client else 1
+
+
+def workload_streams(workload: dict[str, Any]) -> list[Stream]:
+    """The workload's streams; without any, its own builtin or scripts as one measured stream."""
+    specs = workload.get("streams") or [
+        {
+            "name": "main",
+            "role": "measured",
+            "builtin": workload.get("builtin", ""),
+            "scripts": workload.get("scripts", []),
+        }
+    ]
+    return [
+        Stream(
+            name=spec["name"],
+            role=spec.get("role", "measured"),
+            builtin=spec.get("builtin") or "",
+            scripts=list(spec.get("scripts") or []),
+            clients=spec.get("clients"),
+            threads=spec.get("threads"),
+            per_client=bool(spec.get("per_client")),
+            rows_per_transaction=spec.get("rows_per_transaction"),
+        )
+        for spec in specs
+    ]
+
+
+def uses_builtin(workload: dict[str, Any]) -> bool:
+    """Whether any stream runs a builtin script, which needs the `pgbench -i` tables."""
+    return any(
+        stream.builtin or any(s.get("builtin") for s in stream.scripts)
+        for stream in workload_streams(workload)
+    )
+
+
+def connections_needed(workload: dict[str, Any], levels: list[int]) -> int:
+    """The most connections the streams hold at once, over every level, plus the margin."""
+    streams = workload_streams(workload)
+    peak = max(sum(s.level_clients(level) for s in streams) for level in levels)
+    return peak + CONNECTION_MARGIN
+
+
+def max_connections_for(workload: dict[str, Any], levels: list[int], requested: int | None) -> int:
+    """max_connections for the server: what the job asked for, raised to what the streams need."""
+    return max(requested or DEFAULT_MAX_CONNECTIONS, connections_needed(workload, levels))
+
+
+def nofile_needed(workload: dict[str, Any], levels: list[int]) -> int:
+    """Open files the agent and its pgbench children need: one per connection and pipe."""
+    streams = workload_streams(workload)
+    peak = max(
+        sum(s.level_clients(level) + 2 * s.processes(level) for s in streams) for level in levels
+    )
+    return peak + FDS_BASE
+
+
+def substitute(text: str, **values: int) -> str:
+    """Replace `{name}` placeholders; other braces (plpgsql, format()) are left alone."""
+    for name, value in values.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text
+
+
+# --- combining figures ------------------------------------------------------------------------
+
+
+@dataclass
+class StreamFigures:
+    """What a stream's processes measured, summed or pooled across them."""
+
+    stream: Stream
+    clients: int
+    threads: int | None
+    outputs: list[dict[str, Any]] = field(default_factory=list)  # parsed, one per process
+    raw: list[str] = field(default_factory=list)
+    established: int | None = None
+    problems: list[str] = field(default_factory=list)  # e.g. the background died early
+
+    @property
+    def aborted(self) -> bool:
+        if self.problems:
+            return True
+        return self.stream.measured and any(o.get("aborted") for o in self.outputs)
+
+    def tps(self) -> float | None:
+        return _sum(o.get("tps") for o in self.outputs)
+
+    def transactions(self) -> int | None:
+        return _sum(o.get("transactions") for o in self.outputs)
+
+    def failed(self) -> int | None:
+        return _sum(o.get("failed_transactions") for o in self.outputs)
+
+    def latency(self) -> tuple[float | None, float | None]:
+        return pooled_latency(self.outputs)
+
+    def to_payload(self) -> dict[str, Any]:
+        """The stream's entry in the result upload (docs/runner-api.md)."""
+        measured = self.stream.measured
+        tps = self.tps() if measured and not self.aborted else None
+        latency, stddev = self.latency() if measured else (None, None)
+        rows = self.stream.rows_per_transaction
+        errors = [*self.problems]
+        for output in self.outputs:
+            errors.extend(str(e) for e in output.get("errors", []) if measured)
+        return {
+            "name": self.stream.name,
+            "role": self.stream.role,
+            "processes": max(1, len(self.outputs)),
+            "clients": self.clients,
+            "threads": self.threads,
+            "tps": tps,
+            "transactions": self.transactions() if measured else None,
+            "failed_transactions": self.failed() if measured else None,
+            "latency_avg_ms": latency,
+            "latency_stddev_ms": stddev,
+            "rows_per_transaction": rows,
+            "rows_per_s": tps * rows if tps is not None and rows else None,
+            "established": self.established,
+            "aborted": self.aborted,
+            "errors": errors[:1000],
+            "raw_output": "".join(self.raw)[-5_000_000:],
+        }
+
+
+def _sum(values: Any) -> Any:
+    numbers = list(values)
+    if not numbers or any(v is None for v in numbers):
+        return None
+    return sum(numbers)
+
+
+def pooled_latency(outputs: list[dict[str, Any]]) -> tuple[float | None, float | None]:
+    """Mean latency over all transactions of several processes, and the pooled stddev (ms).
+
+    Each process's mean is weighted by its transactions; the pooled variance adds each process's
+    spread around the overall mean, so one slow process shows in the stddev.
+    """
+    if len(outputs) == 1:
+        return outputs[0].get("latency_avg_ms"), outputs[0].get("latency_stddev_ms")
+    parts = [
+        (o.get("transactions"), o.get("latency_avg_ms"), o.get("latency_stddev_ms"))
+        for o in outputs
+    ]
+    if not parts or any(n is None or m is None for n, m, _ in parts):
+        return None, None
+    total = sum(n for n, _, _ in parts)
+    if total == 0:
+        return None, None
+    mean = sum(n * m for n, m, _ in parts) / total
+    if any(s is None for _, _, s in parts):
+        return mean, None
+    variance = sum(n * (s * s + (m - mean) ** 2) for n, m, s in parts) / total
+    return mean, math.sqrt(variance)
+
+
+def combined_progress(outputs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Per-interval progress over several processes: tps summed, latency weighted by tps.
+
+    Only the intervals every process reported are kept, so a sum never lacks a process.
+    """
+    if len(outputs) == 1:
+        return list(outputs[0].get("progress", []))
+    by_t: dict[float, list[dict[str, Any]]] = {}
+    for output in outputs:
+        for line in output.get("progress", []):
+            if line.get("t") is not None:
+                by_t.setdefault(line["t"], []).append(line)
+    samples = []
+    for t in sorted(by_t):
+        lines = by_t[t]
+        if len(lines) != len(outputs) or any(p.get("tps") is None for p in lines):
+            continue
+        tps = sum(p["tps"] for p in lines)
+        weighted = [(p["tps"], p.get("latency_ms")) for p in lines]
+        latency = (
+            sum(w * lat for w, lat in weighted) / tps
+            if tps > 0 and all(lat is not None for _, lat in weighted)
+            else None
+        )
+        samples.append({"t": t, "tps": tps, "latency_ms": latency})
+    return samples
+
+
+def level_figures(streams: list[StreamFigures], *, combine: str) -> dict[str, Any]:
+    """The level's own figures (a parsed-output-like dict) from its streams' figures."""
+    measured = [s for s in streams if s.stream.measured]
+    outputs = [o for s in measured for o in s.outputs]
+    problems = [p for s in streams for p in s.problems]
+    errors = [*problems, *(str(e) for o in outputs for e in o.get("errors", []))]
+    aborted = bool(problems) or any(o.get("aborted") for o in outputs)
+    tps = measured[0].tps() if combine == "measured" else _sum(s.tps() for s in measured)
+    latency, stddev = pooled_latency(outputs) if outputs else (None, None)
+    single = outputs[0] if len(outputs) == 1 else {}
+    return {
+        "tps": tps,
+        "tps_including_connections": single.get("tps_including_connections"),
+        "initial_connection_time_ms": single.get("initial_connection_time_ms"),
+        "transactions": _sum(o.get("transactions") for o in outputs),
+        "failed_transactions": _sum(o.get("failed_transactions") for o in outputs),
+        "skipped_transactions": single.get("skipped_transactions"),
+        "retried_transactions": single.get("retried_transactions"),
+        "latency_avg_ms": latency,
+        "latency_stddev_ms": stddev,
+        "threads": single.get("threads"),
+        "aborted": aborted,
+        "errors": errors,
+        "progress": combined_progress(outputs) if outputs else [],
+        # With several processes, the statement latencies of the first are representative
+        # (they run the same scripts); every process's own output is in its stream's raw output.
+        "statements": outputs[0].get("statements", []) if outputs else [],
+    }

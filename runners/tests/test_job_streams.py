@@ -1,0 +1,122 @@
+"""Multi-stream jobs run for real: JobRunner against the system PostgreSQL 15, no server needed.
+
+Covers what the published experiments ask of the agent: idle connections held in the background
+while a stream is measured (E2), one single-client pgbench per table (E1 W5/W6), per-level setup,
+and max_connections raised to what the streams need.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import pytest
+from conftest import SYSTEM_BINDIR
+
+from benchhub_runner.config import Config
+from benchhub_runner.job import JobRunner
+
+pytestmark = pytest.mark.skipif(
+    not (SYSTEM_BINDIR / "postgres").exists(), reason="needs PostgreSQL 15"
+)
+
+IDLE = 120  # more than the default max_connections of 100, so the agent must raise it
+
+
+def run_job(work_dir: Path, **job: object) -> dict:
+    config = Config(
+        server="http://127.0.0.1:9",
+        token="unused",
+        host="test-host",
+        work_dir=work_dir,
+        client_bindir=SYSTEM_BINDIR,
+        installations={"15": SYSTEM_BINDIR},
+        allow_download=False,
+        job_timeout_s=600,
+    )
+    spec = {"id": 1, "attempt": 1, "versions": ["15"], "repeats": 1, "duration_s": 2.0, **job}
+    runner = JobRunner(job=spec, config=config, stop=threading.Event(), report=lambda p: None)
+    try:
+        (payload,) = runner.execute()
+    finally:
+        runner.cleanup()
+    return payload
+
+
+def test_it_measures_beside_idle_connections_and_raises_max_connections(open_workdir):
+    workload = {
+        "name": "idle-test",
+        "streams": [
+            {
+                "name": "idle",
+                "role": "background",
+                "clients": IDLE,
+                "threads": 2,
+                "scripts": [{"name": "idle", "weight": 1, "body": "SELECT pg_sleep(2000);"}],
+            },
+            {"name": "select-only", "role": "measured", "builtin": "select-only"},
+        ],
+        "combine": "measured",
+        "query_mode": "prepared",
+        "progress_s": 1,
+    }
+    payload = run_job(open_workdir, workload=workload, scale=1, clients=[1, 2])
+
+    assert payload["client_limits"]["max_connections"] == IDLE + 2 + 10
+    assert payload["configuration"]["settings"]["max_connections"] == str(IDLE + 12)
+    assert payload["client_limits"]["nofile_soft"] >= IDLE + 1024
+    assert payload["init"]["timings"]["total"] > 0
+    for result in payload["results"]:
+        idle, measured = result["streams"]
+        # The second level found every slot again: the first level's sleepers were ended.
+        assert (idle["role"], idle["established"], idle["aborted"]) == ("background", IDLE, False)
+        assert idle["tps"] is None
+        assert measured["clients"] == result["clients"]
+        assert not result["aborted"], result["errors"]
+        assert result["tps"] == measured["tps"] > 0
+        assert result["progress"]
+
+
+def test_it_runs_one_single_client_pgbench_per_table_and_sums_them(open_workdir):
+    ddl = "CREATE TABLE test%s (id bigserial, crt_time timestamptz)"
+    workload = {
+        "name": "per-table-test",
+        "setup": [
+            "DO $$ BEGIN FOR i IN 1..{max_clients} LOOP "
+            f"EXECUTE format('{ddl}', i); END LOOP; END $$"
+        ],
+        "level_setup": [
+            "DO $$ BEGIN FOR i IN 1..{clients} LOOP "
+            "EXECUTE format('TRUNCATE test%s', i); END LOOP; END $$"
+        ],
+        "streams": [
+            {
+                "name": "tables",
+                "role": "measured",
+                "per_client": True,
+                "rows_per_transaction": 1,
+                "scripts": [
+                    {
+                        "name": "insert",
+                        "weight": 1,
+                        "body": "INSERT INTO test{n} (crt_time) VALUES (now());",
+                    }
+                ],
+            }
+        ],
+        "combine": "sum",
+        "query_mode": "prepared",
+    }
+    payload = run_job(open_workdir, workload=workload, scale=None, clients=[1, 3])
+
+    by_level = {r["clients"]: r for r in payload["results"]}
+    three = by_level[3]
+    (stream,) = three["streams"]
+    assert not three["aborted"], three["errors"]
+    assert (stream["processes"], stream["clients"], stream["threads"]) == (3, 3, 1)
+    assert three["tps"] == pytest.approx(stream["tps"])
+    assert stream["rows_per_s"] == pytest.approx(stream["tps"])
+    assert three["raw_output"].count("### stream tables:") == 3
+    for n in (1, 2, 3):
+        assert f"script-tables-1-{n}.sql" in three["raw_output"]
+    assert payload["init"]["output"] == ""  # no builtin, so no pgbench -i
