@@ -8,11 +8,12 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 STACK := $(BIN)/python scripts/stack.py
 
-.PHONY: help install browser up test test-slow test-all lint check stop clean runner-token \
+.PHONY: help install browser up demo test test-slow test-all lint check stop clean runner-token \
 	backup restore
 
 help:
 	@echo "make up        start BenchHub (gunicorn, Celery worker and beat) on http://127.0.0.1:8000"
+	@echo "make demo      make up, plus a local agent comparing PostgreSQL 13 with 14 for real"
 	@echo "make test      run the test suite (fast tests)"
 	@echo "make test-all  run the full suite, slow end-to-end tests included"
 	@echo "make runner-token HOST=name   issue a token for the agent on host 'name'"
@@ -41,6 +42,10 @@ install: $(STAMP)
 
 up: $(STAMP)
 	$(STACK) up
+
+# make up, plus a local agent running a real 13-against-14 comparison (README: Demo).
+demo: $(STAMP)
+	$(STACK) demo
 
 test: $(STAMP) browser
 	$(STACK) exec -- $(BIN)/pytest -m "not slow" $(PYTEST_ARGS)

@@ -4,6 +4,7 @@ Commands (run with the venv's python, stdlib only):
 
     stack.py up                 services, migrate, collectstatic, ensure_admin, gunicorn, celery
                                 worker and beat
+    stack.py demo               as up, plus a local agent and the demo jobs (scripts/demo.py)
     stack.py exec -- CMD ...    services, run CMD with DATABASE_URL/REDIS_URL, exit with its code
     stack.py start|stop|status  for developers: keep the services running in the background
 
@@ -745,14 +746,17 @@ def http_answers(port: int) -> bool:
     return True
 
 
-def supervise(layout: Layout, env: dict[str, str], port: int) -> int:
-    """Run the web children until one dies (exit 1) or we get SIGINT/SIGTERM (exit 0)."""
+def supervise(
+    layout: Layout, env: dict[str, str], port: int, extra: dict[str, list[str]] | None = None
+) -> int:
+    """Run the web children (and `extra` ones) until one dies (exit 1) or we get SIGINT/SIGTERM
+    (exit 0)."""
     lock = threading.Lock()
     procs: dict[str, subprocess.Popen[bytes]] = {}
     pumps: list[threading.Thread] = []
     env = {**env, "PYTHONUNBUFFERED": "1"}  # lines reach the terminal as they are written
     try:
-        for name, argv in web_children(layout, port).items():
+        for name, argv in {**web_children(layout, port), **(extra or {})}.items():
             # Own process groups: Ctrl-C reaches only us, and we stop the children in order.
             proc = subprocess.Popen(
                 argv, env=env, cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -799,7 +803,8 @@ def port_free(port: int) -> bool:
     return True
 
 
-def run_up(layout: Layout) -> int:
+def run_up(layout: Layout, *, demo: bool = False) -> int:
+    """Serve BenchHub; with `demo`, also queue the demo jobs and run a local agent for them."""
     port = env_port("BENCHHUB_PORT", 8000)
     if not port_free(port):
         raise StackError(f"port {port} is taken by another program; set BENCHHUB_PORT")
@@ -807,7 +812,13 @@ def run_up(layout: Layout) -> int:
         manage(env, "migrate", "--noinput")
         manage(env, "collectstatic", "--noinput", "-v0")
         manage(env, "ensure_admin")
-        return supervise(layout, env, port)
+        extra = {}
+        if demo:
+            extra["agent"] = [
+                str(VENV_BIN / "python"), "scripts/demo.py",
+                "--port", str(port), "--work-dir", str(layout.var / "agent"),
+            ]  # fmt: skip
+        return supervise(layout, env, port, extra)
 
 
 # --- developer commands ------------------------------------------------------------------------
@@ -854,6 +865,7 @@ def main(argv: list[str]) -> int:
     signals_raise()
     commands: dict[str, Callable[[], int]] = {
         "up": lambda: run_up(layout),
+        "demo": lambda: run_up(layout, demo=True),
         "exec": lambda: run_exec(layout, args),
         "start": lambda: run_start(layout),
         "stop": lambda: run_stop(layout),
