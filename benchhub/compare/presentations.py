@@ -12,7 +12,7 @@ never count, and runs marked invalid were left out by the comparison's selector.
 from __future__ import annotations
 
 import statistics as stats
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from django.db import connection
@@ -255,25 +255,20 @@ class ConnectionsCell:
 
 @dataclass
 class ConnectionsRow:
+    """`idle` is the connections held idle when every version held the same number (else
+    None, and each cell has its own); `connections` = idle + measured clients."""
+
     workload: str
     clients: int
     cells: list[ConnectionsCell | None]
+    idle: int | None = None
+    connections: int | None = None
 
-    @property
-    def idle_values(self) -> list[int | None]:
-        return sorted(
-            {c.idle for c in self.cells if c is not None}, key=lambda v: (v is None, v or 0)
-        )
-
-    @property
-    def idle(self) -> int | None:
-        """The idle connections held, when every version held the same number."""
-        values = self.idle_values
-        return values[0] if len(values) == 1 else None
-
-    @property
-    def connections(self) -> int | None:
-        return None if self.idle is None else self.idle + self.clients
+    def __post_init__(self) -> None:
+        held = {c.idle for c in self.cells if c is not None}
+        if len(held) == 1 and None not in held:
+            self.idle = held.pop()
+            self.connections = self.idle + self.clients
 
 
 @dataclass
@@ -542,6 +537,14 @@ def presentation_of(comparisons: list[Comparison]) -> str:
         if comparison.series:
             return comparison.series[0].run.workload.presentation
     return Workload.Presentation.SWEEP
+
+
+def presentation_data(comparisons: list[Comparison]) -> dict[str, Any]:
+    """presentation_tables as JSON-ready data (the compare API's "presentation" key)."""
+    return {
+        name: value if isinstance(value, str) else asdict(value)
+        for name, value in presentation_tables(comparisons).items()
+    }
 
 
 def presentation_tables(comparisons: list[Comparison]) -> dict[str, Any]:
