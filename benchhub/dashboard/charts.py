@@ -204,7 +204,7 @@ def progress_figure(progress: Progress, *, title: str) -> dict[str, Any]:
             },
             "legend": {"orientation": "h", "y": -0.2},
             "margin": {"l": 70, "r": 20, "t": 50, "b": 90},
-            "height": 400,
+            "height": 440,
             "hovermode": "x unified",
         },
         "config": _config("benchhub-progress"),
