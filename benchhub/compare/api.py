@@ -11,6 +11,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
+from benchhub.compare.presentations import presentation_data
 from benchhub.compare.selectors import ComparisonError, comparison_get
 from benchhub.compare.serializers import CompareQuerySerializer, query_params
 from benchhub.compare.tables import comparison_csv, comparison_data
@@ -32,7 +33,9 @@ class CsvRenderer(renderers.BaseRenderer):
 class CompareView(APIView):
     """The comparison of versions (or runs) of a workload on a host: per client level each
     version's median tps, change against the baseline (the first) in percent and whether it is
-    beyond the run-to-run spread; each version's peak; the differences between the runs."""
+    beyond the run-to-run spread; each version's peak; the differences between the runs; and
+    under "presentation" the tables of the workload's presentation (an improvement table,
+    each stream's figures, connections against tps, or tps with the OS evidence)."""
 
     renderer_classes = [renderers.JSONRenderer, CsvRenderer]
 
@@ -50,4 +53,6 @@ class CompareView(APIView):
             response = Response(comparison_csv(comparison))
             response["Content-Disposition"] = 'attachment; filename="benchhub-compare.csv"'
             return response
-        return Response(comparison_data(comparison))
+        data = comparison_data(comparison)
+        data["presentation"] = presentation_data([comparison] if comparison.series else [])
+        return Response(data)

@@ -75,7 +75,7 @@ class Comparison:
         return self.series[0] if self.series else None
 
 
-def _runs(include_invalid: bool):
+def runs_compared(include_invalid: bool):
     runs = Run.objects.select_related(*RUN_RELATIONS).defer(*RUN_DEFERRED)
     return runs if include_invalid else runs.filter(invalid=False)
 
@@ -86,7 +86,7 @@ def _runs_for_versions(
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
         raise ComparisonError("host", f"No host named {host!r}.")
-    runs = _runs(include_invalid).filter(
+    runs = runs_compared(include_invalid).filter(
         workload__name=workload, build__version__in=versions, aggregated_at__isnull=False
     )
     if same_hardware and chosen.current_facts is not None:
@@ -100,7 +100,7 @@ def _runs_for_versions(
 
 
 def _runs_by_uuid(*, uuids: list[uuid.UUID], include_invalid: bool) -> list[Run]:
-    by_uuid = {run.uuid: run for run in _runs(include_invalid).filter(uuid__in=uuids)}
+    by_uuid = {run.uuid: run for run in runs_compared(include_invalid).filter(uuid__in=uuids)}
     return [by_uuid[u] for u in uuids if u in by_uuid]
 
 
@@ -148,10 +148,16 @@ def comparison_get(
     return _comparison(chosen, missing=[w for w in wanted if w not in found])
 
 
-def _comparison(runs: list[Run], *, missing: list[str]) -> Comparison:
+def run_levels(runs: list[Run]) -> dict[int, dict[int, LevelAggregate]]:
+    """Each run's aggregates by client count, in one query: run id -> clients -> aggregate."""
     levels: dict[int, dict[int, LevelAggregate]] = {run.id: {} for run in runs}
     for aggregate in LevelAggregate.objects.filter(run__in=[r.id for r in runs]):
         levels[aggregate.run_id][aggregate.clients] = aggregate
+    return levels
+
+
+def run_threads(runs: list[Run]) -> dict[int, list[int]]:
+    """Each run's fewest and most pgbench threads (one value when they agree), in one query."""
     threads: dict[int, list[int]] = {run.id: [] for run in runs}
     rows = (
         Result.objects.filter(run__in=[r.id for r in runs], threads__isnull=False)
@@ -161,6 +167,18 @@ def _comparison(runs: list[Run], *, missing: list[str]) -> Comparison:
     )
     for row in rows:
         threads[row["run_id"]] = sorted({row["low"], row["high"]})
+    return threads
+
+
+def comparison_build(
+    runs: list[Run],
+    *,
+    missing: list[str],
+    levels: dict[int, dict[int, LevelAggregate]],
+    threads: dict[int, list[int]],
+) -> Comparison:
+    """A Comparison of `runs` (baseline first) from aggregates and threads already read
+    (run_levels, run_threads), so several comparisons can share their queries."""
     series = [
         Series(label=label, run=run, levels=levels[run.id], threads=threads[run.id])
         for label, run in zip(_labels(runs), runs, strict=True)
@@ -168,6 +186,12 @@ def _comparison(runs: list[Run], *, missing: list[str]) -> Comparison:
     clients = sorted({c for s in series for c in s.levels})
     return Comparison(
         series=series, differences=differences(series), missing=missing, clients=clients
+    )
+
+
+def _comparison(runs: list[Run], *, missing: list[str]) -> Comparison:
+    return comparison_build(
+        runs, missing=missing, levels=run_levels(runs), threads=run_threads(runs)
     )
 
 

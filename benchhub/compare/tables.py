@@ -107,11 +107,22 @@ def measured_on(run: Run) -> str:
 
 
 def captions(comparison: Comparison) -> list[str]:
-    """One caption when every series was measured on the same; else one per series."""
-    lines = [(s.label, measured_on(s.run)) for s in comparison.series]
+    """One caption when every series was measured on the same; else one per setting."""
+    return series_captions([(s.label, s.run) for s in comparison.series])
+
+
+def series_captions(labelled: list[tuple[str, Run]]) -> list[str]:
+    """One caption when every (label, run) was measured on the same; else one per distinct
+    setting, naming the runs measured on it."""
+    lines = [(label, measured_on(run)) for label, run in labelled]
+    if not lines:
+        return []
     if len({text for _, text in lines}) == 1:
         return [f"Measured on {lines[0][1]}."]
-    return [f"{label} measured on {text}." for label, text in lines]
+    grouped: dict[str, list[str]] = {}
+    for label, text in lines:
+        grouped.setdefault(text, []).append(label)
+    return [f"{', '.join(labels)} measured on {text}." for text, labels in grouped.items()]
 
 
 def _label(series: Series) -> str:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from benchhub.compare.presentations import Progress
 from benchhub.compare.selectors import Comparison, History, Series
 
 PALETTE = [
@@ -172,4 +173,39 @@ def history_figure(history: History, *, title: str) -> dict[str, Any]:
             "height": 440,
         },
         "config": _config("benchhub-history"),
+    }
+
+
+def progress_figure(progress: Progress, *, title: str) -> dict[str, Any]:
+    """tps per `-P` interval over the run at one level, one line per version (the repeat
+    named in the legend)."""
+    data = []
+    for index, line in enumerate(progress.lines):
+        color = PALETTE[index % len(PALETTE)]
+        data.append(
+            {
+                "type": "scatter",
+                "mode": "lines+markers",
+                "name": f"{line.label} (repeat {line.repeat})",
+                "x": line.t,
+                "y": line.tps,
+                "line": {"color": color},
+                "marker": {"color": color, "size": 5},
+            }
+        )
+    return {
+        "data": data,
+        "layout": {
+            "title": {"text": title},
+            "xaxis": {"title": {"text": "seconds into the measurement"}, "rangemode": "tozero"},
+            "yaxis": {
+                "title": {"text": f"tps per {progress.interval_s} s interval"},
+                "rangemode": "tozero",
+            },
+            "legend": {"orientation": "h", "y": -0.2},
+            "margin": {"l": 70, "r": 20, "t": 50, "b": 90},
+            "height": 440,
+            "hovermode": "x unified",
+        },
+        "config": _config("benchhub-progress"),
     }

@@ -1,7 +1,14 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from benchhub.dashboard import views, views_compare, views_jobs, views_review, views_runs
+from benchhub.dashboard import (
+    views,
+    views_compare,
+    views_experiments,
+    views_jobs,
+    views_review,
+    views_runs,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -11,6 +18,12 @@ urlpatterns = [
     path("import/summary/", views_runs.import_summary, name="import-summary"),
     path("compare/", views_compare.compare, name="compare"),
     path("history/", views_compare.history, name="history"),
+    path("experiments/", views_experiments.experiment_list, name="experiments"),
+    path(
+        "experiments/<slug:experiment_id>/",
+        views_experiments.experiment_detail,
+        name="experiment",
+    ),
     path("jobs/", views_jobs.job_list, name="jobs"),
     path("jobs/new/", views_jobs.job_new, name="job-new"),
     path("jobs/<int:job_id>/", views_jobs.job_detail, name="job"),

@@ -20,6 +20,7 @@ from benchhub.compare.tables import (
     measured_on,
 )
 from benchhub.dashboard import charts
+from benchhub.dashboard.views_experiments import presentation_context
 
 
 def _selection_title(comparison, workload: str | None, host: str | None) -> str:
@@ -45,14 +46,23 @@ def compare(request: HttpRequest) -> HttpResponse:
             except ComparisonError as exc:
                 context["errors"] = {exc.parameter: [str(exc)]}
             else:
-                context.update(_comparison_context(comparison, query.validated_data))
+                context.update(
+                    _comparison_context(comparison, query.validated_data, level=_level(request))
+                )
         else:
             context["errors"] = flatten_errors(query.errors)
     _form_context(context, params)
     return render(request, "dashboard/compare.html", context)
 
 
-def _comparison_context(comparison, data: dict) -> dict:
+def _level(request: HttpRequest) -> int | None:
+    try:
+        return int(request.GET.get("level", ""))
+    except ValueError:
+        return None
+
+
+def _comparison_context(comparison, data: dict, *, level: int | None = None) -> dict:
     if not comparison.series:
         return {"comparison": comparison}
     title = _selection_title(comparison, data.get("workload"), data.get("host"))
@@ -70,6 +80,7 @@ def _comparison_context(comparison, data: dict) -> dict:
         "permalink": permalink,
         "api_url": f"{reverse('api-compare')}?{permalink}",
         "history_query": {"host": history_host, "workload": base.workload.name},
+        **presentation_context([comparison], level=level),
     }
 
 

@@ -41,13 +41,22 @@ def host_facts(name: str = "bench-01", memory_bytes: int = 25_769_803_776) -> di
     }
 
 
-def result(clients: int, repeat: int, tps: float, *, samples: int = 2) -> dict[str, Any]:
+def result(
+    clients: int,
+    repeat: int,
+    tps: float,
+    *,
+    samples: int = 2,
+    threads: int | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
+    """One level's repeat at `tps`; `extra` adds or replaces keys (streams, telemetry, ...)."""
     latency = 1000.0 * clients / tps
     transactions = int(tps * 2)
     return {
         "clients": clients,
         "repeat": repeat,
-        "threads": clients,
+        "threads": threads or clients,
         "tps": tps,
         "transactions": transactions,
         "failed_transactions": 0,
@@ -80,7 +89,59 @@ def result(clients: int, repeat: int, tps: float, *, samples: int = 2) -> dict[s
         "raw_output": SELECT_ONLY_OUTPUT.format(
             clients=clients, transactions=transactions, latency=latency, tps=tps
         ),
+        **extra,
     }
+
+
+def stream(
+    name: str,
+    *,
+    tps: float,
+    clients: int,
+    role: str = "measured",
+    latency_ms: float = 1.0,
+    rows_per_transaction: int | None = None,
+    established: int | None = None,
+    aborted: bool = False,
+) -> dict[str, Any]:
+    """One stream of a multi-stream result, as the agent reports it."""
+    return {
+        "name": name,
+        "role": role,
+        "processes": 1,
+        "clients": clients,
+        "threads": clients,
+        "tps": tps,
+        "transactions": int(tps * 2),
+        "failed_transactions": 0,
+        "latency_avg_ms": latency_ms,
+        "latency_stddev_ms": latency_ms / 10,
+        "rows_per_transaction": rows_per_transaction,
+        "rows_per_s": tps * rows_per_transaction if rows_per_transaction else None,
+        "established": established,
+        "aborted": aborted,
+        "errors": [],
+        "raw_output": "",
+    }
+
+
+def telemetry(
+    *, iowait_pct: list[float], util_pct: float = 50.0, write_bytes_per_s: float = 1e6
+) -> list[dict[str, Any]]:
+    """Per-second OS samples, one per value of `iowait_pct`."""
+    return [
+        {
+            "t": float(t),
+            "cpu_user_pct": 20.0,
+            "cpu_system_pct": 5.0,
+            "cpu_iowait_pct": iowait,
+            "cpu_idle_pct": max(75.0 - iowait, 0.0),
+            "disk_util_pct": util_pct,
+            "disk_write_bytes_per_s": write_bytes_per_s,
+            "disk_device": "nvme0n1",
+        }
+        for t, iowait in enumerate(iowait_pct, 1)
+    ]
 
 
 def run_payload(

@@ -38,3 +38,24 @@ def upload(
     run = Run.objects.get(uuid=payload["run_uuid"])
     run_aggregate(run_id=run.id)
     return run
+
+
+def upload_results(
+    agent: Any, *, version: str, results: list[dict[str, Any]], **overrides: Any
+) -> Run:
+    """One run of `version` with these results (testing.payloads.result), aggregated."""
+    payload = run_payload(
+        version=version,
+        host=agent.host_name,
+        clients=tuple(sorted({r["clients"] for r in results})),
+        repeats=max(r["repeat"] for r in results),
+        **overrides,
+    )
+    payload["results"] = results
+    response = agent.client.post(
+        "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
+    )
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(uuid=payload["run_uuid"])
+    run_aggregate(run_id=run.id)
+    return run

@@ -1,0 +1,252 @@
+"""The five published experiments (docs: /work/shared/WORKLOADS.md) and the reads behind their
+pages: which catalog workloads make each one, what has been run of them, and the runs of one
+experiment on one host for the chosen versions.
+
+An experiment is a list of catalog ids (workloads.catalog); every workload made from one of
+them, whatever its size parameters, belongs to the experiment. `experiment_get` returns one
+Comparison per such workload, built with a fixed number of queries whatever the number of
+workloads or versions: runs, aggregates, threads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from benchhub.compare.selectors import (
+    MAX_COMPARED,
+    Comparison,
+    ComparisonError,
+    Difference,
+    Series,
+    comparison_build,
+    differences,
+    run_levels,
+    run_threads,
+    runs_compared,
+)
+from benchhub.hosts.models import Host
+from benchhub.results.models import Run
+from benchhub.workloads.models import Workload
+
+MAX_EXPERIMENT_RUNS = 300
+MAX_INDEX_ROWS = 2000
+
+
+@dataclass(frozen=True)
+class Experiment:
+    id: str
+    title: str
+    description: str
+    catalog_entries: tuple[str, ...]
+    presentation: str
+
+
+EXPERIMENTS: tuple[Experiment, ...] = (
+    Experiment(
+        id="e1",
+        title="E1. A major version against the previous one, six workloads",
+        description=(
+            "Primary-key lookup and update, single-row and 400-row inserts, and the same "
+            "inserts with one table per connection, swept over client counts with "
+            "threads = clients on a tuned host whose data fits in RAM."
+        ),
+        catalog_entries=(
+            "e1-pk-lookup",
+            "e1-pk-update",
+            "e1-insert",
+            "e1-batch-insert",
+            "e1-insert-per-table",
+            "e1-batch-insert-per-table",
+        ),
+        presentation=Workload.Presentation.SWEEP,
+    ),
+    Experiment(
+        id="e2",
+        title="E2. The cost of idle connections",
+        description=(
+            "A prepared select-only load of 128 clients measured while thousands of other "
+            "connections sit idle in pg_sleep, and a sweep up to 10000 clients with no idle "
+            "ones; max_connections raised, everything else default."
+        ),
+        catalog_entries=("e2-idle-connections", "e2-connection-sweep"),
+        presentation=Workload.Presentation.CONNECTIONS,
+    ),
+    Experiment(
+        id="e3",
+        title="E3. Random UUID keys against sequential keys",
+        description=(
+            "Inserts into tables keyed by uuid, text or int8, empty or prefilled, with several "
+            "key storage modes and without an index, while the OS shows where the time goes: "
+            "CPU iowait and the devices' utilisation and write rate."
+        ),
+        catalog_entries=("e3-key-insert",),
+        presentation=Workload.Presentation.EVIDENCE,
+    ),
+    Experiment(
+        id="e4",
+        title="E4. Write and consume at the same time",
+        description=(
+            "Two pgbench streams at once on a partitioned heap: a writer inserting batches and "
+            "a consumer deleting them; each stream's rows per second (tps x batch size) and "
+            "latency."
+        ),
+        catalog_entries=("e4-write-consume",),
+        presentation=Workload.Presentation.STREAMS,
+    ),
+    Experiment(
+        id="e5",
+        title="E5. A development snapshot against the previous major",
+        description=(
+            "Read-only and tpcb-like pgbench at 52 to 5000 connections with threads capped as "
+            "published (e.g. 208 clients on 104 threads), reported as old tps, new tps and "
+            "the improvement in percent."
+        ),
+        catalog_entries=("e5-read-only", "e5-tpcb-like"),
+        presentation=Workload.Presentation.IMPROVEMENT,
+    ),
+)
+
+BY_ID = {e.id: e for e in EXPERIMENTS}
+
+
+def experiment_of(catalog_entry: str) -> Experiment | None:
+    return next((e for e in EXPERIMENTS if catalog_entry in e.catalog_entries), None)
+
+
+def model_name(workload: Workload) -> str:
+    """What the published tables call a workload: the catalog id without its experiment
+    prefix (e5-read-only -> read-only), else the builtin, else the name."""
+    match = re.fullmatch(r"e\d-(.+)", workload.catalog_entry or "")
+    if match:
+        return match.group(1)
+    return workload.builtin or workload.name
+
+
+@dataclass
+class Ran:
+    """What has been run of one experiment on one host: its versions (in version order) and
+    the workloads by name."""
+
+    host: str
+    versions: list[str]
+    workloads: list[str]
+
+
+def experiment_index() -> dict[str, list[Ran]]:
+    """Experiment id -> the hosts with valid aggregated runs of its workloads. One query."""
+    entries = {entry: e.id for e in EXPERIMENTS for entry in e.catalog_entries}
+    rows = (
+        Run.objects.filter(
+            invalid=False, aggregated_at__isnull=False, workload__catalog_entry__in=entries
+        )
+        .values_list("workload__catalog_entry", "host__name", "build__version", "workload__name")
+        .order_by("host__name", "build__sort_key", "build__version", "workload__name")
+        .distinct()[:MAX_INDEX_ROWS]
+    )
+    found: dict[str, dict[str, Ran]] = {e.id: {} for e in EXPERIMENTS}
+    for entry, host, version, workload in rows:
+        ran = found[entries[entry]].setdefault(host, Ran(host=host, versions=[], workloads=[]))
+        if version not in ran.versions:
+            ran.versions.append(version)
+        if workload not in ran.workloads:
+            ran.workloads.append(workload)
+    return {key: list(hosts.values()) for key, hosts in found.items()}
+
+
+@dataclass
+class ExperimentResults:
+    """One experiment on one host: a Comparison per workload (catalog order, then name), each
+    with the versions asked for in order (the first is the baseline)."""
+
+    experiment: Experiment
+    host: Host
+    versions: list[str]
+    comparisons: list[Comparison]
+    missing: list[str]
+    differences: list[Difference] = field(default_factory=list)
+
+    @property
+    def series(self) -> list[Series]:
+        return [s for c in self.comparisons for s in c.series]
+
+
+def experiment_get(
+    *, experiment: str, host: str, versions: list[str], include_invalid: bool = False
+) -> ExperimentResults:
+    """The newest aggregated run of each (workload of the experiment, version) on `host`,
+    leaving out runs marked invalid unless asked; four queries (host, runs, aggregates,
+    threads). `differences` compares every run shown, labelled "workload · version", in all
+    aspects but the workload itself, which is meant to vary across an experiment.
+
+    Raises ComparisonError naming the parameter at fault.
+    """
+    chosen_experiment = BY_ID.get(experiment)
+    if chosen_experiment is None:
+        raise ComparisonError("experiment", f"No experiment {experiment!r}.")
+    if not versions:
+        raise ComparisonError("versions", "versions is required.")
+    chosen = Host.objects.filter(name=host).first()
+    if chosen is None:
+        raise ComparisonError("host", f"No host named {host!r}.")
+    versions = versions[:MAX_COMPARED]
+    runs = list(
+        runs_compared(include_invalid)
+        .filter(
+            host=chosen,
+            workload__catalog_entry__in=chosen_experiment.catalog_entries,
+            build__version__in=versions,
+            aggregated_at__isnull=False,
+        )
+        # DISTINCT ON keeps the newest run of each (workload, version), as ORDER BY puts it first.
+        .order_by("workload_id", "build__version", "-started_at", "-id")
+        .distinct("workload_id", "build__version")[:MAX_EXPERIMENT_RUNS]
+    )
+    levels, threads = run_levels(runs), run_threads(runs)
+    comparisons = [
+        comparison_build(
+            group,
+            missing=[v for v in versions if v not in {r.build.version for r in group}],
+            levels=levels,
+            threads=threads,
+        )
+        for group in _by_workload(runs, versions, chosen_experiment.catalog_entries)
+    ]
+    found = {r.build.version for r in runs}
+    return ExperimentResults(
+        experiment=chosen_experiment,
+        host=chosen,
+        versions=[v for v in versions if v in found],
+        comparisons=comparisons,
+        missing=[v for v in versions if v not in found],
+        differences=_across(comparisons),
+    )
+
+
+def _by_workload(runs: list[Run], versions: list[str], entries: tuple[str, ...]) -> list[list[Run]]:
+    groups: dict[int, list[Run]] = {}
+    for run in runs:
+        groups.setdefault(run.workload_id, []).append(run)
+    ordered = sorted(
+        groups.values(),
+        key=lambda g: (entries.index(g[0].workload.catalog_entry), g[0].workload.name),
+    )
+    return [sorted(g, key=lambda r: versions.index(r.build.version)) for g in ordered]
+
+
+def _across(comparisons: list[Comparison]) -> list[Difference]:
+    everything = [
+        Series(
+            label=f"{c.series[0].run.workload.name} · {s.label}"
+            if len(comparisons) > 1
+            else s.label,
+            run=s.run,
+            levels=s.levels,
+            threads=s.threads,
+        )
+        for c in comparisons
+        for s in c.series
+    ]
+    # The workload is what varies across an experiment; the threads stay in, as a different
+    # threads policy between versions changes what is measured.
+    return [d for d in differences(everything) if d.name != "workload"]

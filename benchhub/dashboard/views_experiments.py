@@ -1,0 +1,189 @@
+"""The Experiments pages: an index of the five published experiments with what has been run of
+them, and one page per experiment stacking every workload of it on a host for the chosen
+versions, in the presentation its authors used. The Compare page reuses `presentation_context`
+for the section of its workload's presentation."""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from benchhub.compare.experiments import (
+    BY_ID,
+    EXPERIMENTS,
+    ExperimentResults,
+    experiment_get,
+    experiment_index,
+)
+from benchhub.compare.presentations import presentation_tables, progress_lines
+from benchhub.compare.selectors import Comparison, ComparisonError
+from benchhub.compare.tables import captions, series_captions
+from benchhub.dashboard import charts
+from benchhub.workloads.models import Workload
+
+
+def experiment_list(request: HttpRequest) -> HttpResponse:
+    """GET /experiments/: each experiment, its description, the hosts and versions run."""
+    index = experiment_index()
+    rows = [
+        {
+            "experiment": e,
+            "ran": [
+                {
+                    "host": ran.host,
+                    "versions": ran.versions,
+                    "workloads": ran.workloads,
+                    "query": _query(host=ran.host, versions=ran.versions),
+                }
+                for ran in index[e.id]
+            ],
+        }
+        for e in EXPERIMENTS
+    ]
+    return render(request, "dashboard/experiments.html", {"rows": rows})
+
+
+def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
+    """GET /experiments/<id>/?host=&versions=a,b[&invalid=1][&level=n]: every workload of the
+    experiment on the host, versions in the order given (the first is the baseline). A form
+    submission with repeated `versions` is redirected to the permalink's comma form."""
+    experiment = BY_ID.get(experiment_id)
+    if experiment is None:
+        raise Http404("No such experiment.")
+    versions = _versions(request)
+    host = (request.GET.get("host") or "").strip()
+    invalid = _flag(request.GET.get("invalid"))
+    if len(request.GET.getlist("versions")) > 1:
+        query = _query(host=host, versions=versions, invalid=invalid)
+        return redirect(f"{reverse('experiment', args=[experiment.id])}?{query}")
+    ran = {r.host: r for r in experiment_index()[experiment.id]}
+    context: dict[str, Any] = {
+        "experiment": experiment,
+        "errors": {},
+        "results": None,
+        "form": _form(ran=ran, host=host, versions=versions, invalid=invalid),
+    }
+    if host or versions:
+        try:
+            results = experiment_get(
+                experiment=experiment.id, host=host, versions=versions, include_invalid=invalid
+            )
+        except ComparisonError as exc:
+            context["errors"] = {exc.parameter: [str(exc)]}
+        else:
+            context.update(_results_context(results, level=_level(request), invalid=invalid))
+    return render(request, "dashboard/experiment.html", context)
+
+
+def _results_context(results: ExperimentResults, *, level: int | None, invalid: bool) -> dict:
+    comparisons = [c for c in results.comparisons if c.series]
+    several = len(comparisons) > 1
+    labelled = [
+        (f"{c.series[0].run.workload.name} · {s.label}" if several else s.label, s.run)
+        for c in comparisons
+        for s in c.series
+    ]
+    versions = ",".join(results.versions)
+    return {
+        "results": results,
+        "captions": series_captions(labelled),
+        "permalink": _query(host=results.host.name, versions=results.versions, invalid=invalid),
+        "workloads": [
+            {
+                "name": c.series[0].run.workload.name,
+                "compare_query": urlencode(
+                    {
+                        "workload": c.series[0].run.workload.name,
+                        "host": results.host.name,
+                        "versions": versions,
+                    },
+                    safe=",",
+                ),
+            }
+            for c in comparisons
+        ],
+        **presentation_context(comparisons, level=level, sweep_charts=True),
+    }
+
+
+def presentation_context(
+    comparisons: list[Comparison], *, level: int | None = None, sweep_charts: bool = False
+) -> dict[str, Any]:
+    """The tables of the comparisons' presentation and its figures: {"tables", "figures":
+    [{"id", "title", "captions"}], "figure_data": {id: plotly figure}}. A sweep has charts
+    only when `sweep_charts` (the Compare page draws its own)."""
+    tables = presentation_tables(comparisons)
+    figures: list[dict[str, Any]] = []
+    data: dict[str, Any] = {}
+
+    def add(prefix: str, comparison: Comparison, title: str, figure: dict, note: str) -> None:
+        element = f"{prefix}-{len(figures) + 1}"
+        figures.append({"id": element, "title": title, "captions": [*captions(comparison), note]})
+        data[element] = figure
+
+    kind = tables["presentation"]
+    if kind == Workload.Presentation.SWEEP and sweep_charts:
+        for comparison in comparisons:
+            title = f"tps: {comparison.series[0].run.workload.name}"
+            add(
+                "tps",
+                comparison,
+                title,
+                charts.tps_figure(comparison, title=title),
+                "Points: median tps of the valid repeats; bars: min to max.",
+            )
+    if kind == Workload.Presentation.CONNECTIONS:
+        by_name = {c.series[0].run.workload.name: c for c in comparisons}
+        for progress in progress_lines(comparisons, level=level):
+            title = f"progress: {progress.workload}, {progress.clients} measured clients"
+            add(
+                "progress",
+                by_name[progress.workload],
+                title,
+                charts.progress_figure(progress, title=title),
+                "tps of each -P interval in the repeat whose tps is the level's median "
+                "(the lower middle one for an even number of repeats); "
+                "choose the level with &level=n.",
+            )
+    return {"tables": tables, "figures": figures, "figure_data": data}
+
+
+def _form(*, ran: dict, host: str, versions: list[str], invalid: bool) -> dict[str, Any]:
+    known = ran[host].versions if host in ran else []
+    return {
+        "host": host,
+        "hosts": list(ran),
+        "version_choices": [(v, v in versions) for v in dict.fromkeys(known + versions)],
+        "invalid": invalid,
+    }
+
+
+def _query(*, host: str, versions: list[str], invalid: bool = False) -> str:
+    params = {"host": host, "versions": ",".join(versions)}
+    if invalid:
+        params["invalid"] = "1"
+    return urlencode(params, safe=",")
+
+
+def _versions(request: HttpRequest) -> list[str]:
+    versions: list[str] = []
+    for value in request.GET.getlist("versions"):
+        for part in value.split(","):
+            if part.strip() and part.strip() not in versions:
+                versions.append(part.strip())
+    return versions
+
+
+def _level(request: HttpRequest) -> int | None:
+    try:
+        return int(request.GET.get("level", ""))
+    except ValueError:
+        return None
+
+
+def _flag(value: Any) -> bool:
+    return str(value).lower() in ("1", "true", "on", "yes")
