@@ -1,7 +1,14 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
-from benchhub.dashboard import views, views_compare, views_jobs, views_review, views_runs
+from benchhub.dashboard import (
+    views,
+    views_compare,
+    views_jobs,
+    views_review,
+    views_runs,
+    views_workloads,
+)
 
 urlpatterns = [
     path("", views.home, name="home"),
@@ -12,6 +19,7 @@ urlpatterns = [
     path("compare/", views_compare.compare, name="compare"),
     path("history/", views_compare.history, name="history"),
     path("jobs/", views_jobs.job_list, name="jobs"),
+    path("workloads/", views_workloads.workload_catalog, name="workloads"),
     path("jobs/new/", views_jobs.job_new, name="job-new"),
     path("jobs/<int:job_id>/", views_jobs.job_detail, name="job"),
     path("jobs/<int:job_id>/cancel/", views_jobs.job_cancel, name="job-cancel"),
