@@ -280,6 +280,12 @@ def _insert_entry(*, entry_id: str, title: str, batch: bool, per_table: bool) ->
 # --- E2 ---------------------------------------------------------------------------------------
 
 
+def _idle_check(params: Mapping[str, Any]) -> dict[str, str]:
+    if params["idle_threads"] > params["idle_connections"]:
+        return {"idle_threads": "At most idle_connections (pgbench -j <= -c)."}
+    return {}
+
+
 def _idle_build(params: Mapping[str, Any]) -> dict[str, Any]:
     return {
         "streams": [
@@ -338,6 +344,7 @@ E2_IDLE = Entry(
         ),
     ),
     build=_idle_build,
+    check=_idle_check,
     small_job=JobDefaults(clients=[8, 32], duration_s=10, threads_policy="fixed", threads=2),
     published_job=JobDefaults(clients=[128], duration_s=30, threads_policy="fixed", threads=16),
 )

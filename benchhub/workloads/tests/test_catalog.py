@@ -52,12 +52,14 @@ def test_it_holds_the_agreed_ids():
     assert IDS == FIXED_IDS
 
 
-@pytest.mark.parametrize("entry_id", IDS)
-@pytest.mark.parametrize("published", [False, True])
+SIZES = [(entry.id, False) for entry in entry_list()] + [
+    (entry.id, True) for entry in entry_list() if entry.published_job is not None
+]
+
+
+@pytest.mark.parametrize(("entry_id", "published"), SIZES)
 def test_it_expands_every_entry_into_a_valid_definition(entry_id, published):
     entry = next(e for e in entry_list() if e.id == entry_id)
-    if published and entry.published_job is None:
-        pytest.skip("no published size")
     expansion = catalog_expand(entry_id=entry_id, published=published)
     request = WorkloadInSerializer(data=expansion.workload)
     assert request.is_valid(), request.errors
@@ -107,6 +109,7 @@ def test_every_script_uses_set_random_only_in_a_form_the_agent_converts(entry_id
         ("e3-key-insert", {"index": "yes"}, "params.index"),
         ("e3-key-insert", {"key_type": "int8", "storage": "external"}, "params.storage"),
         ("e5-read-only", {"scale": 100001}, "params.scale"),
+        ("e2-idle-connections", {"idle_connections": 2, "idle_threads": 4}, "params.idle_threads"),
         ("nope", {}, "catalog"),
     ],
 )
