@@ -28,6 +28,7 @@ from benchhub.review.api import (
     RunTagsView,
     RunTagView,
 )
+from benchhub.workloads.api import CatalogEntryView, CatalogView
 
 v1 = [
     path("runs/", RunsView.as_view(), name="api-runs"),
@@ -45,6 +46,8 @@ v1 = [
     path("jobs/<int:job_id>/release/", JobReleaseView.as_view(), name="api-job-release"),
     path("schedules/", SchedulesView.as_view(), name="api-schedules"),
     path("schedules/<int:schedule_id>/", ScheduleDetailView.as_view(), name="api-schedule"),
+    path("workloads/catalog/", CatalogView.as_view(), name="api-catalog"),
+    path("workloads/catalog/<str:entry_id>/", CatalogEntryView.as_view(), name="api-catalog-entry"),
     path("tokens/", TokensView.as_view(), name="api-tokens"),
     path("tokens/<str:prefix>/", TokenDetailView.as_view(), name="api-token"),
     path("status/", StatusView.as_view(), name="api-status"),

@@ -5,10 +5,21 @@ from typing import Any
 
 from django import forms
 from django.db import models
+from rest_framework.exceptions import ValidationError as ApiValidationError
 
+from benchhub.api.errors import flatten_errors
 from benchhub.hosts.selectors import host_list
 from benchhub.jobs.models import Job
+from benchhub.workloads.catalog import EXPERIMENTS, entry_list, params_from_text
 from benchhub.workloads.models import Workload
+
+# What a custom workload gets for the fields left blank (a catalog entry brings its own).
+CUSTOM_DEFAULTS: dict[str, Any] = {
+    "scale": 1,
+    "clients": [1, 2, 4, 8, 16, 32],
+    "duration_s": 10.0,
+    "repeats": 3,
+}
 
 
 def _numbers(text: str) -> list[int]:
@@ -24,27 +35,67 @@ def _host_choices() -> list[tuple[str, str]]:
     return [("", "any host"), *((host.name, host.name) for host in host_list())]
 
 
+def catalog_choices() -> list[tuple[str, Any]]:
+    """The catalog entries grouped by experiment, after a 'custom' choice."""
+    groups: list[tuple[str, Any]] = [("", "custom: the builtin and query mode below")]
+    for experiment in EXPERIMENTS:
+        entries = [(e.id, f"{e.id}: {e.title}") for e in entry_list() if e.experiment == experiment]
+        groups.append((experiment, entries))
+    return groups
+
+
 class JobForm(forms.Form):
     versions = forms.CharField(
         help_text="space-separated, e.g. 13 14 or 13.3 14beta1; the first is the baseline",
         widget=forms.TextInput(attrs={"placeholder": "13 14", "autofocus": True}),
     )
+    catalog = forms.ChoiceField(
+        choices=catalog_choices,
+        required=False,
+        label="Catalog workload",
+        help_text="a named workload of the catalog (see Workloads); blank fields below take "
+        "its job defaults",
+    )
+    params = forms.CharField(
+        required=False,
+        label="Catalog params",
+        widget=forms.Textarea(attrs={"rows": 3, "placeholder": "rows = 1000000"}),
+        help_text="for a catalog workload: one name = value per line, or a JSON object; "
+        "blank keeps the entry's small defaults",
+    )
+    # Not required: the page disables both while a catalog workload is chosen.
     builtin = forms.ChoiceField(
-        choices=_as_named(Workload.Builtin), initial="select-only", label="Workload"
+        choices=_as_named(Workload.Builtin),
+        initial="select-only",
+        required=False,
+        label="Custom workload",
     )
-    query_mode = forms.ChoiceField(choices=_as_named(Workload.QueryMode), initial="prepared")
-    scale = forms.IntegerField(min_value=1, initial=1, help_text="pgbench -s")
-    clients = forms.CharField(initial="1 2 4 8 16 32", help_text="client levels, pgbench -c")
+    query_mode = forms.ChoiceField(
+        choices=_as_named(Workload.QueryMode), initial="prepared", required=False
+    )
+    scale = forms.IntegerField(
+        min_value=1, required=False, help_text="pgbench -s; blank: the default (custom: 1)"
+    )
+    clients = forms.CharField(
+        required=False,
+        help_text="client levels, pgbench -c; blank: the default (custom: 1 2 4 8 16 32)",
+    )
     duration_s = forms.FloatField(
-        min_value=1, initial=10, label="Duration (s)", help_text="per level and repeat, pgbench -T"
+        min_value=1,
+        required=False,
+        label="Duration (s)",
+        help_text="per level and repeat, pgbench -T; blank: the default (custom: 10)",
     )
-    repeats = forms.IntegerField(min_value=1, max_value=100, initial=3)
+    repeats = forms.IntegerField(
+        min_value=1, max_value=100, required=False, help_text="blank: the default (custom: 3)"
+    )
     order = forms.ChoiceField(choices=Job.Order.choices, initial=Job.Order.INTERLEAVED)
     host = forms.ChoiceField(choices=_host_choices, required=False)
     settings = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3, "placeholder": "shared_buffers = '1GB'"}),
-        help_text="postgresql.conf overrides, one name = value per line",
+        help_text="postgresql.conf overrides, one name = value per line; for a catalog "
+        "workload, blank keeps the entry's",
     )
     priority = forms.IntegerField(initial=0, help_text="higher runs first")
 
@@ -65,24 +116,43 @@ class JobForm(forms.Form):
             overrides[name.strip()] = value.strip().strip("'")
         return overrides
 
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("catalog") and data.get("params", "").strip():
+            try:
+                data["params"] = params_from_text(entry_id=data["catalog"], text=data["params"])
+            except ApiValidationError as exc:
+                messages = flatten_errors(exc.detail).items()
+                self.add_error("params", [f"{path}: {'; '.join(m)}" for path, m in messages])
+        elif data.get("params", "").strip():
+            self.add_error("params", "Params are for a catalog workload; choose one above.")
+        return data
+
     def job_request(self) -> dict[str, Any]:
-        """The body the job API takes."""
+        """The body the job API takes. Blank fields are left out for a catalog workload (the
+        server applies the entry's defaults) and take CUSTOM_DEFAULTS for a custom one."""
         data = self.cleaned_data
-        body = {
+        body: dict[str, Any] = {
             "versions": data["versions"].split(),
-            "workload": {
-                "name": data["builtin"],
-                "builtin": data["builtin"],
-                "query_mode": data["query_mode"],
-            },
-            "scale": data["scale"],
-            "clients": data["clients"],
-            "duration_s": data["duration_s"],
-            "repeats": data["repeats"],
             "order": data["order"],
             "priority": data["priority"],
-            "config_overrides": data["settings"],
         }
+        for name in ("scale", "clients", "duration_s", "repeats"):
+            if data[name] not in (None, []):
+                body[name] = data[name]
+        if data["catalog"]:
+            body["workload"] = {"catalog": data["catalog"], "params": data["params"] or {}}
+            if data["settings"]:
+                body["config_overrides"] = data["settings"]
+        else:
+            builtin = data["builtin"] or "select-only"
+            body["workload"] = {
+                "name": builtin,
+                "builtin": builtin,
+                "query_mode": data["query_mode"] or "prepared",
+            }
+            body["config_overrides"] = data["settings"]
+            body = {**CUSTOM_DEFAULTS, **body}
         if data["host"]:
             body["host"] = data["host"]
         return body

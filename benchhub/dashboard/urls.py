@@ -8,6 +8,7 @@ from benchhub.dashboard import (
     views_jobs,
     views_review,
     views_runs,
+    views_workloads,
 )
 
 urlpatterns = [
@@ -25,6 +26,7 @@ urlpatterns = [
         name="experiment",
     ),
     path("jobs/", views_jobs.job_list, name="jobs"),
+    path("workloads/", views_workloads.workload_catalog, name="workloads"),
     path("jobs/new/", views_jobs.job_new, name="job-new"),
     path("jobs/<int:job_id>/", views_jobs.job_detail, name="job"),
     path("jobs/<int:job_id>/cancel/", views_jobs.job_cancel, name="job-cancel"),

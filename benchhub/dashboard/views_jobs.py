@@ -9,8 +9,18 @@ from benchhub.dashboard.forms import JobForm
 from benchhub.jobs import selectors, services
 from benchhub.jobs.models import Job
 from benchhub.jobs.serializers import JobInSerializer
+from benchhub.workloads.catalog import catalog_expand, entry_list
 
 QUEUE_PAGE = 100
+
+
+def catalog_defaults() -> dict[str, dict]:
+    """Each entry's job defaults and default params, for job_new.js to show as placeholders."""
+    defaults = {}
+    for entry in entry_list():
+        expansion = catalog_expand(entry_id=entry.id)
+        defaults[entry.id] = {"job": expansion.job, "params": expansion.workload["params"]}
+    return defaults
 
 
 def job_list(request: HttpRequest) -> HttpResponse:
@@ -39,19 +49,34 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
     return render(request, "dashboard/job.html", context)
 
 
+def _form_field(path: str, *, catalog: bool) -> str:
+    """The form field an API error path belongs to (workload.params.rows -> params)."""
+    if path.startswith("workload.params"):
+        return "params"
+    field = path.split(".")[0].split("[")[0]
+    if field == "workload":
+        return "catalog" if catalog else "builtin"
+    return {"config_overrides": "settings"}.get(field, field)
+
+
 @login_required
 def job_new(request: HttpRequest) -> HttpResponse:
-    form = JobForm(request.POST or None)
+    initial = {"catalog": request.GET.get("catalog", "")}
+    form = JobForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         request_body = JobInSerializer(data=form.job_request())
         if request_body.is_valid():
             job = services.job_create(created_by=request.user, **request_body.validated_data)
             return redirect("job", job_id=job.pk)
+        catalog = bool(form.cleaned_data["catalog"])
         for path, messages in flatten_errors(request_body.errors).items():
-            field = path.split(".")[0].split("[")[0]
-            field = {"config_overrides": "settings", "workload": "builtin"}.get(field, field)
-            form.add_error(field if field in form.fields else None, "; ".join(messages))
-    return render(request, "dashboard/job_new.html", {"form": form})
+            field = _form_field(path, catalog=catalog)
+            message = "; ".join(messages)
+            if field == "params":
+                message = f"{path.removeprefix('workload.')}: {message}"
+            form.add_error(field if field in form.fields else None, message)
+    context = {"form": form, "catalog_defaults": catalog_defaults()}
+    return render(request, "dashboard/job_new.html", context)
 
 
 @login_required

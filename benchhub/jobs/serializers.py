@@ -14,7 +14,8 @@ from benchhub.api.fields import (
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.models import Host
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
-from benchhub.workloads.serializers import WorkloadInSerializer
+from benchhub.workloads.catalog import catalog_job_request
+from benchhub.workloads.serializers import JobWorkloadInSerializer
 
 GUC_NAME = re.compile(r"^[a-z_][a-z0-9_.]{0,62}$")
 MAX_LEVELS = 64
@@ -34,7 +35,7 @@ class JobInSerializer(serializers.Serializer):
         min_length=1,
         max_length=16,
     )
-    workload = WorkloadInSerializer()
+    workload = JobWorkloadInSerializer()
     scale = StrictIntegerField(min_value=1, required=False, allow_null=True)
     clients = serializers.ListField(
         child=StrictIntegerField(min_value=1, max_value=100000), min_length=1, max_length=MAX_LEVELS
@@ -59,6 +60,11 @@ class JobInSerializer(serializers.Serializer):
     )
     priority = StrictIntegerField(min_value=-1000, max_value=1000, default=0)
     max_attempts = StrictIntegerField(min_value=1, max_value=10, default=3)
+
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        # A workload named by catalog id becomes its definition (and omitted job fields the
+        # entry's defaults) first, so it is validated exactly like one written out in full.
+        return super().to_internal_value(catalog_job_request(data))
 
     def validate_config_overrides(self, value: dict[str, str]) -> dict[str, str]:
         bad = [name for name in value if not GUC_NAME.match(name)]

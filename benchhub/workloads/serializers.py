@@ -3,6 +3,7 @@
 import re
 from typing import Any
 
+from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_field
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField, StrictIntegerField
@@ -116,3 +117,62 @@ class WorkloadInSerializer(serializers.Serializer):
             raise serializers.ValidationError(
                 {"combine": "'measured' takes the figure of exactly one measured stream."}
             )
+
+
+class CatalogWorkloadInSerializer(serializers.Serializer):
+    """A workload named by its catalog entry; the server expands it (workloads/catalog.py)."""
+
+    catalog = StrictCharField(max_length=100, help_text="a catalog entry id, e.g. e1-pk-lookup")
+    params = serializers.DictField(
+        required=False, default=dict, help_text="over the entry's small defaults"
+    )
+
+
+@extend_schema_field(
+    PolymorphicProxySerializer(
+        component_name="JobWorkloadIn",
+        serializers=[WorkloadInSerializer, CatalogWorkloadInSerializer],
+        resource_type_field_name=None,
+    )
+)
+class JobWorkloadInSerializer(WorkloadInSerializer):
+    """A job's workload: a full definition, or `{"catalog": id, "params": {...}}` which
+    JobInSerializer expands before validating (the schema shows both)."""
+
+
+class CatalogParamOutSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    type = serializers.ChoiceField(choices=["int", "str", "bool", "choice"])
+    default = serializers.JSONField(help_text="the small size, the value when params omit it")
+    published = serializers.JSONField(help_text="the size its authors used; null if none")
+    help = serializers.CharField()
+    minimum = serializers.IntegerField(allow_null=True)
+    maximum = serializers.IntegerField(allow_null=True)
+    choices = serializers.ListField(child=serializers.CharField())
+    max_length = serializers.IntegerField()
+
+
+class CatalogJobOutSerializer(serializers.Serializer):
+    clients = serializers.ListField(child=serializers.IntegerField())
+    threads_policy = serializers.CharField()
+    threads = serializers.IntegerField(allow_null=True)
+    level_threads = serializers.DictField(child=serializers.IntegerField())
+    duration_s = serializers.FloatField()
+    scale = serializers.IntegerField(allow_null=True)
+    config_overrides = serializers.DictField(child=serializers.CharField())
+    repeats = serializers.IntegerField()
+
+
+class CatalogEntryOutSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    experiment = serializers.CharField(help_text="builtin, or E1..E5 (docs/workloads.md)")
+    title = serializers.CharField()
+    description = serializers.CharField()
+    presentation = serializers.CharField()
+    params = CatalogParamOutSerializer(many=True)
+    job_defaults = CatalogJobOutSerializer(help_text="for job fields a request omits")
+    published_job = CatalogJobOutSerializer(allow_null=True, help_text="the published sizes")
+
+
+class CatalogEntryDetailOutSerializer(CatalogEntryOutSerializer):
+    workload = serializers.JSONField(help_text="the definition made from the default params")

@@ -97,6 +97,7 @@ def test_every_page_is_readable_at_1280x800(live_server, page, agent, alice):
         "job": f"/jobs/{job['id']}/",
         "run": f"/runs/{runs[0]}/",
         "api-docs": "/api/docs/",
+        "workloads": "/workloads/",
     }
     problems = []
     for name, path in public.items():
@@ -110,3 +111,20 @@ def test_every_page_is_readable_at_1280x800(live_server, page, agent, alice):
     }.items():
         problems += check_page(page, url + path, name)
     assert problems == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_job_form_shows_a_catalog_entrys_defaults_and_queues_it(live_server, page, alice):
+    sign_in(page, live_server.url, "alice", "alice-pass-1")
+    page.goto(live_server.url + "/jobs/new/")
+    assert page.get_attribute("#id_clients", "placeholder") == ""
+    page.select_option("#id_catalog", "e5-read-only")
+    assert page.get_attribute("#id_clients", "placeholder") == "2 4 8 16"
+    assert page.get_attribute("#id_params", "placeholder") == "scale = 10"
+    assert page.is_disabled("#id_builtin")
+    page.fill("#id_versions", "13 14")
+    page.fill("#id_params", "scale = 2")
+    page.click("form.job-form button[type=submit]")
+    page.wait_for_url("**/jobs/*/")
+    screenshot(page, "job-from-catalog")
+    assert "e5-read-only" in page.content()

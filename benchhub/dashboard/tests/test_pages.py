@@ -19,6 +19,7 @@ def test_the_api_schema_and_docs_are_served(client, db):
     schema = client.get("/api/schema/")
     assert schema.status_code == 200
     assert b"/api/v1/runs/" in schema.content
+    assert b"/api/v1/workloads/catalog/" in schema.content and b"JobWorkloadIn" in schema.content
     docs = client.get("/api/docs/")
     assert docs.status_code == 200
     # Swagger UI comes from this server (drf-spectacular-sidecar), never from another host.

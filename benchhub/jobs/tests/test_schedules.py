@@ -1,6 +1,7 @@
 """Recurring jobs through Celery beat's database-backed schedules."""
 
-from django.core.management import call_command
+import pytest
+from django.core.management import CommandError, call_command
 from django_celery_beat.models import PeriodicTask
 from rest_framework.test import APIClient
 
@@ -59,3 +60,33 @@ def test_the_command_line_queues_a_job(db, capsys):
     job = Job.objects.get(pk=job_id)
     assert job.config_overrides == {"shared_buffers": "256MB"}
     assert job.workload["builtin"] == "select-only"
+
+
+def test_the_command_line_queues_a_catalog_workload(db, capsys):
+    call_command(
+        "job_create",
+        "--versions",
+        "16",
+        "17",
+        "--catalog",
+        "e4-write-consume",
+        "--param",
+        "partitions=8",
+        "--param",
+        "batch=50",
+        "--duration",
+        "5",
+    )
+    job = Job.objects.get(pk=int(capsys.readouterr().out.strip()))
+    assert job.workload["params"]["partitions"] == 8 and job.workload["catalog_entry"]
+    assert (job.clients, job.duration_s, job.repeats) == ([4], 5, 1)
+    with pytest.raises(CommandError, match=r"params\.batch"):
+        call_command(
+            "job_create",
+            "--versions",
+            "17",
+            "--catalog",
+            "e4-write-consume",
+            "--param",
+            "batch=lots",
+        )
