@@ -111,7 +111,7 @@ def _timed_parallel(
                 elapsed = work(client, i)
                 with lock:
                     times.append(elapsed)
-        except BaseException as exc:
+        except Exception as exc:  # noqa: BLE001 - re-raised by the main thread below
             errors.append(exc)
 
     threads = [threading.Thread(target=loop, args=(c,)) for c in range(clients)]
