@@ -192,9 +192,7 @@ def _progress_copy(samples: Iterable[tuple[int, dict[str, Any]]]) -> None:
     columns = ", ".join(("result_id", *PROGRESS_COLUMNS))
     with (
         connection.cursor() as cursor,
-        cursor.cursor.copy(
-            f"COPY {table} ({columns}) FROM STDIN"
-        ) as copy,
+        cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
     ):
         for result_id, sample in samples:
             copy.write_row((result_id, *(sample.get(name) for name in PROGRESS_COLUMNS)))
