@@ -66,7 +66,7 @@ def _builtin(name: str) -> str:
 def marker_size() -> int | None:
     with connection.cursor() as cursor:
         cursor.execute(f"CREATE TABLE IF NOT EXISTS {MARKER} (results bigint, runs bigint)")
-        cursor.execute(f"SELECT results FROM {MARKER}")  # noqa: S608 - a constant
+        cursor.execute(f"SELECT results FROM {MARKER}")
         row = cursor.fetchone()
     return row[0] if row else None
 
@@ -88,9 +88,9 @@ def history_ensure(*, results: int) -> HistoryShape:
         )
         for statement in _statements(runs=runs, dims=dims, with_progress=with_progress):
             cursor.execute(statement)
-        cursor.execute(f"DELETE FROM {MARKER}")  # noqa: S608 - a constant
+        cursor.execute(f"DELETE FROM {MARKER}")
         cursor.execute(
-            f"INSERT INTO {MARKER} VALUES (%s, %s)",  # noqa: S608 - a constant
+            f"INSERT INTO {MARKER} VALUES (%s, %s)",
             [shape.results, runs],
         )
     with connection.cursor() as cursor:
@@ -144,7 +144,7 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
         FROM results_run r, unnest({levels}) AS c, generate_series(1, {REPEATS}) AS rep,
             LATERAL (SELECT 800.0 * least(c, 32) * (1 + (r.id % 13) / 50.0) + rep AS tps) x
     """  # noqa: E501
-    aggregate = f"""
+    aggregate = """
         INSERT INTO results_levelaggregate (run_id, clients, comparability_key, host_id,
             build_id, workload_id, samples, aborted, tps_median, tps_mean, tps_stddev, tps_min,
             tps_max, latency_median_ms, latency_mean_ms, latency_stddev_ms, latency_min_ms,

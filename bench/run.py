@@ -62,7 +62,8 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
             figures += _section("compare", lambda: compare_bench(
                 server=web.url, database_url=url, options=options))  # fmt: skip
         if "queue" in wanted:
-            options = QueueOptions(agents=5, jobs=10) if args.quick else QueueOptions()
+            quick = QueueOptions(agents=5, jobs=10, heartbeats=1)
+            options = quick if args.quick else QueueOptions()
             figures += _section("queue", lambda: queue_bench(server=web.url, options=options))
         if "agent" in wanted:
             options = AgentOptions.quick() if args.quick else AgentOptions()
