@@ -16,11 +16,12 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Exists, Max, Min, OuterRef
 
 from benchhub.configs.hashing import settings_diff
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
+from benchhub.workloads.models import Workload
 
 RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
 RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides")
@@ -360,15 +361,18 @@ MAX_CHOICES = 500
 def compare_choices(*, workload: str | None, host: str | None) -> Choices:
     """What the selection form offers: workload names and hosts that have runs, and the
     versions with runs of that workload on that host (in version order). Three queries."""
+    # From the small tables, each row checked for one run through its (x, -started_at) index:
+    # a DISTINCT over the runs read every run, and grew with the history (bench/, compare).
     workloads = list(
-        Run.objects.order_by("workload__name")
-        .values_list("workload__name", flat=True)
+        Workload.objects.filter(Exists(Run.objects.filter(workload=OuterRef("pk"))))
+        .order_by("name")
+        .values_list("name", flat=True)
         .distinct()[:MAX_CHOICES]
     )
     hosts = list(
-        Run.objects.order_by("host__name")
-        .values_list("host__name", flat=True)
-        .distinct()[:MAX_CHOICES]
+        Host.objects.filter(Exists(Run.objects.filter(host=OuterRef("pk"))))
+        .order_by("name")
+        .values_list("name", flat=True)[:MAX_CHOICES]
     )
     runs = Run.objects.all()
     if workload:

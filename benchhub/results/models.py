@@ -278,6 +278,9 @@ class LevelAggregate(models.Model):
         indexes = [
             models.Index(fields=["comparability_key", "build", "clients"], name="aggregate_key"),
             models.Index(fields=["host", "workload", "build"], name="aggregate_series"),
+            # History of one series at one level (compare.selectors.history_get): without it,
+            # the host's aggregates of every workload and level are read and filtered.
+            models.Index(fields=["host", "workload", "clients"], name="aggregate_history"),
         ]
 
     def __str__(self) -> str:

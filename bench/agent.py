@@ -1,0 +1,200 @@
+"""Agent overhead: the same pgbench sweep run bare and through the agent, interleaved A/B.
+
+A (bare): a fresh cluster of the machine's PostgreSQL 15, made with the agent's own Cluster
+class (same binaries, same base configuration), `pgbench -i -s 1`, then for each level a
+CHECKPOINT and the exact pgbench argv the agent builds (`-P 1 -r`, -j = clients).
+B (agent): the same sweep queued as a job and run by `benchhub-runner once` against gunicorn;
+the tps come from the uploaded results. The agent owns its cluster's life, so A and B each
+use a fresh cluster of identical make rather than one long-lived server.
+
+The agent's own CPU is read from /proc/<agent pid>/stat (utime + stime of the agent process
+and its threads, not of pgbench or the server) only while a measuring pgbench child runs.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from statistics import median
+
+from bench.figures import Figure
+
+PG15 = Path("/usr/lib/postgresql/15/bin")
+WORKLOAD = {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"}
+TARGET_RATIO = 0.97  # agent tps within 3 % of bare
+TARGET_CPU_PCT = 2.0  # of one core
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    levels: tuple[int, ...] = (1, 2, 4)
+    duration_s: float = 10.0
+    pairs: int = 3
+
+    @classmethod
+    def quick(cls) -> AgentOptions:
+        return cls(levels=(1,), duration_s=2.0, pairs=1)
+
+
+@dataclass
+class CpuWatch:
+    """Samples the agent's CPU ticks while a measuring pgbench (not `pgbench -i`) is its child."""
+
+    pid: int
+    interval_s: float = 0.2
+    busy_ticks: int = 0
+    busy_s: float = 0.0
+    stop: threading.Event = field(default_factory=threading.Event)
+
+    def run(self) -> None:
+        previous = None
+        while not self.stop.is_set():
+            sample = (time.monotonic(), _ticks(self.pid), _measuring(self.pid))
+            if sample[1] is None:
+                return
+            if previous and previous[2] and sample[2]:
+                self.busy_ticks += sample[1] - previous[1]
+                self.busy_s += sample[0] - previous[0]
+            previous = sample
+            time.sleep(self.interval_s)
+
+    @property
+    def cpu_pct(self) -> float:
+        if not self.busy_s:
+            return float("nan")
+        return 100.0 * self.busy_ticks / os.sysconf("SC_CLK_TCK") / self.busy_s
+
+
+def _ticks(pid: int) -> int | None:
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+
+
+def _measuring(pid: int) -> bool:
+    """Whether `pid` has a pgbench child that is a measurement, not `pgbench -i`."""
+    for task in Path(f"/proc/{pid}/task").glob("*"):
+        try:
+            children = (task / "children").read_text().split()
+        except OSError:
+            continue
+        for child in children:
+            try:
+                argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
+            except OSError:
+                continue
+            if argv and argv[0].endswith(b"pgbench") and b"-i" not in argv:
+                return True
+    return False
+
+
+def _work_dir() -> Path:
+    path = Path(tempfile.mkdtemp(prefix="benchhub-bench-agent-"))
+    path.chmod(0o755)  # the unprivileged server user must traverse it
+    return path
+
+
+def bare_sweep(options: AgentOptions) -> dict[int, float]:
+    """tps per level of pgbench run by hand the way the agent runs it."""
+    from benchhub_runner import pgbench
+    from benchhub_runner.cluster import Cluster, free_port
+    from benchhub_runner.parse import parse_run_output
+    from benchhub_runner.provision import provision
+
+    work = _work_dir()
+    installation = provision("15", known={"15": PG15}, cache_dir=work, allow_download=False)
+    cluster = Cluster(installation=installation, client_bindir=PG15, workdir=work / "v0",
+                      port=free_port())  # fmt: skip
+    try:
+        cluster.initdb()
+        cluster.start()
+        target = pgbench.Target(host=str(cluster.socket_dir), port=cluster.port)
+        init = pgbench.Process(pgbench.init_argv(bindir=PG15, target=target, scale=1))
+        if init.wait(timeout_s=300).returncode != 0:
+            raise RuntimeError("pgbench -i failed")
+        version = pgbench.client_version(PG15)
+        tps = {}
+        for clients in options.levels:
+            cluster.checkpoint()
+            measurement = pgbench.Measurement(
+                clients=clients, threads=clients, duration_s=options.duration_s,
+                builtin=WORKLOAD["builtin"], query_mode=WORKLOAD["query_mode"],
+            )  # fmt: skip
+            args = pgbench.argv(bindir=PG15, target=target, m=measurement, version=version)
+            done = pgbench.Process(args).wait(timeout_s=options.duration_s + 120)
+            tps[clients] = parse_run_output(done.output).tps
+        return tps
+    finally:
+        cluster.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def agent_sweep(*, server: str, token: str, host: str, options: AgentOptions):
+    """tps per level as the agent uploaded them, and the agent's CPU % while measuring."""
+    from benchhub.hosts.models import Host
+    from benchhub.jobs.models import Job
+    from benchhub.jobs.services import job_create
+    from benchhub.results.models import Result
+    from benchhub.testing.processes import agent_env, agent_once
+
+    job = job_create(actor="bench", versions=["15"], workload=WORKLOAD, scale=1,
+                     clients=list(options.levels), duration_s=options.duration_s, repeats=1,
+                     host=Host.objects.get(name=host))  # fmt: skip
+    work = _work_dir()
+    env = agent_env(server=server, token=token, work_dir=work)
+    env["BENCHHUB_CLIENT_BINDIR"] = str(PG15)
+    agent = agent_once(env=env, deliver_wait_s=60)
+    watch = CpuWatch(agent.pid)
+    watcher = threading.Thread(target=watch.run, daemon=True)
+    watcher.start()
+    output, _ = agent.communicate(timeout=600 + options.duration_s * len(options.levels))
+    watch.stop.set()
+    watcher.join()
+    shutil.rmtree(work, ignore_errors=True)
+    job.refresh_from_db()
+    if job.state != Job.State.DONE:
+        raise RuntimeError(f"agent job {job.state}: {job.failure_message}\n{output[-3000:]}")
+    results = Result.objects.filter(run__job=job)
+    return {r.clients: r.tps for r in results}, watch.cpu_pct
+
+
+def agent_bench(*, server: str, options: AgentOptions) -> list[Figure]:
+    from benchhub.hosts.services import runner_token_create
+
+    if not (PG15 / "postgres").exists():
+        return [Figure("agent", "skipped: no PostgreSQL 15 binaries", float("nan"), "")]
+    host = f"agent-bench-{os.getpid()}"
+    _, token = runner_token_create(host_name=host)
+    bare, agent, cpu = [], [], []
+    for _ in range(options.pairs):
+        bare.append(bare_sweep(options))
+        tps, pct = agent_sweep(server=server, token=token, host=host, options=options)
+        agent.append(tps)
+        cpu.append(pct)
+    ratios = [
+        sum(a[c] for c in options.levels) / sum(b[c] for c in options.levels)
+        for a, b in zip(agent, bare, strict=True)
+    ]
+    sweep = f"select-only, levels {list(options.levels)}, {options.duration_s:g} s each"
+    figures = [
+        Figure("agent", "agent tps / bare tps", median(ratios), "x", op=">=",
+               target=TARGET_RATIO, floor=1.0,
+               note=f"median of {options.pairs} A/B pairs ({sweep}); "
+                    f"pairs: {', '.join(f'{r:.3f}' for r in ratios)}"),
+        Figure("agent", "agent CPU while pgbench measures", median(cpu), "% of one core",
+               op="<=", target=TARGET_CPU_PCT,
+               note=f"per sweep: {', '.join(f'{p:.2f}' for p in cpu)}"),
+    ]  # fmt: skip
+    for clients in options.levels:
+        figures.append(Figure("agent", f"bare tps c={clients}",
+                              median(b[clients] for b in bare), "tps"))  # fmt: skip
+        figures.append(Figure("agent", f"agent tps c={clients}",
+                              median(a[clients] for a in agent), "tps"))  # fmt: skip
+    return figures

@@ -1,0 +1,115 @@
+"""`make bench`: measure BenchHub against its floors and targets; print a table, write JSON.
+
+    python -m bench.run [--quick] [--results N] [--sections ingest,compare,queue,agent]
+                        [--database NAME] [--output bench/results.json]
+
+Needs DATABASE_URL (only its server is used: the bench works in its own database, default
+`benchhub_bench`) and REDIS_URL; `make bench` runs it under scripts/stack.py, which provides both.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+from bench import env
+from bench.figures import Figure, machine, table, write_results
+
+SECTIONS = ("ingest", "compare", "queue", "agent")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="bench", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="tiny sizes: keeps the bench working")
+    parser.add_argument(
+        "--results", type=int, default=None, help="results in the history (default 1,000,000)"
+    )
+    parser.add_argument("--sections", default=",".join(SECTIONS))
+    parser.add_argument("--database", default="benchhub_bench")
+    parser.add_argument("--output", type=Path, default=env.ROOT / "bench" / "results.json")
+    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1))
+    args = parser.parse_args(argv)
+    if args.results is None:
+        args.results = 20_000 if args.quick else 1_000_000
+    unknown = set(args.sections.split(",")) - set(SECTIONS)
+    if unknown:
+        parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
+    return args
+
+
+def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
+    from bench.agent import AgentOptions, agent_bench
+    from bench.compare import CompareOptions, compare_bench
+    from bench.ingest import IngestOptions, ingest_bench
+    from bench.queueing import QueueOptions, queue_bench
+
+    wanted = args.sections.split(",")
+    figures: list[Figure] = []
+    with env.WebServer(workers=args.workers, log=log) as web:
+        if "ingest" in wanted:
+            options = IngestOptions(sequential=3, clients=2, per_client=2)
+            if not args.quick:
+                options = IngestOptions(sequential=40, clients=4, per_client=30)
+            figures += _section("ingest", lambda: ingest_bench(
+                server=web.url, database_url=url, options=options))  # fmt: skip
+        if "compare" in wanted:
+            options = CompareOptions(results=args.results, requests=5 if args.quick else 40)
+            figures += _section("compare", lambda: compare_bench(
+                server=web.url, database_url=url, options=options))  # fmt: skip
+        if "queue" in wanted:
+            quick = QueueOptions(agents=5, jobs=10, heartbeats=1)
+            options = quick if args.quick else QueueOptions()
+            figures += _section("queue", lambda: queue_bench(server=web.url, options=options))
+        if "agent" in wanted:
+            options = AgentOptions.quick() if args.quick else AgentOptions()
+            figures += _section("agent", lambda: agent_bench(server=web.url, options=options))
+    return figures
+
+
+def _section(name: str, measure) -> list[Figure]:
+    started = time.monotonic()
+    print(f"bench: {name} ...", file=sys.stderr, flush=True)
+    figures = measure()
+    print(f"bench: {name} done in {time.monotonic() - started:.0f} s", file=sys.stderr)
+    return figures
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    base = os.environ.get("DATABASE_URL")
+    if not base or not os.environ.get("REDIS_URL"):
+        print("bench: DATABASE_URL and REDIS_URL must be set (make bench sets them)")
+        return 2
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-secret")
+    url = env.bench_database_url(base, args.database)
+    env.database_create(url)
+    env.django_setup(url)
+    log = Path(tempfile.mkstemp(prefix="benchhub-bench-gunicorn-", suffix=".log")[1])
+    started = datetime.now(UTC)
+    try:
+        figures = run_sections(args, url, log)
+    finally:
+        env.redis_queue_clear()
+    info = machine()
+    print(table(figures))
+    options = {
+        "quick": args.quick,
+        "results": args.results,
+        "sections": args.sections,
+        "database": args.database,
+        "gunicorn_workers": args.workers,
+        "started_at": started.isoformat(),
+        "finished_at": datetime.now(UTC).isoformat(),
+    }
+    write_results(args.output, figures=figures, info=info, options=options)
+    print(f"bench: wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,65 @@
+"""`make bench --quick` end to end: the report's structure, not its timings.
+
+The bench runs in a child process (it sets Django up on its own database, as `make bench`
+does), in a database of its own named after the test run's.
+"""
+
+import json
+import math
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PG15 = Path("/usr/lib/postgresql/15/bin/postgres")
+
+
+def run_quick(tmp_path: Path, sections: str) -> dict:
+    output = tmp_path / "results.json"
+    base = os.environ["DATABASE_URL"]
+    database = f"{urlsplit(base).path.lstrip('/') or 'benchhub'}_bench_quick"
+    argv = [sys.executable, "-m", "bench.run", "--quick", "--sections", sections,
+            "--database", database, "--output", str(output)]  # fmt: skip
+    done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "section" in done.stdout and "figure" in done.stdout  # the table
+    return json.loads(output.read_text())
+
+
+def check_figures(report: dict, sections: set[str]) -> None:
+    assert report["machine"]["cpus"] >= 1 and report["machine"]["cpu_model"]
+    assert report["options"]["quick"] is True
+    figures = report["figures"]
+    assert {f["section"] for f in figures} == sections
+    for figure in figures:
+        assert isinstance(figure["value"], int | float) and not math.isnan(figure["value"])
+        assert figure["unit"], figure
+        assert figure["machine"].startswith(report["machine"]["hostname"])
+        if figure["op"] is not None:
+            assert figure["op"] in ("<=", ">=") and isinstance(figure["target"], int | float)
+            assert isinstance(figure["met"], bool)
+
+
+def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
+    report = run_quick(tmp_path, "ingest,compare,queue")
+    check_figures(report, {"ingest", "compare", "queue"})
+    names = {f["name"] for f in report["figures"]}
+    assert {"upload median / COPY median", "compare API p95", "compare page queries",
+            "history page p95", "run list API p95", "double claims"} <= names  # fmt: skip
+    double = next(f for f in report["figures"] if f["name"] == "double claims")
+    assert double["value"] == 0
+    floors = [f for f in report["figures"] if f["section"] == "ingest" and f["floor"]]
+    assert floors, "the ingest figures carry their COPY floor"
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not PG15.exists(), reason="needs PostgreSQL 15")
+def test_it_reports_agent_overhead(tmp_path):
+    report = run_quick(tmp_path, "agent")
+    check_figures(report, {"agent"})
+    names = {f["name"] for f in report["figures"]}
+    assert {"agent tps / bare tps", "agent CPU while pgbench measures"} <= names
