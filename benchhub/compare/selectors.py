@@ -12,11 +12,12 @@ kind of row (host, runs, aggregates, threads), with relations joined, never one 
 
 from __future__ import annotations
 
+import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Count, Exists, Max, Min, OuterRef
+from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from benchhub.configs.hashing import settings_diff
 from benchhub.hosts.models import Host
@@ -26,6 +27,8 @@ from benchhub.workloads.models import Workload
 RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
 RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides")
 MAX_COMPARED = 12
+# A version asked for as a bare major ("13", or "9.6" before 10) stands for its whole series.
+SERIES = re.compile(r"^(\d{2,}|[0-9]\.\d+)$")
 HISTORY_MAX_POINTS = 500
 
 
@@ -87,17 +90,42 @@ def _runs_for_versions(
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
         raise ComparisonError("host", f"No host named {host!r}.")
+    matches = Q()
+    for version in versions:
+        matches |= Q(build__version=version)
+        if SERIES.match(version):
+            matches |= Q(build__version__regex=_series_pattern(version))
     runs = runs_compared(include_invalid).filter(
-        workload__name=workload, build__version__in=versions, aggregated_at__isnull=False
+        matches, workload__name=workload, aggregated_at__isnull=False
     )
     if same_hardware and chosen.current_facts is not None:
         runs = runs.filter(host_facts__fingerprint=chosen.current_facts.fingerprint)
     else:
         runs = runs.filter(host=chosen)
-    # DISTINCT ON keeps one row per version: the newest, as the ORDER BY puts it first.
-    newest = runs.order_by("build__version", "-started_at", "-id").distinct("build__version")
-    by_version = {run.build.version: run for run in newest}
+    # DISTINCT ON keeps one row per build version: the newest, as the ORDER BY puts it first.
+    newest = list(runs.order_by("build__version", "-started_at", "-id").distinct("build__version"))
+    by_version = {}
+    for version in versions:
+        run = _newest_of(version, newest)
+        if run is not None:
+            by_version[version] = run
     return [by_version[v] for v in versions if v in by_version]
+
+
+def _series_pattern(series: str) -> str:
+    # "13" is 13.x and 13beta1; "9.6" is 9.6.x: the next character ends the major.
+    return rf"^{re.escape(series)}([.a-z]|$)"
+
+
+def _newest_of(version: str, runs: list[Run]) -> Run | None:
+    """The run of exactly `version`, else (for a bare major such as "13") the newest run of
+    any build in that series, so "13 against 14" finds 13.23 and 14.23."""
+    exact = [run for run in runs if run.build.version == version]
+    if exact or not SERIES.match(version):
+        return exact[0] if exact else None
+    pattern = re.compile(_series_pattern(version))
+    series = [run for run in runs if pattern.match(run.build.version)]
+    return max(series, key=lambda run: (run.started_at, run.id), default=None)
 
 
 def _runs_by_uuid(*, uuids: list[uuid.UUID], include_invalid: bool) -> list[Run]:
@@ -145,7 +173,7 @@ def comparison_get(
             include_invalid=include_invalid,
         )
         wanted = list(versions)
-        found = {run.build.version for run in chosen}
+        found = {v for v in versions for run in chosen if _newest_of(v, [run]) is not None}
     return _comparison(chosen, missing=[w for w in wanted if w not in found])
 
 

@@ -37,6 +37,19 @@ def test_it_reports_versions_without_runs_as_missing(agent):
     assert comparison.missing == ["99.0"]
 
 
+def test_a_bare_major_stands_for_the_newest_run_of_its_series(agent):
+    upload(agent, version="13.2", tps={1: [90]}, started_at="2026-11-01T10:00:00Z")
+    v13 = upload(agent, version="13.3", tps={1: [100]}, started_at="2026-11-02T10:00:00Z")
+    v14 = upload(agent, version="14beta1", tps={1: [120]})
+    upload(agent, version="130.1", tps={1: [1]})  # not in the 13 series
+    comparison = compare(versions=["13", "14", "15"])
+    assert [s.run.id for s in comparison.series] == [v13.id, v14.id]
+    assert [s.label for s in comparison.series] == ["13.3", "14beta1"]
+    assert comparison.missing == ["15"]
+    # An exact version is still taken exactly.
+    assert compare(versions=["13.2"]).series[0].label == "13.2"
+
+
 def test_it_lists_what_differs_besides_the_version(agent):
     upload(agent, version="13.3", tps={1: [100]})
     upload(agent, version="15.4", tps={1: [100]}, scale=10, settings={"shared_buffers": "1GB"})
