@@ -24,6 +24,8 @@ from benchhub.compare.selectors import (
     run_levels,
     run_threads,
     runs_compared,
+    versions_pick,
+    versions_q,
 )
 from benchhub.hosts.models import Host
 from benchhub.results.models import Run
@@ -193,26 +195,28 @@ def experiment_get(
     runs = list(
         runs_compared(include_invalid)
         .filter(
+            versions_q(versions),
             host=chosen,
             workload__catalog_entry__in=chosen_experiment.catalog_entries,
-            build__version__in=versions,
             aggregated_at__isnull=False,
         )
         # DISTINCT ON keeps the newest run of each (workload, version), as ORDER BY puts it first.
         .order_by("workload_id", "build__version", "-started_at", "-id")
         .distinct("workload_id", "build__version")[:MAX_EXPERIMENT_RUNS]
     )
-    levels, threads = run_levels(runs), run_threads(runs)
+    groups = _by_workload(runs, versions, chosen_experiment.catalog_entries)
+    shown = [run for group in groups for run in group.values()]
+    levels, threads = run_levels(shown), run_threads(shown)
     comparisons = [
         comparison_build(
-            group,
-            missing=[v for v in versions if v not in {r.build.version for r in group}],
+            list(group.values()),
+            missing=[v for v in versions if v not in group],
             levels=levels,
             threads=threads,
         )
-        for group in _by_workload(runs, versions, chosen_experiment.catalog_entries)
+        for group in groups
     ]
-    found = {r.build.version for r in runs}
+    found = {v for group in groups for v in group}
     return ExperimentResults(
         experiment=chosen_experiment,
         host=chosen,
@@ -223,7 +227,10 @@ def experiment_get(
     )
 
 
-def _by_workload(runs: list[Run], versions: list[str], entries: tuple[str, ...]) -> list[list[Run]]:
+def _by_workload(
+    runs: list[Run], versions: list[str], entries: tuple[str, ...]
+) -> list[dict[str, Run]]:
+    """Per workload (in catalog order), the run standing for each version asked, in order."""
     groups: dict[int, list[Run]] = {}
     for run in runs:
         groups.setdefault(run.workload_id, []).append(run)
@@ -231,7 +238,7 @@ def _by_workload(runs: list[Run], versions: list[str], entries: tuple[str, ...])
         groups.values(),
         key=lambda g: (entries.index(g[0].workload.catalog_entry), g[0].workload.name),
     )
-    return [sorted(g, key=lambda r: versions.index(r.build.version)) for g in ordered]
+    return [versions_pick(versions, group) for group in ordered]
 
 
 def _across(comparisons: list[Comparison]) -> list[Difference]:

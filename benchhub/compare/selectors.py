@@ -90,13 +90,8 @@ def _runs_for_versions(
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
         raise ComparisonError("host", f"No host named {host!r}.")
-    matches = Q()
-    for version in versions:
-        matches |= Q(build__version=version)
-        if SERIES.match(version):
-            matches |= Q(build__version__regex=_series_pattern(version))
     runs = runs_compared(include_invalid).filter(
-        matches, workload__name=workload, aggregated_at__isnull=False
+        versions_q(versions), workload__name=workload, aggregated_at__isnull=False
     )
     if same_hardware and chosen.current_facts is not None:
         runs = runs.filter(host_facts__fingerprint=chosen.current_facts.fingerprint)
@@ -104,12 +99,28 @@ def _runs_for_versions(
         runs = runs.filter(host=chosen)
     # DISTINCT ON keeps one row per build version: the newest, as the ORDER BY puts it first.
     newest = list(runs.order_by("build__version", "-started_at", "-id").distinct("build__version"))
-    by_version = {}
-    for version in versions:
-        run = _newest_of(version, newest)
-        if run is not None:
-            by_version[version] = run
+    by_version = versions_pick(versions, newest)
     return [by_version[v] for v in versions if v in by_version]
+
+
+def versions_q(versions: list[str]) -> Q:
+    """Runs of these versions: each exactly, and a bare major ("13") as its whole series."""
+    matches = Q()
+    for version in versions:
+        matches |= Q(build__version=version)
+        if SERIES.match(version):
+            matches |= Q(build__version__regex=_series_pattern(version))
+    return matches
+
+
+def versions_pick(versions: list[str], runs: list[Run]) -> dict[str, Run]:
+    """For each version asked for, the run that stands for it among `runs` (if any)."""
+    picked = {}
+    for version in versions:
+        run = _newest_of(version, runs)
+        if run is not None:
+            picked[version] = run
+    return picked
 
 
 def _series_pattern(series: str) -> str:
@@ -173,7 +184,7 @@ def comparison_get(
             include_invalid=include_invalid,
         )
         wanted = list(versions)
-        found = {v for v in versions for run in chosen if _newest_of(v, [run]) is not None}
+        found = set(versions_pick(versions, chosen))
     return _comparison(chosen, missing=[w for w in wanted if w not in found])
 
 

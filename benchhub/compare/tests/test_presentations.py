@@ -59,6 +59,16 @@ def test_it_builds_the_improvement_table_of_both_e5_models(agent):
     assert [d.name for d in results.differences] == ["threads"]
 
 
+def test_bare_majors_find_each_models_runs_of_their_series(agent):
+    _e5(agent)
+    results = experiment_get(experiment="e5", host="bench-01", versions=["13", "14"])
+    assert [[s.label for s in c.series] for c in results.comparisons] == [
+        ["13.3", "14beta1"],
+        ["13.3", "14beta1"],
+    ]
+    assert (results.versions, results.missing) == (["13", "14"], [])
+
+
 def test_it_calls_a_catalog_model_by_its_published_name(agent):
     run = e5_upload(agent, entry="e5-tpcb-like", version="13.3", tps={52: [100]})
     assert model_name(run.workload) == "tpcb-like"
