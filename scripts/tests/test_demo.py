@@ -1,0 +1,54 @@
+"""make demo's bookkeeping: the jobs it queues, once, for this machine's agent alone."""
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from benchhub.accounts.tokens import token_split
+from benchhub.hosts.models import RunnerToken
+from benchhub.jobs.models import Job
+
+SPEC = importlib.util.spec_from_file_location(
+    "demo", Path(__file__).resolve().parents[1] / "demo.py"
+)
+demo = importlib.util.module_from_spec(SPEC)
+SPEC.loader.exec_module(demo)
+
+pytestmark = pytest.mark.django_db
+
+
+def test_it_queues_select_only_and_idle_connections_for_13_against_14_on_its_host():
+    host = demo.demo_host_name()
+    demo.demo_token(host)
+    select_only, idle = demo.demo_jobs_queue(host)
+
+    assert select_only.versions == idle.versions == ["13", "14"]
+    assert (select_only.host.name, idle.host.name) == (host, host)
+    assert select_only.clients == [1, 2, 4, 8, 16, 32]
+    assert (select_only.repeats, select_only.workload["builtin"]) == (3, "select-only")
+    assert idle.workload["catalog_entry"] == "e2-idle-connections"
+    assert [s["role"] for s in idle.workload["streams"]] == ["background", "measured"]
+
+
+def test_a_second_demo_keeps_its_jobs_and_requeues_only_a_failed_one():
+    host = demo.demo_host_name()
+    demo.demo_token(host)
+    first = demo.demo_jobs_queue(host)
+    assert demo.demo_jobs_queue(host) == first
+    Job.objects.filter(pk=first[1].pk).update(state=Job.State.FAILED)
+    again = demo.demo_jobs_queue(host)
+    assert again[0] == first[0]
+    assert again[1] != first[1]
+    assert Job.objects.filter(host__name=host).count() == 3
+
+
+def test_a_new_demo_token_revokes_the_last_one():
+    host = demo.demo_host_name()
+    old = demo.demo_token(host)
+    new = demo.demo_token(host)
+    revoked = {
+        token.prefix: token.revoked_at is not None
+        for token in RunnerToken.objects.filter(host__name=host)
+    }
+    assert revoked == {token_split(old)[1]: True, token_split(new)[1]: False}
