@@ -92,7 +92,7 @@ def table(figures: list[Figure]) -> str:
     """The figures as a plain-text table: section, figure, value, target, floor, verdict."""
     rows = [("section", "figure", "value", "target", "floor", "")]
     for f in figures:
-        target = f"{f.op} {_fmt(f.target)} {f.unit}" if f.op else ""
+        target = f"{f.op} {_fmt(f.target)} {f.unit}" if f.op and f.target is not None else ""
         floor = f"{_fmt(f.floor)} {f.unit}" if f.floor is not None else ""
         verdict = {True: "met", False: "MISSED", None: ""}[f.met]
         rows.append((f.section, f.name, f"{_fmt(f.value)} {f.unit}", target, floor, verdict))

@@ -62,9 +62,12 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
             figures += _section("compare", lambda: compare_bench(
                 server=web.url, database_url=url, options=options))  # fmt: skip
         if "queue" in wanted:
-            quick = QueueOptions(agents=5, jobs=10, heartbeats=1)
-            options = quick if args.quick else QueueOptions()
-            figures += _section("queue", lambda: queue_bench(server=web.url, options=options))
+            runs = [QueueOptions(agents=5, jobs=10, heartbeats=1, rhythm="stress")]
+            if not args.quick:
+                runs = [QueueOptions(jobs=150), QueueOptions(rhythm="stress")]
+            for queue in runs:
+                figures += _section(f"queue ({queue.rhythm} rhythm)", lambda q=queue: queue_bench(
+                    server=web.url, options=q))  # fmt: skip
         if "agent" in wanted:
             options = AgentOptions.quick() if args.quick else AgentOptions()
             figures += _section("agent", lambda: agent_bench(server=web.url, options=options))

@@ -123,7 +123,8 @@ class JobClaimView(APIView):
         job = services.job_claim(token=request.auth)
         if job is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        return Response(JobOutSerializer(selectors.job_get(job_id=job.pk)).data)
+        # The claimed job comes back with its host and creator: no second read.
+        return Response(JobOutSerializer(job).data)
 
 
 class JobHeartbeatView(APIView):

@@ -69,13 +69,16 @@ def job_claim(*, token: RunnerToken) -> Job | None:
             _requeue(held, actor=_runner(token), reason="its agent asked for new work")
         host = token.host
         job = (
-            Job.objects.select_for_update(skip_locked=True)
+            # Lock only the job row (of=self): the joined host and creator are read along for
+            # the reply, and the nullable side of an outer join cannot be locked anyway.
+            Job.objects.select_for_update(skip_locked=True, of=("self",))
+            .select_related("host", "created_by")
             .filter(state=Job.State.QUEUED)
             .filter(Q(host=host) | Q(host__isnull=True, host_tags__contained_by=host.tags))
             .order_by("-priority", "created_at", "id")
             .first()
         )
-        Host.objects.filter(pk=host.pk).update(last_seen_at=now)
+        _seen(host.pk, now)
         if job is None:
             return None
         job.state = Job.State.CLAIMED
@@ -83,9 +86,29 @@ def job_claim(*, token: RunnerToken) -> Job | None:
         job.claimed_by, job.claimed_host, job.claimed_at = token, host, now
         job.lease_expires_at = _lease_end()
         job.progress = {}
-        job.save()
+        job.save(update_fields=CLAIM_FIELDS)
         _event(job, "claimed", _runner(token))
     return job
+
+
+CLAIM_FIELDS = [
+    "state",
+    "attempt",
+    "claimed_by",
+    "claimed_host",
+    "claimed_at",
+    "lease_expires_at",
+    "progress",
+]
+# Polling agents would otherwise rewrite their host's row on every call.
+SEEN_RESOLUTION = timedelta(seconds=5)
+
+
+def _seen(host_id: int, now: Any) -> None:
+    """Record that the host's agent called in (at most once per SEEN_RESOLUTION)."""
+    Host.objects.filter(pk=host_id).filter(
+        Q(last_seen_at__isnull=True) | Q(last_seen_at__lt=now - SEEN_RESOLUTION)
+    ).update(last_seen_at=now)
 
 
 def _held(job_id: int, token: RunnerToken) -> Job:
@@ -125,7 +148,7 @@ def job_heartbeat(*, job_id: int, token: RunnerToken, progress: dict[str, Any]) 
                 "progress",
             ]
         )
-        Host.objects.filter(pk=token.host_id).update(last_seen_at=now)
+        _seen(token.host_id, now)
     return HeartbeatReply(cancel=False, lease_expires_at=job.lease_expires_at)
 
 
