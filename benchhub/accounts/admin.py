@@ -1,6 +1,10 @@
 from django.contrib import admin
 
+from benchhub.accounts.forms import AdminLoginForm
 from benchhub.accounts.models import PersonalToken
+
+# The admin's sign-in page counts failures like the site's (accounts.ratelimit).
+admin.site.login_form = AdminLoginForm
 
 
 @admin.register(PersonalToken)
