@@ -12,6 +12,7 @@ expired token does not count: its holder had the secret, and is told so plainly.
 from dataclasses import dataclass
 from typing import NoReturn
 
+from django.conf import settings
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
@@ -100,3 +101,17 @@ class TokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return self.keyword
+
+
+class PrivateInstanceAuthentication(authentication.BaseAuthentication):
+    """Last in the list: on a private instance (settings.PRIVATE), a request that no other class
+    authenticated is refused with 401 instead of going on as anonymous, whatever the view's
+    permissions would let anonymous visitors read."""
+
+    def authenticate(self, request: Request) -> None:
+        if settings.PRIVATE:
+            raise exceptions.NotAuthenticated("This BenchHub is private: sign in or send a token.")
+        return None
+
+    def authenticate_header(self, request: Request) -> str:
+        return TokenAuthentication.keyword
