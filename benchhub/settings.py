@@ -203,6 +203,9 @@ CSRF_COOKIE_SECURE = SECURE
 SECURE_SSL_REDIRECT = SECURE
 SECURE_HSTS_SECONDS = 31536000 if SECURE else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE
+# The header only makes the domain eligible for browsers' preload lists; submitting it is the
+# operator's decision.
+SECURE_HSTS_PRELOAD = SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if SECURE else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -230,6 +233,11 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # The last authentication class only refuses anonymous callers of a private instance.
+    "AUTHENTICATION_WHITELIST": [
+        "benchhub.api.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
