@@ -9,8 +9,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[3]
 
 
+# Not the test process's: the browser fixture sets DJANGO_ALLOW_ASYNC_UNSAFE for Playwright.
+DEV_ONLY = ("DEBUG", "BENCHHUB_SECURE", "DJANGO_ALLOW_ASYNC_UNSAFE")
+
+
 def manage(*args: str, **env: str | None) -> subprocess.CompletedProcess:
-    environ = {k: v for k, v in os.environ.items() if k not in ("DEBUG", "BENCHHUB_SECURE")}
+    environ = {k: v for k, v in os.environ.items() if k not in DEV_ONLY}
     for name, value in env.items():
         if value is None:
             environ.pop(name, None)

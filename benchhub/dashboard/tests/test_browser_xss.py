@@ -105,7 +105,13 @@ def dirty(agent, bob, db):
     assert beat.status_code == 200
     imported = _dirty(run_payload(version="14.2", source="import"))
     assert people.post("/api/v1/runs/", imported, format="json").status_code == 201
-    return {"imported": imported["run_uuid"], "runs": runs, "compare": compare, "failed": failed["id"], "running": running["id"]}
+    return {
+        "imported": imported["run_uuid"],
+        "runs": runs,
+        "compare": compare,
+        "failed": failed["id"],
+        "running": running["id"],
+    }
 
 
 @pytest.mark.django_db(transaction=True)
