@@ -4,6 +4,7 @@ Personas: alice is staff and runs the instance; bob is a signed-in reader; the a
 bench-01 holds a runner token for that host only.
 """
 
+import uuid
 from dataclasses import dataclass
 
 import pytest
@@ -21,6 +22,15 @@ class Agent:
     host_name: str
     token: str
     client: APIClient
+
+
+@pytest.fixture(autouse=True)
+def _own_cache_namespace(settings):
+    """Each test counts failed sign-ins and tokens (accounts.ratelimit) in a cache namespace of
+    its own in the real Redis, so the failures of one test never throttle the next."""
+    settings.CACHES = {
+        "default": {**settings.CACHES["default"], "KEY_PREFIX": f"test-{uuid.uuid4().hex}"}
+    }
 
 
 @pytest.fixture

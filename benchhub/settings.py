@@ -11,6 +11,16 @@ Environment:
 - DEBUG          "1"/"true" to turn on; off unless asked for
 - BENCHHUB_MAX_UPLOAD_BYTES  largest accepted request body, default 10 MB (10485760)
 - BENCHHUB_SECURE            "1" behind TLS: secure cookies, HSTS, SSL redirect
+- BENCHHUB_PRIVATE           "1": anonymous visitors see nothing but the sign-in page and
+                             /healthz (pages redirect to sign-in, the API answers 401); default
+                             off: anyone may read, people sign in to write
+- BENCHHUB_PROXY_HOPS        trusted reverse proxies in front (default 0): the client address
+                             for rate limits is taken that many entries from the right of
+                             X-Forwarded-For
+- BENCHHUB_RATELIMIT_WINDOW_S      rate-limit window, default 900 (seconds)
+- BENCHHUB_RATELIMIT_LOGIN_USER    failed sign-ins per username per window, default 10
+- BENCHHUB_RATELIMIT_LOGIN_IP      failed sign-ins per client address per window, default 50
+- BENCHHUB_RATELIMIT_TOKEN_IP      failed bearer tokens per client address per window, default 50
 - BENCHHUB_AGENT_ONLINE_S    a host counts as online this long after its agent last called in,
                              default 60 (seconds)
 """
@@ -120,11 +130,13 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "benchhub.api.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "benchhub.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "benchhub.accounts.middleware.PrivateInstanceMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
@@ -191,15 +203,21 @@ CSRF_COOKIE_SECURE = SECURE
 SECURE_SSL_REDIRECT = SECURE
 SECURE_HSTS_SECONDS = 31536000 if SECURE else 0
 SECURE_HSTS_INCLUDE_SUBDOMAINS = SECURE
+# The header only makes the domain eligible for browsers' preload lists; submitting it is the
+# operator's decision.
+SECURE_HSTS_PRELOAD = SECURE
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if SECURE else None
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
+# Content-Security-Policy and Permissions-Policy: benchhub.headers.
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "benchhub.api.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
+        "benchhub.api.authentication.PrivateInstanceAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
@@ -215,12 +233,32 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # The last authentication class only refuses anonymous callers of a private instance.
+    "AUTHENTICATION_WHITELIST": [
+        "benchhub.api.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
 }
 
 REDIS_URL = env_str("REDIS_URL")
+# The cache holds the rate-limit counters (accounts.ratelimit), shared by every worker process.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "benchhub",
+        "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
+    }
+}
+PRIVATE = env_bool("BENCHHUB_PRIVATE")
+BENCHHUB_PROXY_HOPS = env_int("BENCHHUB_PROXY_HOPS", 0)
+RATELIMIT_WINDOW_S = env_int("BENCHHUB_RATELIMIT_WINDOW_S", 900)
+RATELIMIT_LOGIN_USER = env_int("BENCHHUB_RATELIMIT_LOGIN_USER", 10)
+RATELIMIT_LOGIN_IP = env_int("BENCHHUB_RATELIMIT_LOGIN_IP", 50)
+RATELIMIT_TOKEN_IP = env_int("BENCHHUB_RATELIMIT_TOKEN_IP", 50)
 CELERY_BROKER_URL = REDIS_URL
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # Publishing must not hang a request when Redis is away: the upload has committed by then and

@@ -44,6 +44,7 @@ class TokensView(APIView):
 class TokenDetailView(APIView):
     permission_classes = [IsPerson]
 
+    @extend_schema(responses={204: None})
     def delete(self, request: Request, prefix: str) -> Response:
         token = PersonalToken.objects.filter(user=request.user, prefix=prefix).first()
         if token is None:

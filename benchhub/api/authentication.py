@@ -3,14 +3,21 @@
 `Authorization: Bearer bhr_...` authenticates an agent: request.user is a RunnerPrincipal bound to
 its host and request.auth the RunnerToken. `Bearer bhp_...` authenticates a person: request.user
 is that user and request.auth the PersonalToken. A revoked or expired token fails at once.
+
+Tokens that are malformed or match nothing count against the client address's rate limit
+(accounts.ratelimit); past it the answer is 429 with Retry-After instead of 401. A revoked or
+expired token does not count: its holder had the secret, and is told so plainly.
 """
 
 from dataclasses import dataclass
+from typing import NoReturn
 
+from django.conf import settings
 from django.utils import timezone
 from rest_framework import authentication, exceptions
 from rest_framework.request import Request
 
+from benchhub.accounts import ratelimit
 from benchhub.accounts.models import AbstractToken, PersonalToken
 from benchhub.accounts.tokens import RUNNER_KIND, token_matches, token_split
 from benchhub.hosts.models import Host, RunnerToken
@@ -51,6 +58,19 @@ def _touch(token: AbstractToken) -> None:
         type(token).objects.filter(pk=token.pk).update(last_used_at=now)
 
 
+def _failed(request: Request, detail: str) -> NoReturn:
+    """Refuse a token that matches nothing: 401, or 429 once the address is past its limit."""
+    try:
+        ratelimit.ratelimit_fail(
+            limit=ratelimit.token_ip_limit(), ident=ratelimit.client_ip(request)
+        )
+    except ratelimit.RateLimited as exc:
+        raise exceptions.Throttled(
+            wait=exc.retry_after, detail="Too many failed token attempts from this address."
+        ) from None
+    raise exceptions.AuthenticationFailed(detail)
+
+
 class TokenAuthentication(authentication.BaseAuthentication):
     keyword = "Bearer"
 
@@ -63,13 +83,13 @@ class TokenAuthentication(authentication.BaseAuthentication):
             return None
         parts = token_split(plaintext.strip())
         if parts is None:
-            raise exceptions.AuthenticationFailed("Malformed token.")
+            _failed(request, "Malformed token.")
         kind, prefix = parts
         model = RunnerToken if kind == RUNNER_KIND else PersonalToken
         related = "host" if model is RunnerToken else "user"
         token = model.objects.select_related(related).filter(prefix=prefix).first()
         if token is None or not token_matches(plaintext.strip(), token.digest):
-            raise exceptions.AuthenticationFailed("Invalid token.")
+            _failed(request, "Invalid token.")
         if not token.is_usable():
             raise exceptions.AuthenticationFailed("Token revoked or expired.")
         _touch(token)
@@ -81,3 +101,17 @@ class TokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return self.keyword
+
+
+class PrivateInstanceAuthentication(authentication.BaseAuthentication):
+    """Last in the list: on a private instance (settings.PRIVATE), a request that no other class
+    authenticated is refused with 401 instead of going on as anonymous, whatever the view's
+    permissions would let anonymous visitors read."""
+
+    def authenticate(self, request: Request) -> None:
+        if settings.PRIVATE:
+            raise exceptions.NotAuthenticated("This BenchHub is private: sign in or send a token.")
+        return None
+
+    def authenticate_header(self, request: Request) -> str:
+        return TokenAuthentication.keyword

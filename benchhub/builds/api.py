@@ -1,5 +1,6 @@
 """Builds API: the PostgreSQL versions in the repository, in version order."""
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -26,5 +27,6 @@ class BuildOutSerializer(serializers.ModelSerializer):
 
 
 class BuildsView(APIView):
+    @extend_schema(responses=BuildOutSerializer(many=True))
     def get(self, request: Request) -> Response:
         return Response(BuildOutSerializer(build_list(), many=True).data)

@@ -4,6 +4,7 @@
 import json
 from typing import Any
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import renderers, status
 from rest_framework.request import Request
@@ -39,7 +40,7 @@ class CompareView(APIView):
 
     renderer_classes = [renderers.JSONRenderer, CsvRenderer]
 
-    @extend_schema(parameters=[CompareQuerySerializer])
+    @extend_schema(parameters=[CompareQuerySerializer], responses=OpenApiTypes.OBJECT)
     def get(self, request: Request) -> Response:
         query = CompareQuerySerializer(data=query_params(request.query_params))
         query.is_valid(raise_exception=True)

@@ -1,6 +1,7 @@
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from benchhub.accounts.forms import LoginForm
 from benchhub.dashboard import (
     views,
     views_compare,
@@ -30,7 +31,9 @@ urlpatterns = [
     path("jobs/new/", views_jobs.job_new, name="job-new"),
     path("jobs/<int:job_id>/", views_jobs.job_detail, name="job"),
     path("jobs/<int:job_id>/cancel/", views_jobs.job_cancel, name="job-cancel"),
-    path("accounts/login/", auth_views.LoginView.as_view(), name="login"),
+    path(
+        "accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"
+    ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("runs/<uuid:run_uuid>/requeue/", views_runs.run_requeue, name="run-requeue"),
     path("diff/", views_runs.run_diff, name="diff"),

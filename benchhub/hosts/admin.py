@@ -1,6 +1,9 @@
 from django.contrib import admin
+from django.db.models import QuerySet
+from django.http import HttpRequest
 
 from benchhub.hosts.models import Host, HostFacts, RunnerToken
+from benchhub.hosts.services import runner_tokens_revoke_ids
 
 
 @admin.register(Host)
@@ -28,5 +31,18 @@ class RunnerTokenAdmin(admin.ModelAdmin):
         "revoked_at",
         "last_used_at",
     ]
-    readonly_fields = ["prefix", "digest", "created_at", "last_used_at"]
+    readonly_fields = ["host", "prefix", "digest", "created_at", "last_used_at"]
     list_select_related = ["host"]
+    list_filter = ["revoked_at"]
+    actions = ["revoke"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        # Tokens are issued by `manage.py runner_create HOST`, which prints the secret once; an
+        # add form here would store a token without one. The host is read-only for the same
+        # reason a token is bound to one host: moving it would let an agent speak for another.
+        return False
+
+    @admin.action(description="Revoke the selected tokens now")
+    def revoke(self, request: HttpRequest, queryset: QuerySet[RunnerToken]) -> None:
+        count = runner_tokens_revoke_ids(token_ids=list(queryset.values_list("pk", flat=True)))
+        self.message_user(request, f"Revoked {count} token(s).")

@@ -1,5 +1,6 @@
 """Hosts API: benchmark machines and their current facts."""
 
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -38,5 +39,6 @@ class HostOutSerializer(serializers.ModelSerializer):
 
 
 class HostsView(APIView):
+    @extend_schema(responses=HostOutSerializer(many=True))
     def get(self, request: Request) -> Response:
         return Response(HostOutSerializer(host_list(), many=True).data)

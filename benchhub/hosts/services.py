@@ -76,6 +76,14 @@ def runner_token_create(
     return token, issued.plaintext
 
 
+def runner_tokens_revoke_ids(*, token_ids: list[int]) -> int:
+    """Revoke the given tokens (those still live); returns how many were revoked. Effective on
+    each agent's next request."""
+    return RunnerToken.objects.filter(pk__in=token_ids, revoked_at__isnull=True).update(
+        revoked_at=timezone.now()
+    )
+
+
 def runner_tokens_revoke(*, host_name: str) -> int:
     """Revoke every live token of the host; returns how many were revoked."""
     return RunnerToken.objects.filter(host__name=host_name, revoked_at__isnull=True).update(

@@ -1,5 +1,6 @@
 """The queue API. People create, list and cancel jobs; agents claim, heartbeat and finish them."""
 
+from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.permissions import BasePermission
@@ -130,7 +131,7 @@ class JobClaimView(APIView):
 class JobHeartbeatView(APIView):
     permission_classes = [IsRunner]
 
-    @extend_schema(request=HeartbeatInSerializer)
+    @extend_schema(request=HeartbeatInSerializer, responses=OpenApiTypes.OBJECT)
     def post(self, request: Request, job_id: int) -> Response:
         data = HeartbeatInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
@@ -198,6 +199,7 @@ class SchedulesView(APIView):
 class ScheduleDetailView(APIView):
     permission_classes = [IsPerson]
 
+    @extend_schema(responses={204: None})
     def delete(self, request: Request, schedule_id: int) -> Response:
         schedule = (
             JobSchedule.objects.filter(pk=schedule_id).select_related("periodic_task").first()

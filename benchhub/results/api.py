@@ -53,6 +53,10 @@ class RunsView(APIView):
             return error_response(
                 "forbidden_host", str(exc), status.HTTP_403_FORBIDDEN, {"host.name": [str(exc)]}
             )
+        except services.SourceNotAllowed as exc:
+            return error_response(
+                "forbidden_source", str(exc), status.HTTP_403_FORBIDDEN, {"source": [str(exc)]}
+            )
         except JobError as exc:
             return error_response(
                 "stale_job", str(exc), status.HTTP_409_CONFLICT, {"job": [str(exc)]}

@@ -49,6 +49,23 @@ def check_run_host(*, host_name: str, runner_token: RunnerToken | None) -> None:
         )
 
 
+class SourceNotAllowed(Exception):
+    """A person's upload claimed to be an agent's run."""
+
+
+def check_run_source(
+    *, source: str, runner_token: RunnerToken | None, user: AbstractBaseUser | None
+) -> None:
+    # "agent" says a BenchHub agent measured this on the host it names; only that host's runner
+    # token may say so, or a signed-in person could pass made-up numbers off as the host's.
+    # (Code that calls run_submit with neither, e.g. the self-benchmark, is trusted.)
+    if runner_token is None and user is not None and source == Run.Source.AGENT:
+        raise SourceNotAllowed(
+            'Only an agent\'s runner token uploads runs as source "agent"; people upload '
+            '"import" or "summary".'
+        )
+
+
 def _stored(run_uuid: Any, digest: str) -> Submission | None:
     run = Run.objects.filter(uuid=run_uuid).first()
     if run is None:
@@ -72,6 +89,7 @@ def run_submit(
     transaction, so a failure stores nothing. Queues the aggregation of the run on commit.
     """
     check_run_host(host_name=data["host"]["name"], runner_token=runner_token)
+    check_run_source(source=data["source"], runner_token=runner_token, user=user)
     stored = _stored(data["run_uuid"], digest)
     if stored:
         return stored

@@ -1,0 +1,54 @@
+"""Sign-in forms with the failed-sign-in rate limits (accounts.ratelimit), for the site's sign-in
+page and the admin's."""
+
+from django import forms
+from django.contrib.admin.forms import AdminAuthenticationForm
+from django.contrib.auth.forms import AuthenticationForm
+
+from benchhub.accounts import ratelimit
+
+
+class RateLimitedLoginMixin:
+    """Refuse a sign-in, before its password is hashed, once its username or its client address
+    has used up the window's failures; count each failure against both."""
+
+    def clean(self) -> dict:
+        username = self.data.get("username", "")
+        ip = ratelimit.client_ip(self.request)
+        limits = [
+            (ratelimit.login_user_limit(), username),
+            (ratelimit.login_ip_limit(), ip),
+        ]
+        try:
+            for limit, ident in limits:
+                ratelimit.ratelimit_check(limit=limit, ident=ident)
+        except ratelimit.RateLimited as exc:
+            raise _too_many(exc) from None
+        try:
+            cleaned = super().clean()
+        except forms.ValidationError:
+            try:
+                for limit, ident in limits:
+                    ratelimit.ratelimit_fail(limit=limit, ident=ident)
+            except ratelimit.RateLimited as exc:
+                raise _too_many(exc) from None
+            raise
+        ratelimit.ratelimit_reset(limit=limits[0][0], ident=username)
+        return cleaned
+
+
+def _too_many(exc: ratelimit.RateLimited) -> forms.ValidationError:
+    minutes = max(1, round(exc.retry_after / 60))
+    return forms.ValidationError(
+        "Too many failed sign-ins. Try again in %(minutes)d minute(s).",
+        code="rate_limited",
+        params={"minutes": minutes},
+    )
+
+
+class LoginForm(RateLimitedLoginMixin, AuthenticationForm):
+    pass
+
+
+class AdminLoginForm(RateLimitedLoginMixin, AdminAuthenticationForm):
+    pass
