@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 STACK := $(BIN)/python scripts/stack.py
 
-.PHONY: help install browser up demo test test-slow test-all bench lint check stop clean runner-token \
+.PHONY: help install browser up demo test test-slow test-all bench load lint check stop clean runner-token \
 	backup restore
 
 help:
@@ -17,6 +17,7 @@ help:
 	@echo "make test      run the test suite (fast tests)"
 	@echo "make test-all  run the full suite, slow end-to-end tests included"
 	@echo "make bench     self-benchmark: prints a table, writes bench/results.json (BENCH_ARGS=--quick)"
+	@echo "make load      50 agents and 20 readers for 5 minutes: bench/load-results.json (LOAD_ARGS=--quick)"
 	@echo "make runner-token HOST=name   issue a token for the agent on host 'name'"
 	@echo "make lint      format and fix with ruff;  make check: check only (CI)"
 	@echo "make stop      stop the private PostgreSQL and Redis started by 'make up'/'stack.py start'"
@@ -60,6 +61,10 @@ test-all: $(STAMP) browser
 # The self-benchmark (docs/performance.md), in its own database: make bench [BENCH_ARGS="--quick"]
 bench: $(STAMP)
 	$(STACK) exec -- $(BIN)/python -m bench.run $(BENCH_ARGS)
+
+# The load test (docs/performance.md, Load), in its own database: make load [LOAD_ARGS="--quick"]
+load: $(STAMP)
+	$(STACK) exec -- $(BIN)/python -m bench.load $(LOAD_ARGS)
 
 # Issue a runner token for an agent: make runner-token HOST=bench-01
 runner-token: $(STAMP)

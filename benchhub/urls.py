@@ -12,3 +12,6 @@ urlpatterns = [
     path("api/v1/", include(v1)),
     path("api/", include(api_urls)),
 ]
+
+handler404 = "benchhub.api.views.not_found"
+handler500 = "benchhub.api.views.server_error"

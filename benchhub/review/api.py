@@ -1,5 +1,7 @@
 """The review API: threads, tags, marks and the event log. People only: agents get 403."""
 
+import uuid
+
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
@@ -160,6 +162,11 @@ class ReviewEventsView(APIView):
     )
     def get(self, request: Request) -> Response:
         run_uuid = request.query_params.get("run")
+        if run_uuid:
+            try:
+                uuid.UUID(run_uuid)
+            except ValueError:
+                return _invalid(ValueError(f"'{run_uuid}' is not a run UUID."), "run")
         events = selectors.event_list(run=_run(run_uuid) if run_uuid else None)
         paginator = EventCursorPagination()
         page = paginator.paginate_queryset(events, request, view=self)

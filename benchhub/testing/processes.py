@@ -66,8 +66,13 @@ class Service:
         return self.log.read_text(errors="replace")
 
 
-def celery_worker(queue: str) -> Service:
-    env = {**os.environ, "DATABASE_URL": current_database_url(), "BENCHHUB_ANALYSIS_QUEUE": queue}
+def celery_worker(queue: str, *, env: dict[str, str] | None = None) -> Service:
+    env = {
+        **os.environ,
+        "DATABASE_URL": current_database_url(),
+        "BENCHHUB_ANALYSIS_QUEUE": queue,
+        **(env or {}),
+    }
     argv = [
         str(BIN / "celery"),
         "-A",

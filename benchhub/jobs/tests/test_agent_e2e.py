@@ -6,7 +6,6 @@ The server is gunicorn on the test database with a real Celery worker; the agent
 """
 
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -40,20 +39,6 @@ SMALL_JOB = {
     "duration_s": 2.0,
     "repeats": 1,
 }
-
-
-@pytest.fixture
-def server(analysis_worker):
-    web = processes.Gunicorn(queue=analysis_worker).start()
-    yield web
-    web.stop()
-
-
-@pytest.fixture
-def work_dir():
-    path = processes.agent_work_dir()
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
 
 
 def wait_for(predicate, *, timeout_s: float, what: str):

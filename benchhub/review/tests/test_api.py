@@ -83,3 +83,10 @@ def test_the_admin_lists_every_review_model(client, alice, bob_client, run_uuid)
         response = client.get(f"/admin/review/{model}/")
         assert response.status_code == 200, model
         assert b'name="_selected_action"' in response.content, model
+
+
+def test_it_refuses_a_malformed_run_in_the_event_log_with_400(bob_client):
+    """Found by the schemathesis run: ?run=<not a UUID> crashed the query with a 500."""
+    response = bob_client.get("/api/v1/review/events/", {"run": "not-a-uuid"})
+    assert response.status_code == 400
+    assert "run" in response.json()["fields"]
