@@ -49,8 +49,9 @@ def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
     check_figures(report, {"ingest", "compare", "queue"})
     names = {f["name"] for f in report["figures"]}
     assert {"upload median / COPY median", "compare API p95", "compare page queries",
-            "history page p95", "run list API p95", "double claims"} <= names  # fmt: skip
-    double = next(f for f in report["figures"] if f["name"] == "double claims")
+            "history page p95", "run list API p95",
+            "double claims, stress rhythm"} <= names  # fmt: skip
+    double = next(f for f in report["figures"] if f["name"] == "double claims, stress rhythm")
     assert double["value"] == 0
     floors = [f for f in report["figures"] if f["section"] == "ingest" and f["floor"]]
     assert floors, "the ingest figures carry their COPY floor"
