@@ -1,0 +1,119 @@
+"""Each experiment's results the way its authors presented them (Workload.presentation).
+
+Every builder takes comparisons already read (selectors.comparison_get for one workload,
+experiments.experiment_get for several) and adds at most two queries, whatever the number of
+workloads, versions or levels. Columns follow the versions: `labels` lists them, the first is
+the baseline ("old"); a workload without a run of a version has None in that column.
+
+Figures are medians over the valid repeats of a level: aborted results (and aborted streams)
+never count, and runs marked invalid were left out by the comparison's selector.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Any
+
+from benchhub.compare.presentations.common import (
+    EVIDENCE_PARAMS,
+    MAX_PROGRESS_POINTS,
+    MAX_STREAM_ROWS,
+    by_label,
+    median,
+    run_ids,
+    version_labels,
+)
+from benchhub.compare.presentations.connections import (
+    ClientLimits,
+    ConnectionsCell,
+    ConnectionsRow,
+    ConnectionsTable,
+    Progress,
+    ProgressLine,
+    connections_table,
+    progress_lines,
+)
+from benchhub.compare.presentations.evidence import (
+    EvidenceCell,
+    EvidenceRow,
+    EvidenceTable,
+    evidence_params,
+    evidence_table,
+)
+from benchhub.compare.presentations.improvement import (
+    Improvement,
+    ImprovementRow,
+    ImprovementTable,
+    improvement_table,
+)
+from benchhub.compare.presentations.streams import StreamCell, StreamRow, StreamTable, stream_table
+from benchhub.compare.selectors import Comparison
+from benchhub.workloads.models import Workload
+
+__all__ = [
+    "EVIDENCE_PARAMS",
+    "MAX_PROGRESS_POINTS",
+    "MAX_STREAM_ROWS",
+    "ClientLimits",
+    "ConnectionsCell",
+    "ConnectionsRow",
+    "ConnectionsTable",
+    "EvidenceCell",
+    "EvidenceRow",
+    "EvidenceTable",
+    "Improvement",
+    "ImprovementRow",
+    "ImprovementTable",
+    "Progress",
+    "ProgressLine",
+    "StreamCell",
+    "StreamRow",
+    "StreamTable",
+    "by_label",
+    "connections_table",
+    "evidence_params",
+    "evidence_table",
+    "improvement_table",
+    "median",
+    "presentation_data",
+    "presentation_of",
+    "presentation_tables",
+    "progress_lines",
+    "run_ids",
+    "stream_table",
+    "version_labels",
+]
+
+
+def presentation_of(comparisons: list[Comparison]) -> str:
+    """The presentation of the compared workloads: the baseline workload's."""
+    for comparison in comparisons:
+        if comparison.series:
+            return comparison.series[0].run.workload.presentation
+    return Workload.Presentation.SWEEP
+
+
+def presentation_data(comparisons: list[Comparison]) -> dict[str, Any]:
+    """presentation_tables as JSON-ready data (the compare API's "presentation" key)."""
+    return {
+        name: value if isinstance(value, str) else asdict(value)
+        for name, value in presentation_tables(comparisons).items()
+    }
+
+
+def presentation_tables(comparisons: list[Comparison]) -> dict[str, Any]:
+    """The tables of the comparisons' presentation (none for a sweep): {"presentation": ...,
+    "improvement" | "streams" | "connections" | "evidence": table}."""
+    comparisons = [c for c in comparisons if c.series]
+    kind = presentation_of(comparisons)
+    builders = {
+        Workload.Presentation.IMPROVEMENT: ("improvement", improvement_table),
+        Workload.Presentation.STREAMS: ("streams", stream_table),
+        Workload.Presentation.CONNECTIONS: ("connections", connections_table),
+        Workload.Presentation.EVIDENCE: ("evidence", evidence_table),
+    }
+    tables: dict[str, Any] = {"presentation": kind}
+    if kind in builders and comparisons:
+        name, build = builders[kind]
+        tables[name] = build(comparisons)
+    return tables

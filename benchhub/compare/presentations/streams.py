@@ -1,0 +1,130 @@
+"""The streams table (E4): each stream's tps, latency and rows per second per level."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from benchhub.compare.presentations.common import (
+    MAX_STREAM_ROWS,
+    by_label,
+    median,
+    run_ids,
+    version_labels,
+)
+from benchhub.compare.selectors import Comparison
+from benchhub.results.models import StreamResult
+from benchhub.workloads.models import Workload
+
+
+@dataclass
+class StreamCell:
+    """One stream of one version at one level: medians over the valid repeats."""
+
+    tps: float | None
+    latency_ms: float | None
+    rows_per_s: float | None
+    established: float | None
+    samples: int
+
+
+@dataclass
+class StreamRow:
+    workload: str
+    clients: int
+    stream: str
+    role: str
+    rows_per_transaction: int | None
+    cells: list[StreamCell | None]
+
+
+@dataclass
+class StreamTable:
+    labels: list[str]
+    rows: list[StreamRow]
+
+
+StreamValues = dict[tuple[int, int], dict[str, list[dict[str, Any]]]]
+
+
+def stream_values(run_ids: list[int]) -> StreamValues:
+    """(run id, clients) -> stream name -> the stream's figures in each valid repeat. A stream
+    counts when neither it nor its level's result aborted. One query."""
+    rows = (
+        StreamResult.objects.filter(result__run__in=run_ids, result__aborted=False, aborted=False)
+        .values(
+            "result_id",
+            "result__run_id",
+            "result__clients",
+            "name",
+            "role",
+            "tps",
+            "latency_avg_ms",
+            "rows_per_transaction",
+            "rows_per_s",
+            "established",
+        )
+        .order_by("result__run_id", "result__clients", "result__repeat", "id")[:MAX_STREAM_ROWS]
+    )
+    found: StreamValues = {}
+    for row in rows:
+        level = found.setdefault((row["result__run_id"], row["result__clients"]), {})
+        level.setdefault(row["name"], []).append(row)
+    return found
+
+
+def _stream_cell(values: list[dict[str, Any]]) -> StreamCell:
+    def median_of(name: str) -> float | None:
+        return median([v[name] for v in values if v[name] is not None])
+
+    rows_per_s = [
+        v["rows_per_s"]
+        if v["rows_per_s"] is not None
+        else (
+            v["tps"] * v["rows_per_transaction"]
+            if v["tps"] is not None and v["rows_per_transaction"]
+            else None
+        )
+        for v in values
+    ]
+    return StreamCell(
+        tps=median_of("tps"),
+        latency_ms=median_of("latency_avg_ms"),
+        rows_per_s=median([r for r in rows_per_s if r is not None]),
+        established=median_of("established"),
+        samples=len(values),
+    )
+
+
+def _stream_order(workload: Workload, names: set[str]) -> list[str]:
+    declared = [s.get("name") for s in workload.streams if s.get("name") in names]
+    return declared + sorted(names - set(declared))
+
+
+def stream_table(comparisons: list[Comparison]) -> StreamTable:
+    """Per workload, level and stream: each version's tps, latency (ms) and rows/s (tps x rows
+    per transaction, as published), medians over valid repeats. One query."""
+    labels = version_labels(comparisons)
+    values = stream_values(run_ids(comparisons))
+    rows = []
+    for comparison in comparisons:
+        columns = by_label(comparison, labels)
+        workload = comparison.series[0].run.workload
+        for clients in comparison.clients:
+            levels = [values.get((s.run.id, clients), {}) if s else {} for s in columns]
+            names = {name for level in levels for name in level}
+            for name in _stream_order(workload, names):
+                first = next(level[name][0] for level in levels if name in level)
+                rows.append(
+                    StreamRow(
+                        workload=workload.name,
+                        clients=clients,
+                        stream=name,
+                        role=first["role"],
+                        rows_per_transaction=first["rows_per_transaction"],
+                        cells=[
+                            _stream_cell(level[name]) if name in level else None for level in levels
+                        ],
+                    )
+                )
+    return StreamTable(labels=labels, rows=rows)
