@@ -65,9 +65,12 @@ class RunsView(APIView):
             return error_response(
                 "conflict", str(exc), status.HTTP_409_CONFLICT, {"run_uuid": [str(exc)]}
             )
+        if submission.created:
+            # The new run holds its host, build, facts, config and workload in memory: reading
+            # it back (with its settings and raw facts) only cost the upload time.
+            return Response(RunOutSerializer(submission.run).data, status=status.HTTP_201_CREATED)
         run = selectors.run_get(run_uuid=submission.run.uuid)
-        code = status.HTTP_201_CREATED if submission.created else status.HTTP_200_OK
-        return Response(RunOutSerializer(run).data, status=code)
+        return Response(RunOutSerializer(run).data, status=status.HTTP_200_OK)
 
 
 class RunDetailView(APIView):
