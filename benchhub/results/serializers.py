@@ -213,6 +213,16 @@ class InitInSerializer(serializers.Serializer):
     )
 
 
+def errors_field() -> serializers.ListField:
+    """pgbench's error lines of a result or a stream, as the agent or the parser saw them."""
+    return serializers.ListField(
+        child=StrictCharField(max_length=10000, allow_blank=True),
+        required=False,
+        default=list,
+        max_length=1000,
+    )
+
+
 class StreamResultInSerializer(serializers.Serializer):
     name = StrictCharField(max_length=50)
     role = serializers.ChoiceField(choices=["measured", "background"])
@@ -228,12 +238,7 @@ class StreamResultInSerializer(serializers.Serializer):
     rows_per_s = StrictFloatField(min_value=0, required=False, allow_null=True)
     established = StrictIntegerField(min_value=0, required=False, allow_null=True)
     aborted = serializers.BooleanField(default=False)
-    errors = serializers.ListField(
-        child=StrictCharField(max_length=10000, allow_blank=True),
-        required=False,
-        default=list,
-        max_length=1000,
-    )
+    errors = errors_field()
     raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
 
 
@@ -251,12 +256,7 @@ class ResultInSerializer(serializers.Serializer):
     latency_stddev_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
     initial_connection_time_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
     aborted = serializers.BooleanField(default=False)
-    errors = serializers.ListField(
-        child=StrictCharField(max_length=10000, allow_blank=True),
-        required=False,
-        default=list,
-        max_length=1000,
-    )
+    errors = errors_field()
     statements = RecordListField(
         spec=STATEMENT_SPEC, max_items=MAX_STATEMENTS, required=False, default=list
     )
