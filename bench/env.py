@@ -39,6 +39,16 @@ def database_create(url: str) -> None:
             conn.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
 
 
+def bench_prepare(base_url: str, name: str) -> str:
+    """Create (if needed) and migrate the bench database `name` beside `base_url`'s, and set
+    Django up on it in this process; returns its URL. The bench never touches the user's data."""
+    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-secret")
+    url = bench_database_url(base_url, name)
+    database_create(url)
+    django_setup(url)
+    return url
+
+
 def django_setup(url: str) -> None:
     """Point this process at the bench database, set Django up, migrate."""
     os.environ["DATABASE_URL"] = url

@@ -267,10 +267,7 @@ def main(argv: list[str] | None = None) -> int:
         browsers=args.browsers or options.browsers,
         job_s=options.job_s,
     )
-    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-secret")
-    url = env.bench_database_url(base, args.database)
-    env.database_create(url)
-    env.django_setup(url)
+    env.bench_prepare(base, args.database)
     log = Path(tempfile.mkstemp(prefix="benchhub-load-gunicorn-", suffix=".log")[1])
     started = datetime.now(UTC)
     try:

@@ -88,10 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     if not base or not os.environ.get("REDIS_URL"):
         print("bench: DATABASE_URL and REDIS_URL must be set (make bench sets them)")
         return 2
-    os.environ.setdefault("SECRET_KEY", "bench-only-not-a-secret")
-    url = env.bench_database_url(base, args.database)
-    env.database_create(url)
-    env.django_setup(url)
+    url = env.bench_prepare(base, args.database)
     log = Path(tempfile.mkstemp(prefix="benchhub-bench-gunicorn-", suffix=".log")[1])
     started = datetime.now(UTC)
     try:
