@@ -22,6 +22,7 @@ import base64
 import contextlib
 import fcntl
 import hashlib
+import http.client
 import json
 import logging
 import os
@@ -326,7 +327,7 @@ def _check_url(url: str) -> None:
 
 
 @contextlib.contextmanager
-def _open_url(url: str, *, timeout: float) -> Iterator[Any]:
+def _open_url(url: str, *, timeout: float) -> Iterator[http.client.HTTPResponse]:
     _check_url(url)
     request = urllib.request.Request(url, headers={"User-Agent": "benchhub-runner"})  # noqa: S310
     try:
