@@ -44,14 +44,15 @@ _MAJOR = r"(?P<major>[1-9]\.\d|[1-9]\d{1,2})"
 _NUMBER = r"\d{1,4}"
 _DATE = r"(?P<date>\d{4}-\d{2}-\d{2}|\d{8})"
 _COMMIT = r"(?:@(?P<commit>[0-9a-f]{4,40}))?"
-_RELEASE = re.compile(rf"^{_MAJOR}(?:\.(?P<minor>{_NUMBER}))?$")
-_PRERELEASE = re.compile(rf"^{_MAJOR}(?P<stage>alpha|beta|rc)(?P<number>{_NUMBER})$")
+# \Z, not $: a name must not end in a newline that $ lets through.
+_RELEASE = re.compile(rf"^{_MAJOR}(?:\.(?P<minor>{_NUMBER}))?\Z")
+_PRERELEASE = re.compile(rf"^{_MAJOR}(?P<stage>alpha|beta|rc)(?P<number>{_NUMBER})\Z")
 _DEVEL = re.compile(
     rf"^(?:{_MAJOR}|(?P<master>master))-?(?P<stage>devel|snapshot)?"
-    rf"(?:[-_ ]?{_DATE})?{_COMMIT}$"
+    rf"(?:[-_ ]?{_DATE})?{_COMMIT}\Z"
 )
 _ONE_DIGIT = re.compile(r"^[1-9](?![.\d])")
-_LABEL = re.compile(rf"^[a-z0-9][a-z0-9._-]{{0,{LABEL_MAX - 1}}}$")
+_LABEL = re.compile(rf"^[a-z0-9][a-z0-9._-]{{0,{LABEL_MAX - 1}}}\Z")
 _EXAMPLES = "e.g. 9.6, 9.5.4, 13.3, 14beta1, 14devel-2021-05-01, master@1a2b3c4, master+my-patch"
 
 

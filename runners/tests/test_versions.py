@@ -182,6 +182,7 @@ def test_it_says_which_server_satisfies_a_request(
         ("master+a b", "bad patch label"),
         ("master+" + "x" * 64, "bad patch label"),
         ("14.99999", "is not a PostgreSQL version"),
+        ("13.3\n+x", "is not a PostgreSQL version"),  # $ would let the newline through
     ],
 )
 def test_it_says_why_a_name_is_refused(name: str, message: str) -> None:
