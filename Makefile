@@ -78,6 +78,7 @@ lint: $(STAMP)
 check: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
+	$(BIN)/mypy --config-file runners/pyproject.toml runners/benchhub_runner
 	$(STACK) exec -- $(BIN)/python manage.py makemigrations --check --dry-run
 	if command -v docker-compose >/dev/null; then \
 		SECRET_KEY=x POSTGRES_PASSWORD=x docker-compose config -q; fi
@@ -96,4 +97,4 @@ stop: $(STAMP)
 	$(STACK) stop
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache .mypy_cache

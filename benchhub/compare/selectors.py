@@ -12,13 +12,13 @@ kind of row (host, runs, aggregates, threads), with relations joined, never one 
 
 from __future__ import annotations
 
-import re
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
+from benchhub.builds.versions import PATCH_MARK, VersionError, version_parse
 from benchhub.configs.hashing import settings_diff
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
@@ -27,8 +27,6 @@ from benchhub.workloads.models import Workload
 RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
 RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides")
 MAX_COMPARED = 12
-# A version asked for as a bare major ("13", or "9.6" before 10) stands for its whole series.
-SERIES = re.compile(r"^(\d{2,}|[0-9]\.\d+)$")
 HISTORY_MAX_POINTS = 500
 
 
@@ -104,12 +102,14 @@ def _runs_for_versions(
 
 
 def versions_q(versions: list[str]) -> Q:
-    """Runs of these versions: each exactly, and a bare major ("13") as its whole series."""
+    """Runs of these versions: each exactly, and a bare major ("13", "9.6") as its whole series
+    of unpatched builds (releases, pre-releases, snapshots)."""
     matches = Q()
     for version in versions:
         matches |= Q(build__version=version)
-        if SERIES.match(version):
-            matches |= Q(build__version__regex=_series_pattern(version))
+        series = _series(version)
+        if series is not None:
+            matches |= Q(build__major=series) & ~Q(build__version__contains=PATCH_MARK)
     return matches
 
 
@@ -123,19 +123,25 @@ def versions_pick(versions: list[str], runs: list[Run]) -> dict[str, Run]:
     return picked
 
 
-def _series_pattern(series: str) -> str:
-    # "13" is 13.x and 13beta1; "9.6" is 9.6.x: the next character ends the major.
-    return rf"^{re.escape(series)}([.a-z]|$)"
+def _series(version: str) -> str | None:
+    """The major a bare major names ("13", "9.6"), else None (a version, or not one at all)."""
+    try:
+        parsed = version_parse(version)
+    except VersionError:
+        return None
+    return parsed.major if parsed.series else None
 
 
 def _newest_of(version: str, runs: list[Run]) -> Run | None:
     """The run of exactly `version`, else (for a bare major such as "13") the newest run of
-    any build in that series, so "13 against 14" finds 13.23 and 14.23."""
+    any unpatched build in that series, so "13 against 14" finds 13.23 and 14.23."""
     exact = [run for run in runs if run.build.version == version]
-    if exact or not SERIES.match(version):
+    major = _series(version)
+    if exact or major is None:
         return exact[0] if exact else None
-    pattern = re.compile(_series_pattern(version))
-    series = [run for run in runs if pattern.match(run.build.version)]
+    series = [
+        run for run in runs if run.build.major == major and PATCH_MARK not in run.build.version
+    ]
     return max(series, key=lambda run: (run.started_at, run.id), default=None)
 
 

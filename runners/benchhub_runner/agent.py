@@ -22,6 +22,7 @@ from typing import Any
 from .client import ApiError, Client, Unreachable
 from .config import Config
 from .job import Interrupted, JobRunner, StageError, stale_clusters_stop
+from .jobspec import JobSpec, JobSpecError, job_parse
 from .progress import ProgressView
 from .spool import Spool
 
@@ -101,12 +102,16 @@ class Agent:
             stale_clusters_stop(self.config.work_dir / "jobs")
             self.deliver(wait_s=0)
             try:
-                job = self.client.claim()
+                claim = self.client.claim()
             except Unreachable as exc:
                 logger.error("cannot reach the server: %s", exc)
                 return "unreachable"
-            if job is None:
+            if claim is None:
                 return "idle"
+            try:
+                job = job_parse(claim)
+            except JobSpecError as exc:
+                return self._refuse(exc)
             return self._run(job, deliver_wait_s=deliver_wait_s)
 
     def run_forever(self) -> None:
@@ -115,13 +120,23 @@ class Agent:
             if outcome in ("idle", "unreachable", "spooled"):
                 self.shutdown.wait(self.config.poll_interval_s)
 
-    def _run(self, job: dict[str, Any], *, deliver_wait_s: float) -> str:
+    def _refuse(self, error: JobSpecError) -> str:
+        """A claimed job the agent cannot read fails at stage `claim`, naming the field; one
+        without a readable id cannot be reported, and its lease runs out."""
+        logger.error("claimed a job the agent cannot run: %s", error)
+        if error.job_id is None:
+            return "failed"
+        return self._finish(
+            error.job_id, "failed", "claim", f"the agent cannot read the job: {error}"
+        )
+
+    def _run(self, job: JobSpec, *, deliver_wait_s: float) -> str:
         logger.info(
             "job %s attempt %s: %s, clients %s",
-            job["id"],
-            job["attempt"],
-            " vs ".join(job["versions"]),
-            job["clients"],
+            job.id,
+            job.attempt,
+            " vs ".join(job.versions),
+            list(job.clients),
         )
         self.halt = threading.Event()
         self.outcome = ""
@@ -133,7 +148,7 @@ class Agent:
             self.view.show(progress)
 
         self.runner = JobRunner(job=job, config=self.config, stop=self.halt, report=report)
-        beat = threading.Thread(target=self._heartbeats, args=(job["id"], latest), daemon=True)
+        beat = threading.Thread(target=self._heartbeats, args=(job.id, latest), daemon=True)
         beat.start()
         try:
             payloads = self.runner.execute()
@@ -150,7 +165,7 @@ class Agent:
             assert isinstance(exc, StageError)
             return self._fail(job, exc.stage, str(exc))
         except Exception as exc:
-            logger.exception("job %s crashed", job["id"])
+            logger.exception("job %s crashed", job.id)
             return self._fail(job, latest.get("stage", "agent"), f"{type(exc).__name__}: {exc}")
         finally:
             self.view.done()
@@ -164,7 +179,7 @@ class Agent:
         beat.join(timeout=5)
         if not delivered:
             return "spooled"
-        return self._finish(job, "done")
+        return self._finish(job.id, "done")
 
     def _heartbeats(self, job_id: int, latest: dict[str, Any]) -> None:
         while not self.halt.wait(self.config.heartbeat_interval_s):
@@ -192,20 +207,20 @@ class Agent:
         if self.runner is not None:
             self.runner.stop_all()
 
-    def _finish(self, job: dict[str, Any], outcome: str, stage: str = "", message: str = "") -> str:
+    def _finish(self, job_id: int, outcome: str, stage: str = "", message: str = "") -> str:
         try:
-            self.client.finish(job["id"], outcome=outcome, stage=stage, message=message)
+            self.client.finish(job_id, outcome=outcome, stage=stage, message=message)
         except (ApiError, Unreachable) as exc:
-            logger.error("could not report job %s as %s: %s", job["id"], outcome, exc)
+            logger.error("could not report job %s as %s: %s", job_id, outcome, exc)
         return outcome
 
-    def _fail(self, job: dict[str, Any], stage: str, message: str) -> str:
-        logger.error("job %s failed at %s: %s", job["id"], stage, message)
+    def _fail(self, job: JobSpec, stage: str, message: str) -> str:
+        logger.error("job %s failed at %s: %s", job.id, stage, message)
         self.halt.set()
-        return self._finish(job, "failed", stage, message)
+        return self._finish(job.id, "failed", stage, message)
 
-    def _interrupted(self, job: dict[str, Any]) -> str:
+    def _interrupted(self, job: JobSpec) -> str:
         if self.outcome == "stopped":
             with contextlib.suppress(ApiError, Unreachable):
-                self.client.release(job["id"], "the agent was stopped (signal)")
+                self.client.release(job.id, "the agent was stopped (signal)")
         return self.outcome or "stopped"

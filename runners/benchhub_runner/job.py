@@ -30,8 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from . import pgbench
+from .bindirs import CLIENT_TOOLS, has_tools
 from .cluster import Cluster, ClusterError, free_port
 from .config import Config
+from .jobspec import JobSpec
 from .level import Level, LevelRun
 from .parse import PgbenchParseError, parse_init_output
 from .payload import init_timings, result_payload, run_payload
@@ -108,21 +110,12 @@ def stale_clusters_stop(jobs_dir: Path) -> int:
     return killed
 
 
-def plan(job: dict[str, Any]) -> list[Step]:
+def plan(job: JobSpec) -> list[Step]:
     """Every measurement of the job, in the order it runs."""
-    levels = [(c, r) for c in job["clients"] for r in range(1, job["repeats"] + 1)]
-    if job.get("order") == "sequential":
-        return [Step(v, c, r) for v in job["versions"] for c, r in levels]
-    return [Step(v, c, r) for c, r in levels for v in job["versions"]]
-
-
-def threads_for(job: dict[str, Any], clients: int) -> int:
-    # pgbench refuses more threads than clients.
-    if job.get("threads_policy") == "fixed":
-        return min(int(job["threads"]), clients)
-    if job.get("threads_policy") == "pairs":
-        return min(int(job["level_threads"][str(clients)]), clients)
-    return clients
+    levels = [(c, r) for c in job.clients for r in range(1, job.repeats + 1)]
+    if job.order == "sequential":
+        return [Step(v, c, r) for v in job.versions for c, r in levels]
+    return [Step(v, c, r) for c, r in levels for v in job.versions]
 
 
 def raise_nofile(needed: int) -> tuple[int, int]:
@@ -149,7 +142,7 @@ class JobRunner:
     def __init__(
         self,
         *,
-        job: dict[str, Any],
+        job: JobSpec,
         config: Config,
         stop: threading.Event,
         report: Callable[[dict[str, Any]], None],
@@ -158,7 +151,7 @@ class JobRunner:
         self.config = config
         self.stop = stop
         self.report = report
-        self.work = config.work_dir / "jobs" / f"{job['id']}-{job['attempt']}"
+        self.work = config.work_dir / "jobs" / f"{job.id}-{job.attempt}"
         self.runs: dict[str, VersionRun] = {}
         self.running: VersionRun | None = None
         self.processes: list[pgbench.Process] = []
@@ -188,7 +181,7 @@ class JobRunner:
     def _watchdog(self) -> None:
         logger.error(
             "job %s ran past job_timeout_s=%s: stopping it",
-            self.job["id"],
+            self.job.id,
             self.config.job_timeout_s,
         )
         self.watchdog_fired = True
@@ -217,23 +210,30 @@ class JobRunner:
 
     # --- preparation: provision, initdb, load ---------------------------------------------------
 
-    def _prepare(self) -> None:
+    @property
+    def client_bindir(self) -> Path:
+        """The pgbench client's directory (psql beside it), or the job fails at provision."""
         bindir = self.config.client_bindir
-        if bindir is None or not (bindir / "pgbench").exists() or not (bindir / "psql").exists():
+        if bindir is None or not has_tools(bindir, CLIENT_TOOLS):
             raise StageError(
                 "provision",
                 f"no pgbench client: {bindir} lacks pgbench or psql; "
                 "set client_bindir in the agent's configuration",
             )
+        return bindir
+
+    def _prepare(self) -> None:
+        bindir = self.client_bindir
         self._client_version = pgbench.client_version(bindir)
         self.work.mkdir(parents=True, exist_ok=True)
         self.work.chmod(0o755)
-        for index, version in enumerate(self.job["versions"]):
+        for index, version in enumerate(self.job.versions):
             self._check_stop()
             self._update(stage="provision", version=version)
             installation = self._provision(version)
-            overrides = dict(self.job.get("config_overrides") or {})
-            max_connections = self._limits(overrides.pop("max_connections", None))
+            overrides = dict(self.job.config_overrides)
+            requested = overrides.pop("max_connections", None)
+            max_connections = self._limits(int(requested) if requested is not None else None)
             with self._stage("initdb"):
                 cluster = Cluster(
                     installation=installation,
@@ -248,17 +248,15 @@ class JobRunner:
             )
             self._initialise(run)
 
-    def _limits(self, requested: Any) -> int:
+    def _limits(self, requested: int | None) -> int:
         """max_connections for the servers and the agent's open-file limit, raised as needed.
 
         The cluster writes max_connections in its base configuration; a job asks for more
         through its overrides, and the streams' connections (E2's thousands of idle ones) raise
         it further, so a workload never fails for want of a slot or a file descriptor.
         """
-        workload, levels = self.job["workload"], list(self.job["clients"])
-        max_connections = max_connections_for(
-            workload, levels, int(requested) if requested is not None else None
-        )
+        workload, levels = self.job.workload, self.job.clients
+        max_connections = max_connections_for(workload, levels, requested)
         soft, hard = raise_nofile(nofile_needed(workload, levels))
         self.client_limits = {
             "max_connections": max_connections,
@@ -290,17 +288,15 @@ class JobRunner:
 
     def _load(self, run: VersionRun) -> None:
         self._update(stage="setup", version=run.requested)
-        workload = self.job["workload"]
-        largest = max(self.job["clients"])
-        for statement in workload.get("setup", []):
+        workload = self.job.workload
+        largest = max(self.job.clients)
+        for statement in workload.setup:
             run.cluster.sql(
                 substitute(statement, max_clients=largest), timeout=self.config.job_timeout_s
             )
         if uses_builtin(workload):
             args = pgbench.init_argv(
-                bindir=self.config.client_bindir,
-                target=self._target(run),
-                scale=self.job.get("scale") or 1,
+                bindir=self.client_bindir, target=self._target(run), scale=self.job.scale or 1
             )
             done = pgbench.Process(args).wait(timeout_s=self.config.job_timeout_s)
             run.init_output = done.output
@@ -346,13 +342,13 @@ class JobRunner:
             line="",
         )
         level = Level(
-            clients=step.clients, repeat=step.repeat, threads=threads_for(self.job, step.clients)
+            clients=step.clients, repeat=step.repeat, threads=self.job.threads_for(step.clients)
         )
         measurement = LevelRun(
             job=self.job,
             cluster=run.cluster,
             target=self._target(run),
-            bindir=self.config.client_bindir,
+            bindir=self.client_bindir,
             client_version=self._client_version,
             work=self.work,
             processes=self.processes,
@@ -374,10 +370,10 @@ class JobRunner:
     def _result(
         self, level: Level, figures: list[StreamFigures], samples: list[dict[str, Any]]
     ) -> dict[str, Any]:
-        workload = self.job["workload"]
-        explicit = bool(workload.get("streams"))
+        workload = self.job.workload
+        explicit = bool(workload.streams)
         if explicit:
-            parsed = level_figures(figures, combine=workload.get("combine", "sum"))
+            parsed = level_figures(figures, combine=workload.combine)
         else:
             parsed = figures[0].outputs[0]
         measured = [f for f in figures if f.stream.measured]
@@ -402,7 +398,7 @@ class JobRunner:
 
     def _payloads(self) -> list[dict[str, Any]]:
         # The token decides the host; the claim says which it is.
-        name = self.job.get("claimed_host") or self.config.host
+        name = self.job.claimed_host or self.config.host
         host = {"name": name, **host_facts(work_dir=self.work)}
         finished = dt.datetime.now(dt.UTC)
         client = ".".join(str(n) for n in self._client_version)

@@ -18,8 +18,9 @@ from typing import Any
 
 from . import pgbench
 from .cluster import Cluster, ClusterError
+from .jobspec import JobSpec, Stream
 from .parse import PgbenchParseError, parse_run_output
-from .streams import Stream, StreamFigures, substitute, workload_streams
+from .streams import StreamFigures, substitute, workload_streams
 
 # pgbench gets this long beyond its -T before the watchdog stops it.
 MEASUREMENT_SLACK_S = 120.0
@@ -42,7 +43,7 @@ class LevelRun:
     def __init__(
         self,
         *,
-        job: dict[str, Any],
+        job: JobSpec,
         cluster: Cluster,
         target: pgbench.Target,
         bindir: Path,
@@ -53,7 +54,7 @@ class LevelRun:
         timeout_s: float,
     ) -> None:
         self.job = job
-        self.workload = job["workload"]
+        self.workload = job.workload
         self.cluster = cluster
         self.target = target
         self.bindir = bindir
@@ -65,7 +66,7 @@ class LevelRun:
 
     def prepare(self, level: Level) -> None:
         """Per-level setup, then a checkpoint so every level starts from the same state."""
-        for statement in self.workload.get("level_setup", []):
+        for statement in self.workload.level_setup:
             self.cluster.sql(substitute(statement, clients=level.clients), timeout=self.timeout_s)
         self.cluster.checkpoint()
 
@@ -84,7 +85,7 @@ class LevelRun:
             for _, processes in measured:
                 for process in processes:
                     watch(process.pid)
-            limit = (self.job.get("duration_s") or self.timeout_s) + MEASUREMENT_SLACK_S
+            limit = (self.job.duration_s or self.timeout_s) + MEASUREMENT_SLACK_S
             deadline = time.monotonic() + limit
             for figures, processes in measured:
                 for process in processes:
@@ -110,7 +111,7 @@ class LevelRun:
             threads = min(stream.threads or level.threads, clients)
             count, per_process = 1, clients
         figures = StreamFigures(stream=stream, clients=clients, threads=threads)
-        processes = []
+        processes: list[pgbench.Process] = []
         for number in range(1, count + 1):
             measurement = self._measurement(stream, clients=per_process, threads=threads, n=number)
             args = pgbench.argv(
@@ -127,7 +128,7 @@ class LevelRun:
     ) -> pgbench.Measurement:
         scripts = self._script_files(stream, n=n)
         background = not stream.measured
-        duration = self.job.get("duration_s")
+        duration = self.job.duration_s
         if background:
             # Held open past the measured streams; the agent stops it when they end.
             duration = (duration or self.timeout_s) + MEASUREMENT_SLACK_S
@@ -135,12 +136,12 @@ class LevelRun:
             clients=clients,
             threads=threads,
             duration_s=duration,
-            transactions_per_client=None if background else self.job.get("transactions_per_client"),
+            transactions_per_client=None if background else self.job.transactions_per_client,
             builtin=stream.builtin if not scripts else "",
             scripts=scripts,
-            query_mode=self.workload.get("query_mode", "simple"),
-            options=list(self.workload.get("options", [])),
-            progress_s=0 if background else int(self.workload.get("progress_s") or 1),
+            query_mode=self.workload.query_mode,
+            options=list(self.workload.options),
+            progress_s=0 if background else self.workload.progress_s,
             per_statement=not background,
             no_vacuum=not stream.builtin,
         )
@@ -148,14 +149,14 @@ class LevelRun:
     def _script_files(self, stream: Stream, *, n: int) -> list[tuple[Path, int]]:
         files = []
         for number, script in enumerate(stream.scripts, start=1):
-            if script.get("builtin"):
+            if script.builtin:
                 continue
-            body = substitute(script["body"], n=n) if stream.per_client else script["body"]
+            body = substitute(script.body, n=n) if stream.per_client else script.body
             suffix = f"-{n}" if stream.per_client else ""
             path = self.work / f"script-{stream.name}-{number}{suffix}.sql"
             path.write_text(pgbench.script_for_client(body, self.client_version))
             path.chmod(0o644)
-            files.append((path, int(script.get("weight", 1))))
+            files.append((path, script.weight))
         return files
 
     def _app(self, stream: Stream) -> str:

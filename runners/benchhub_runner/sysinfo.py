@@ -18,6 +18,7 @@ import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 CommandRunner = Callable[[list[str]], str | None]
 
@@ -92,7 +93,7 @@ def to_int(value: str | None) -> int | None:
 # --- CPU topology -------------------------------------------------------------------------------
 
 
-def cpu_facts_from_lscpu(lscpu: str) -> dict:
+def cpu_facts_from_lscpu(lscpu: str) -> dict[str, Any]:
     """Model, sockets, total physical cores, logical CPUs and NUMA nodes from lscpu's output."""
     pairs = parse_colon_pairs(lscpu)
     sockets = to_int(pairs.get("Socket(s)"))
@@ -114,7 +115,7 @@ def numa_cpus_from_lscpu(lscpu: str) -> dict[str, str]:
     }
 
 
-def cpu_facts_from_proc(*, proc: Path, sys: Path) -> dict:
+def cpu_facts_from_proc(*, proc: Path, sys: Path) -> dict[str, Any]:
     """The same facts without lscpu: /proc/cpuinfo blocks plus /sys/devices/system/node."""
     blocks = [parse_colon_pairs(b) for b in (read_text(proc / "cpuinfo") or "").split("\n\n")]
     blocks = [b for b in blocks if "processor" in b]
@@ -131,7 +132,7 @@ def cpu_facts_from_proc(*, proc: Path, sys: Path) -> dict:
     }
 
 
-def cpu_facts(*, lscpu: str, proc: Path, sys: Path) -> dict:
+def cpu_facts(*, lscpu: str, proc: Path, sys: Path) -> dict[str, Any]:
     """lscpu's answers, each missing one filled from /proc and /sys (lscpu leaves out sockets on
     some ARM hosts and NUMA on kernels built without it)."""
     from_proc = cpu_facts_from_proc(proc=proc, sys=sys)
@@ -238,7 +239,7 @@ def whole_disks(name: str, *, sys: Path) -> list[str]:
     return [name]
 
 
-def disk_info(name: str, *, sys: Path) -> dict:
+def disk_info(name: str, *, sys: Path) -> dict[str, Any]:
     """One /sys/block entry: model (virtio disks have none, so the driver stands in), size."""
     node = sys / "block" / name
     model = (read_text(node / "device/model") or "").strip()
@@ -256,7 +257,7 @@ def disk_info(name: str, *, sys: Path) -> dict:
     }
 
 
-def all_disks(*, sys: Path) -> list[dict]:
+def all_disks(*, sys: Path) -> list[dict[str, Any]]:
     """Every real disk in /sys/block; unused loop, ram and zram devices are noise."""
     try:
         names = sorted(p.name for p in (sys / "block").iterdir())
@@ -266,7 +267,7 @@ def all_disks(*, sys: Path) -> list[dict]:
     return [d for d in disks if d["size_bytes"] and not re.match(r"(loop|ram|zram)\d", d["name"])]
 
 
-def describe_disk(disk: dict) -> str:
+def describe_disk(disk: dict[str, Any]) -> str:
     """``"vda virtio 256G ssd"``; the ssd/hdd word is the kernel's rotational flag."""
     size = disk["size_bytes"]
     human = ""
@@ -343,7 +344,7 @@ def limit(value: int) -> int | str:
     return "unlimited" if value == resource.RLIM_INFINITY else value
 
 
-def extra_facts(*, proc: Path, sys: Path, lscpu: str, mount: Mount | None) -> dict:
+def extra_facts(*, proc: Path, sys: Path, lscpu: str, mount: Mount | None) -> dict[str, Any]:
     """Everything that matters for a result but is not part of the hardware fingerprint.
 
     The rlimits are this process's: the runner starts pgbench, so they are pgbench's too.
@@ -384,7 +385,7 @@ def host_facts(
     etc: Path = Path("/etc"),
     root: Path = Path("/"),
     run: CommandRunner = run_command,
-) -> dict:
+) -> dict[str, Any]:
     """The upload contract's ``host`` object less ``name``: facts, lscpu, sysctl and extra.
 
     ``work_dir`` is where PostgreSQL's data lives; storage, filesystem and mount options are

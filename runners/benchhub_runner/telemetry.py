@@ -23,6 +23,7 @@ import threading
 import time
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from .sysinfo import block_device_for, parse_colon_pairs, read_text, whole_disks
 
@@ -68,8 +69,8 @@ class Snapshot:
     clients: dict[tuple[int, int], int] = field(default_factory=dict)
 
 
-def parse_proc_stat(text: str) -> dict:
-    values: dict = {}
+def parse_proc_stat(text: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
     for line in text.splitlines():
         name, _, rest = line.partition(" ")
         if name == "cpu":
@@ -216,7 +217,10 @@ def cpu_split(before: tuple[int, ...], after: tuple[int, ...]) -> dict[str, floa
     total = sum(d[:8])
     if total <= 0:
         return dict.fromkeys(("user", "system", "iowait", "idle", "steal"))
-    pct = lambda ticks: round(100.0 * ticks / total, 2)  # noqa: E731
+
+    def pct(ticks: int) -> float:
+        return round(100.0 * ticks / total, 2)
+
     return {
         "user": pct(user + nice),
         "system": pct(system + irq + softirq),
@@ -226,7 +230,9 @@ def cpu_split(before: tuple[int, ...], after: tuple[int, ...]) -> dict[str, floa
     }
 
 
-def disk_rates(a: DiskCounters | None, b: DiskCounters | None, seconds: float) -> dict:
+def disk_rates(
+    a: DiskCounters | None, b: DiskCounters | None, seconds: float
+) -> dict[str, float | None]:
     if a is None or b is None or seconds <= 0:
         return dict.fromkeys(("read_bps", "write_bps", "read_iops", "write_iops", "util"))
     return {
@@ -257,11 +263,14 @@ def client_ticks(a: Snapshot, b: Snapshot, *, first_seen_after: float) -> int:
 
 def make_sample(
     a: Snapshot, b: Snapshot, *, t: float, device: str, client_ticks: int | None
-) -> dict:
+) -> dict[str, Any]:
     seconds = b.at - a.at
     cpu = cpu_split(a.cpu, b.cpu)
     disk = disk_rates(a.disk, b.disk, seconds)
-    rate = lambda x, y: round((y - x) / seconds, 1) if seconds > 0 else None  # noqa: E731
+
+    def rate(before: int, after: int) -> float | None:
+        return round((after - before) / seconds, 1) if seconds > 0 else None
+
     return {
         "t": round(t, 3),
         "cpu_user_pct": cpu["user"],
@@ -324,7 +333,7 @@ class TelemetrySampler:
         self._started = 0.0
         self._prev: Snapshot | None = None
         self._prev_uptime = 0.0
-        self._samples: list[dict] = []
+        self._samples: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
@@ -341,7 +350,7 @@ class TelemetrySampler:
             if seen is not None:
                 self._baselines.setdefault(*seen)
 
-    def samples(self) -> list[dict]:
+    def samples(self) -> list[dict[str, Any]]:
         with self._lock:
             return list(self._samples)
 
@@ -385,7 +394,7 @@ class TelemetrySampler:
             with self._lock:
                 self._samples.append(sample)
 
-    def _sample(self) -> dict:
+    def _sample(self) -> dict[str, Any]:
         with self._lock:
             roots, baselines, self._baselines = set(self._roots), self._baselines, {}
         self._known = descendants(roots | self._known, proc=self.proc, scan=self._scan_due())
@@ -411,10 +420,10 @@ class TelemetrySampler:
         return take_snapshot(proc=self.proc, device=self.device, pids=pids, at=time.monotonic())
 
 
-def summarize(samples: list[dict]) -> dict:
+def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     """``{"<series>_mean": float|None, "<series>_max": float|None, ..., "samples": n}``;
     None values (a series the host could not provide) are left out of the figures."""
-    summary: dict = {"samples": len(samples)}
+    summary: dict[str, Any] = {"samples": len(samples)}
     for name in SERIES:
         values = [s[name] for s in samples if s.get(name) is not None]
         summary[f"{name}_mean"] = round(sum(values) / len(values), 2) if values else None
@@ -422,7 +431,9 @@ def summarize(samples: list[dict]) -> dict:
     return summary
 
 
-def client_bound(samples: list[dict], *, cores: int, client_threads: int | None = None) -> bool:
+def client_bound(
+    samples: list[dict[str, Any]], *, cores: int, client_threads: int | None = None
+) -> bool:
     """Whether the pgbench client itself was the bottleneck, by a rule of thumb.
 
     Over the samples, the client's mean CPU (percent of one core) is compared with two limits:
@@ -430,7 +441,7 @@ def client_bound(samples: list[dict], *, cores: int, client_threads: int | None 
     most (``min(cores, client_threads)``: pgbench -j runs one thread per core at best). Above
     either, the server was not the only thing measured and the result should be flagged.
     """
-    values = [s["client_cpu_pct"] for s in samples if s.get("client_cpu_pct") is not None]
+    values = [float(s["client_cpu_pct"]) for s in samples if s.get("client_cpu_pct") is not None]
     if not values or cores <= 0:
         return False
     mean = sum(values) / len(values)

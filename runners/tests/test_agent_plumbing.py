@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from benchhub_runner.agent import Agent
 from benchhub_runner.client import ApiError, Client, Unreachable
-from benchhub_runner.config import ConfigError, config_load
+from benchhub_runner.config import Config, ConfigError, config_load
 from benchhub_runner.spool import Spool
 
 
@@ -59,6 +60,24 @@ def server() -> Iterator[FakeServer]:
 
 def client_for(url: str) -> Client:
     return Client(server=url, token="bhr_12345678_secret", attempts=3, backoff_s=0.01)
+
+
+def test_a_job_the_agent_cannot_read_fails_at_the_claim_naming_the_field(server, tmp_path):
+    job = {"id": 7, "attempt": 1, "versions": ["13"], "repeats": 1, "duration_s": 2}
+    job.update(workload={"name": "so", "builtin": "select-only"}, clients=[1, "many"])
+    server.replies = [(200, job), (200, {"id": 7, "state": "failed"})]
+    config = Config(server=server.url, token="bhr_12345678_secret", host="h", work_dir=tmp_path)
+
+    outcome = Agent(config=config, client=client_for(server.url)).once()
+
+    assert outcome == "failed"
+    assert [path for path, _, _ in server.requests] == [
+        "/api/v1/jobs/claim/",
+        "/api/v1/jobs/7/finish/",
+    ]
+    finish = server.requests[1][2]
+    assert (finish["outcome"], finish["stage"]) == ("failed", "claim")
+    assert "clients[1]: expected an integer, got 'many'" in finish["message"]
 
 
 def test_it_retries_a_503_and_sends_the_token(server):

@@ -1,27 +1,48 @@
 """The order of a job's measurements, and the pgbench command lines the agent builds."""
 
 from pathlib import Path
+from typing import Any
 
 from benchhub_runner import pgbench
-from benchhub_runner.job import Step, plan, threads_for
+from benchhub_runner.job import Step, plan
+from benchhub_runner.jobspec import JobSpec, job_parse
 
-JOB = {"versions": ["13", "14"], "clients": [1, 4], "repeats": 2}
+JOB = {
+    "id": 1,
+    "attempt": 1,
+    "versions": ["13", "14"],
+    "workload": {"name": "so", "builtin": "select-only"},
+    "clients": [1, 4],
+    "repeats": 2,
+    "duration_s": 10,
+}
+
+
+def job(**fields: Any) -> JobSpec:
+    return job_parse({**JOB, **fields})
 
 
 def test_it_interleaves_versions_per_level_and_repeat_by_default():
-    assert plan(JOB)[:4] == [Step("13", 1, 1), Step("14", 1, 1), Step("13", 1, 2), Step("14", 1, 2)]
-    assert len(plan(JOB)) == 8
+    assert plan(job())[:4] == [
+        Step("13", 1, 1),
+        Step("14", 1, 1),
+        Step("13", 1, 2),
+        Step("14", 1, 2),
+    ]
+    assert len(plan(job())) == 8
 
 
 def test_it_runs_one_version_after_the_other_when_asked():
-    steps = plan({**JOB, "order": "sequential"})
+    steps = plan(job(order="sequential"))
     assert [s.version for s in steps] == ["13"] * 4 + ["14"] * 4
 
 
 def test_fixed_threads_never_exceed_clients():
-    assert threads_for({"threads_policy": "fixed", "threads": 16}, 4) == 4
-    assert threads_for({"threads_policy": "fixed", "threads": 16}, 64) == 16
-    assert threads_for({"threads_policy": "clients"}, 64) == 64
+    fixed = job(threads_policy="fixed", threads=16, clients=[4, 64])
+    assert (fixed.threads_for(4), fixed.threads_for(64)) == (4, 16)
+    assert job(threads_policy="clients", clients=[64]).threads_for(64) == 64
+    pairs = job(threads_policy="pairs", clients=[52, 208], level_threads={"52": 52, "208": 104})
+    assert (pairs.threads_for(52), pairs.threads_for(208)) == (52, 104)
 
 
 def test_scripts_follow_the_syntax_of_the_client():

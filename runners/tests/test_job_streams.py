@@ -15,6 +15,7 @@ from conftest import SYSTEM_BINDIR
 
 from benchhub_runner.config import Config
 from benchhub_runner.job import JobRunner
+from benchhub_runner.jobspec import job_parse
 
 pytestmark = pytest.mark.skipif(
     not (SYSTEM_BINDIR / "postgres").exists(), reason="needs PostgreSQL 15"
@@ -35,7 +36,9 @@ def run_job(work_dir: Path, **job: object) -> dict:
         job_timeout_s=600,
     )
     spec = {"id": 1, "attempt": 1, "versions": ["15"], "repeats": 1, "duration_s": 2.0, **job}
-    runner = JobRunner(job=spec, config=config, stop=threading.Event(), report=lambda p: None)
+    runner = JobRunner(
+        job=job_parse(spec), config=config, stop=threading.Event(), report=lambda p: None
+    )
     try:
         (payload,) = runner.execute()
     finally:

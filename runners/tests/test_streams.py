@@ -4,6 +4,7 @@ import math
 
 import pytest
 
+from benchhub_runner.jobspec import workload_parse
 from benchhub_runner.streams import (
     CONNECTION_MARGIN,
     StreamFigures,
@@ -17,32 +18,39 @@ from benchhub_runner.streams import (
     workload_streams,
 )
 
-IDLE = {
-    "name": "e2",
-    "streams": [
-        {
-            "name": "idle",
-            "role": "background",
-            "clients": 900,
-            "threads": 4,
-            "scripts": [{"name": "idle", "weight": 1, "body": "SELECT pg_sleep(2000);"}],
-        },
-        {"name": "select-only", "role": "measured", "builtin": "select-only", "threads": 16},
-    ],
-    "combine": "measured",
-}
-PER_TABLE = {
-    "name": "w5",
-    "streams": [
-        {
-            "name": "tables",
-            "role": "measured",
-            "per_client": True,
-            "rows_per_transaction": 400,
-            "scripts": [{"name": "ins", "weight": 1, "body": "INSERT INTO test{n} VALUES (1);"}],
-        },
-    ],
-}
+IDLE = workload_parse(
+    {
+        "name": "e2",
+        "streams": [
+            {
+                "name": "idle",
+                "role": "background",
+                "clients": 900,
+                "threads": 4,
+                "scripts": [{"name": "idle", "weight": 1, "body": "SELECT pg_sleep(2000);"}],
+            },
+            {"name": "select-only", "role": "measured", "builtin": "select-only", "threads": 16},
+        ],
+        "combine": "measured",
+    }
+)
+PER_TABLE = workload_parse(
+    {
+        "name": "w5",
+        "streams": [
+            {
+                "name": "tables",
+                "role": "measured",
+                "per_client": True,
+                "rows_per_transaction": 400,
+                "scripts": [
+                    {"name": "ins", "weight": 1, "body": "INSERT INTO test{n} VALUES (1);"}
+                ],
+            },
+        ],
+    }
+)
+SELECT_ONLY = workload_parse({"name": "so", "builtin": "select-only"})
 
 
 def output(tps, transactions, latency, stddev, progress=()):
@@ -65,14 +73,14 @@ def figures(workload, name, outputs, **extra):
 
 
 def test_it_treats_a_plain_workload_as_one_measured_stream():
-    (stream,) = workload_streams({"name": "so", "builtin": "select-only"})
+    (stream,) = workload_streams(SELECT_ONLY)
     assert (stream.name, stream.role, stream.builtin, stream.per_client) == (
         "main",
         "measured",
         "select-only",
         False,
     )
-    assert uses_builtin({"name": "so", "builtin": "select-only"})
+    assert uses_builtin(SELECT_ONLY)
     assert not uses_builtin(PER_TABLE)
     assert uses_builtin(IDLE)
 
@@ -81,7 +89,7 @@ def test_it_raises_max_connections_for_idle_connections_and_keeps_a_larger_reque
     assert connections_needed(IDLE, [8, 128]) == 900 + 128 + CONNECTION_MARGIN
     assert max_connections_for(IDLE, [8, 128], None) == 1038
     assert max_connections_for(IDLE, [8], 11000) == 11000
-    assert max_connections_for({"name": "so", "builtin": "tpcb-like"}, [4], None) == 100
+    assert max_connections_for(SELECT_ONLY, [4], None) == 100
 
 
 def test_it_budgets_files_per_connection_and_per_process_pipe():

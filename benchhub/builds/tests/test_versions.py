@@ -1,6 +1,8 @@
 import random
+from importlib import import_module
 
 import pytest
+from django.apps import apps
 
 from benchhub.builds.models import Build
 from benchhub.builds.services import build_get_or_create
@@ -11,6 +13,8 @@ ORDERED = [
     "9.5.4",
     "9.6beta1",
     "9.6.0",
+    "9.6.24",
+    "9.6.24+slow-commit",
     "10.1",
     "13.3",
     "14devel-2021-05-01",
@@ -19,7 +23,13 @@ ORDERED = [
     "14.0",
     "14.1",
     "14.23",
+    "15.18",
+    "15.18+a-patch",
+    "15.18+slow-commit",
+    "15.19",
     "master@1a2b3c4",
+    "master+pgxact-split",
+    "master-2021-05-01",
 ]
 
 
@@ -41,6 +51,8 @@ def test_it_orders_in_the_database(db):
     ("name", "major", "minor", "stage", "number"),
     [
         ("9.5.4", "9.5", 4, "release", None),
+        ("9.6", "9.6", 0, "release", None),
+        ("master+pgxact-split", "master", None, "devel", None),
         ("13.3", "13", 3, "release", None),
         ("14beta1", "14", None, "beta", 1),
         ("14", "14", 0, "release", None),
@@ -67,7 +79,8 @@ def test_it_reads_snapshot_dates_and_commits():
 
 
 @pytest.mark.parametrize(
-    "name", ["", "fourteen", "14.3.1.1", "14beta", "8.4.0x", "14devel-2021-13-01"]
+    "name",
+    ["", "fourteen", "14.3.1.1", "14beta", "8.4.0x", "14devel-2021-13-01", "9", "14-", "master+"],
 )
 def test_it_refuses_what_is_not_a_version(name):
     with pytest.raises(VersionError):
@@ -79,3 +92,16 @@ def test_it_keeps_one_build_per_identity(db):
     b = build_get_or_create(version="13.3", origin="prebuilt")
     c = build_get_or_create(version="13.3", origin="source", configure_flags="--enable-debug")
     assert a.pk == b.pk != c.pk
+
+
+def test_it_reparses_builds_stored_under_the_old_grammar(db):
+    # What the old grammar stored for "9.6": major 9, minor 6, sorting as 9.0.6.
+    old = build_get_or_create(version="9.6")
+    Build.objects.filter(pk=old.pk).update(major="9", minor=6, sort_key=[9, 0, 4, 0, 6, 0])
+    newer = build_get_or_create(version="9.5.4")
+
+    import_module("benchhub.builds.migrations.0002_build_versions_reparsed").reparse(apps, None)
+
+    old.refresh_from_db()
+    assert (old.major, old.minor, old.sort_key) == ("9.6", 0, [9, 6, 4, 0, 0, 0])
+    assert list(Build.objects.order_by("sort_key")) == [newer, old]

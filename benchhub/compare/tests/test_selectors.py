@@ -50,6 +50,17 @@ def test_a_bare_major_stands_for_the_newest_run_of_its_series(agent):
     assert compare(versions=["13.2"]).series[0].label == "13.2"
 
 
+def test_a_bare_9x_major_is_its_series_without_the_patched_builds(agent):
+    v96 = upload(agent, version="9.6.24", tps={1: [90]}, started_at="2026-11-01T10:00:00Z")
+    upload(agent, version="9.6.24+slow-commit", tps={1: [80]}, started_at="2026-11-02T10:00:00Z")
+    upload(agent, version="9.5.4", tps={1: [70]}, started_at="2026-11-03T10:00:00Z")
+    comparison = compare(versions=["9.6"])
+    assert [s.run.id for s in comparison.series] == [v96.id]
+    # A patched build is compared by its own name, next to its base.
+    both = compare(versions=["9.6.24", "9.6.24+slow-commit"])
+    assert [s.label for s in both.series] == ["9.6.24", "9.6.24+slow-commit"]
+
+
 def test_it_lists_what_differs_besides_the_version(agent):
     upload(agent, version="13.3", tps={1: [100]})
     upload(agent, version="15.4", tps={1: [100]}, scale=10, settings={"shared_buffers": "1GB"})

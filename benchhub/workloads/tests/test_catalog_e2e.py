@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from benchhub_runner.config import Config
 from benchhub_runner.job import JobRunner
+from benchhub_runner.jobspec import job_parse
 
 from benchhub.hosts.services import runner_token_create
 from benchhub.results.models import Result, Run, StreamResult
@@ -67,7 +68,9 @@ def run_and_upload(client, job: dict, work_dir: Path) -> Run:
         allow_download=False,
         job_timeout_s=900,
     )
-    runner = JobRunner(job=job, config=config, stop=threading.Event(), report=lambda p: None)
+    runner = JobRunner(
+        job=job_parse(job), config=config, stop=threading.Event(), report=lambda p: None
+    )
     try:
         (payload,) = runner.execute()
     finally:

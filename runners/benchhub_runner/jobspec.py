@@ -1,0 +1,387 @@
+"""A claimed job as the agent runs it: parsed and checked once, from the claim's JSON.
+
+`job_parse(claim)` turns the body of `POST /api/v1/jobs/claim/` (docs/runner-api.md, The queue)
+into a frozen `JobSpec`, or raises `JobSpecError` naming the field at fault by its path
+(`workload.streams[1].clients`). Everything after the claim takes the `JobSpec`, never the dict.
+
+The server validated the job when it was queued; the agent checks again what it relies on
+(types, presence, the rules that keep a plan runnable) because a server of another version, or
+a bug, must fail one job with a clear message rather than crash the agent halfway through it.
+Fields the agent does not use (state, created_at, ...) are ignored, and so are unknown ones, so
+a newer server may add fields. Absent or null optional fields take the defaults the API
+documents.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, TypeVar
+
+from .versions import VersionError, version_parse
+
+Role = Literal["measured", "background"]
+QueryMode = Literal["simple", "extended", "prepared"]
+Combine = Literal["sum", "measured"]
+ThreadsPolicy = Literal["clients", "fixed", "pairs"]
+Order = Literal["interleaved", "sequential"]
+
+ROLES: tuple[Role, ...] = ("measured", "background")
+QUERY_MODES: tuple[QueryMode, ...] = ("simple", "extended", "prepared")
+COMBINES: tuple[Combine, ...] = ("sum", "measured")
+THREADS_POLICIES: tuple[ThreadsPolicy, ...] = ("clients", "fixed", "pairs")
+ORDERS: tuple[Order, ...] = ("interleaved", "sequential")
+Choice = TypeVar("Choice", bound=str)
+
+
+class JobSpecError(ValueError):
+    """The claim is not a job the agent can run; `field` is the path of the value at fault and
+    `job_id` the job's id when the claim had a readable one (so the failure can be reported)."""
+
+    def __init__(self, field: str, message: str, *, job_id: int | None = None) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+        self.job_id = job_id
+
+
+@dataclass(frozen=True)
+class Script:
+    """A pgbench script: a builtin by name, or a body; `weight` is pgbench's @weight."""
+
+    name: str
+    weight: int
+    builtin: str = ""
+    body: str = ""
+
+
+@dataclass(frozen=True)
+class Stream:
+    """One pgbench process of a measurement (or, `per_client`, one per client of the level).
+
+    `clients` None means the level's; `threads` None means the job's threads policy.
+    """
+
+    name: str
+    role: Role
+    builtin: str
+    scripts: tuple[Script, ...]
+    clients: int | None
+    threads: int | None
+    per_client: bool
+    rows_per_transaction: int | None
+
+    @property
+    def measured(self) -> bool:
+        return self.role == "measured"
+
+    def level_clients(self, level: int) -> int:
+        """Connections this stream opens at a client level."""
+        return self.clients if self.clients is not None else level
+
+    def processes(self, level: int) -> int:
+        return self.level_clients(level) if self.per_client else 1
+
+
+@dataclass(frozen=True)
+class Workload:
+    """The workload of a job. `streams` are as the job gave them (empty: the workload's own
+    builtin and scripts are one measured stream, see streams.workload_streams).
+
+    `definition` is the JSON object as the server sent it: the upload sends it back unchanged,
+    since the server identifies a workload by a hash of its definition.
+    """
+
+    name: str
+    builtin: str
+    scripts: tuple[Script, ...]
+    setup: tuple[str, ...]
+    level_setup: tuple[str, ...]
+    query_mode: QueryMode
+    options: tuple[str, ...]
+    progress_s: int
+    streams: tuple[Stream, ...]
+    combine: Combine
+    definition: dict[str, Any] = field(compare=False, repr=False)
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """A claimed job. Client levels and versions keep the job's order; `level_threads` maps a
+    client level to its pgbench threads under the `pairs` policy."""
+
+    id: int
+    attempt: int
+    versions: tuple[str, ...]
+    workload: Workload
+    clients: tuple[int, ...]
+    repeats: int
+    scale: int | None
+    threads_policy: ThreadsPolicy
+    threads: int | None
+    level_threads: Mapping[int, int]
+    duration_s: float | None
+    transactions_per_client: int | None
+    config_overrides: Mapping[str, str]
+    order: Order
+    claimed_host: str | None
+
+    def threads_for(self, clients: int) -> int:
+        """pgbench -j at a client level under the job's policy (pgbench refuses more threads
+        than clients)."""
+        if self.threads_policy == "fixed" and self.threads is not None:
+            return min(self.threads, clients)
+        if self.threads_policy == "pairs":
+            return min(self.level_threads[clients], clients)
+        return clients
+
+
+# --- parsing ------------------------------------------------------------------------------------
+
+
+def job_parse(claim: object) -> JobSpec:
+    """The job in a claim response; raises JobSpecError naming the first field at fault."""
+    job = _Object(claim, "")
+    job_id = job.integer("id")
+    try:
+        return _job(job, job_id)
+    except JobSpecError as exc:
+        raise JobSpecError(exc.field, exc.message, job_id=job_id) from None
+
+
+def _job(job: _Object, job_id: int) -> JobSpec:
+    clients = tuple(_integer(value, path) for path, value in job.items("clients", required=True))
+    policy = job.choice("threads_policy", THREADS_POLICIES, default="clients")
+    spec = JobSpec(
+        id=job_id,
+        attempt=job.integer("attempt"),
+        versions=tuple(
+            _version(value, path) for path, value in job.items("versions", required=True)
+        ),
+        workload=_workload(job.child("workload")),
+        clients=clients,
+        repeats=job.integer("repeats"),
+        scale=job.optional_integer("scale"),
+        threads_policy=policy,
+        threads=job.optional_integer("threads"),
+        level_threads=_level_threads(job),
+        duration_s=job.optional_number("duration_s"),
+        transactions_per_client=job.optional_integer("transactions_per_client"),
+        config_overrides=_overrides(job),
+        order=job.choice("order", ORDERS, default="interleaved"),
+        claimed_host=job.optional_text("claimed_host"),
+    )
+    _check_plan(spec)
+    return spec
+
+
+def _check_plan(spec: JobSpec) -> None:
+    if (spec.duration_s is None) == (spec.transactions_per_client is None):
+        raise JobSpecError(
+            "duration_s", "give exactly one of duration_s and transactions_per_client"
+        )
+    if spec.threads_policy == "fixed" and spec.threads is None:
+        raise JobSpecError("threads", "the fixed threads policy needs threads")
+    max_connections = spec.config_overrides.get("max_connections")
+    if max_connections is not None and not max_connections.strip().isdigit():
+        # The agent raises it to what the streams need, so it must read it as a number.
+        raise JobSpecError(
+            "config_overrides.max_connections", f"expected a whole number, got {max_connections!r}"
+        )
+    if spec.threads_policy == "pairs":
+        missing = [c for c in spec.clients if c not in spec.level_threads]
+        if missing:
+            raise JobSpecError("level_threads", f"the pairs policy has no threads for {missing}")
+
+
+def workload_parse(definition: object, *, path: str = "workload") -> Workload:
+    """A workload definition (as in a job or an upload); raises JobSpecError."""
+    return _workload(_Object(definition, path))
+
+
+def _workload(workload: _Object) -> Workload:
+    streams = tuple(_stream(_Object(value, p)) for p, value in workload.items("streams"))
+    scripts = tuple(_script(_Object(value, p)) for p, value in workload.items("scripts"))
+    builtin = workload.text("builtin", default="")
+    if streams and not any(stream.measured for stream in streams):
+        raise JobSpecError(workload.at("streams"), "no stream is measured")
+    if not streams and not builtin and not scripts:
+        raise JobSpecError(workload.at("builtin"), "give a builtin, scripts or streams")
+    return Workload(
+        name=workload.text("name"),
+        builtin=builtin,
+        scripts=scripts,
+        setup=tuple(_text(value, path) for path, value in workload.items("setup")),
+        level_setup=tuple(_text(value, path) for path, value in workload.items("level_setup")),
+        query_mode=workload.choice("query_mode", QUERY_MODES, default="simple"),
+        options=tuple(_text(value, path) for path, value in workload.items("options")),
+        progress_s=workload.integer("progress_s", default=1),
+        streams=streams,
+        combine=workload.choice("combine", COMBINES, default="sum"),
+        definition=dict(workload.value),
+    )
+
+
+def _stream(stream: _Object) -> Stream:
+    scripts = tuple(_script(_Object(value, p)) for p, value in stream.items("scripts"))
+    builtin = stream.text("builtin", default="")
+    if not builtin and not scripts:
+        raise JobSpecError(stream.at("builtin"), "give the stream a builtin or scripts")
+    return Stream(
+        name=stream.text("name"),
+        role=stream.choice("role", ROLES, default="measured"),
+        builtin=builtin,
+        scripts=scripts,
+        clients=stream.optional_integer("clients"),
+        threads=stream.optional_integer("threads"),
+        per_client=stream.boolean("per_client", default=False),
+        rows_per_transaction=stream.optional_integer("rows_per_transaction"),
+    )
+
+
+def _script(script: _Object) -> Script:
+    builtin, body = script.text("builtin", default=""), script.text("body", default="")
+    if not builtin and not body:
+        raise JobSpecError(script.path, "a script needs a builtin or a body")
+    return Script(
+        name=script.text("name", default=""),
+        weight=script.integer("weight", default=1, minimum=0),
+        builtin=builtin,
+        body=body,
+    )
+
+
+def _level_threads(job: _Object) -> dict[int, int]:
+    found: dict[int, int] = {}
+    for key, value in job.child("level_threads", default={}).value.items():
+        path = job.at(f"level_threads.{key}")
+        if not (isinstance(key, str) and key.isdigit()):
+            raise JobSpecError(path, "keys are client levels")
+        found[int(key)] = _integer(value, path)
+    return found
+
+
+def _overrides(job: _Object) -> dict[str, str]:
+    overrides = job.child("config_overrides", default={})
+    return {
+        str(name): _text(value, overrides.at(str(name))) for name, value in overrides.value.items()
+    }
+
+
+def _version(value: object, path: str) -> str:
+    name = _text(value, path)
+    try:
+        version_parse(name)
+    except VersionError as exc:
+        raise JobSpecError(path, str(exc)) from None
+    return name.strip()
+
+
+# --- reading JSON values --------------------------------------------------------------------------
+
+
+def _show(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _integer(value: object, path: str, *, minimum: int = 1) -> int:
+    # bool is an int to Python, never to JSON.
+    if not isinstance(value, int) or isinstance(value, bool):
+        raise JobSpecError(path, f"expected an integer, got {_show(value)}")
+    if value < minimum:
+        raise JobSpecError(path, f"expected at least {minimum}, got {value}")
+    return value
+
+
+def _text(value: object, path: str) -> str:
+    if not isinstance(value, str):
+        raise JobSpecError(path, f"expected a string, got {_show(value)}")
+    return value
+
+
+class _Object:
+    """One JSON object of the claim at `path`, read field by field."""
+
+    def __init__(self, value: object, path: str) -> None:
+        if not isinstance(value, dict):
+            raise JobSpecError(path or "job", f"expected an object, got {_show(value)}")
+        self.value: dict[str, Any] = value
+        self.path = path
+
+    def at(self, key: str) -> str:
+        return f"{self.path}.{key}" if self.path else key
+
+    def _get(self, key: str, *, required: bool) -> object:
+        value = self.value.get(key)
+        if value is None and required:
+            raise JobSpecError(self.at(key), "is missing" if key not in self.value else "is null")
+        return value
+
+    def integer(self, key: str, *, default: int | None = None, minimum: int = 1) -> int:
+        value = self._get(key, required=default is None)
+        return (
+            default
+            if value is None and default is not None
+            else _integer(value, self.at(key), minimum=minimum)
+        )
+
+    def optional_integer(self, key: str) -> int | None:
+        value = self._get(key, required=False)
+        return None if value is None else _integer(value, self.at(key))
+
+    def optional_number(self, key: str) -> float | None:
+        value = self._get(key, required=False)
+        if value is None:
+            return None
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not math.isfinite(value)
+        ):
+            raise JobSpecError(self.at(key), f"expected a number, got {_show(value)}")
+        if value <= 0:
+            raise JobSpecError(self.at(key), f"expected more than 0, got {value}")
+        return float(value)
+
+    def text(self, key: str, *, default: str | None = None) -> str:
+        value = self._get(key, required=default is None)
+        return default if value is None and default is not None else _text(value, self.at(key))
+
+    def optional_text(self, key: str) -> str | None:
+        value = self._get(key, required=False)
+        return None if value is None else _text(value, self.at(key))
+
+    def boolean(self, key: str, *, default: bool) -> bool:
+        value = self._get(key, required=False)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            raise JobSpecError(self.at(key), f"expected true or false, got {_show(value)}")
+        return value
+
+    def choice(self, key: str, choices: tuple[Choice, ...], *, default: Choice) -> Choice:
+        value = self.text(key, default=default)
+        for choice in choices:
+            if value == choice:
+                return choice
+        raise JobSpecError(
+            self.at(key), f"expected one of {', '.join(choices)}, got {_show(value)}"
+        )
+
+    def items(self, key: str, *, required: bool = False) -> list[tuple[str, object]]:
+        """The entries of a list field with their paths; absent or null is empty unless
+        required, and a required list must not be empty."""
+        value = self._get(key, required=required)
+        if value is None:
+            return []
+        if not isinstance(value, list):
+            raise JobSpecError(self.at(key), f"expected a list, got {_show(value)}")
+        if required and not value:
+            raise JobSpecError(self.at(key), "is empty")
+        return [(f"{self.at(key)}[{index}]", item) for index, item in enumerate(value)]
+
+    def child(self, key: str, *, default: dict[str, Any] | None = None) -> _Object:
+        value = self._get(key, required=default is None)
+        return _Object(default if value is None else value, self.at(key))
