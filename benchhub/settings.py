@@ -215,7 +215,7 @@ SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "benchhub.api.authentication.TokenAuthentication",
+        "benchhub.hosts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "benchhub.api.authentication.PrivateInstanceAuthentication",
     ],
@@ -235,7 +235,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The last authentication class only refuses anonymous callers of a private instance.
     "AUTHENTICATION_WHITELIST": [
-        "benchhub.api.authentication.TokenAuthentication",
+        "benchhub.hosts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",

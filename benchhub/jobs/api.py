@@ -3,14 +3,13 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
-from benchhub.api.permissions import IsPerson, is_runner
+from benchhub.api.permissions import IsPerson, IsPersonOrReadOnly, IsRunner
 from benchhub.jobs import selectors, services
 from benchhub.jobs.models import Job, JobSchedule
 from benchhub.jobs.serializers import (
@@ -24,26 +23,6 @@ from benchhub.jobs.serializers import (
     ScheduleOutSerializer,
     StatusOutSerializer,
 )
-
-
-class IsRunner(BasePermission):
-    message = "This operation is for agents, with a runner token."
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        return is_runner(request)
-
-
-class IsPersonOrReadOnly(BasePermission):
-    """Anyone but agents may read; people write. Agents see only the job they hold."""
-
-    message = "Agents read only the job they hold; people sign in to change jobs."
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        if is_runner(request):
-            return False
-        if request.method in ("GET", "HEAD", "OPTIONS"):
-            return True
-        return bool(request.user and request.user.is_authenticated)
 
 
 def _job_error(exc: services.JobError) -> Response:
