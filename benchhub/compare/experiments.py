@@ -185,12 +185,12 @@ def experiment_get(
     """
     chosen_experiment = BY_ID.get(experiment)
     if chosen_experiment is None:
-        raise ComparisonError("experiment", f"No experiment {experiment!r}.")
+        raise ComparisonError("invalid", f"No experiment {experiment!r}.", field="experiment")
     if not versions:
-        raise ComparisonError("versions", "versions is required.")
+        raise ComparisonError("invalid", "versions is required.", field="versions")
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
-        raise ComparisonError("host", f"No host named {host!r}.")
+        raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     versions = versions[:MAX_COMPARED]
     runs = list(
         runs_compared(include_invalid)

@@ -20,6 +20,7 @@ from typing import Any
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from benchhub.configs.hashing import settings_diff
+from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
 from benchhub.workloads.models import Workload
@@ -32,12 +33,8 @@ SERIES = re.compile(r"^(\d{2,}|[0-9]\.\d+)$")
 HISTORY_MAX_POINTS = 500
 
 
-class ComparisonError(ValueError):
-    """A selection that cannot be compared; `parameter` names the query parameter at fault."""
-
-    def __init__(self, parameter: str, message: str) -> None:
-        super().__init__(message)
-        self.parameter = parameter
+class ComparisonError(ApplicationError):
+    """A selection that cannot be compared; `field` names the query parameter at fault."""
 
 
 @dataclass
@@ -89,7 +86,7 @@ def _runs_for_versions(
 ) -> list[Run]:
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
-        raise ComparisonError("host", f"No host named {host!r}.")
+        raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     runs = runs_compared(include_invalid).filter(
         versions_q(versions), workload__name=workload, aggregated_at__isnull=False
     )
@@ -175,7 +172,7 @@ def comparison_get(
     else:
         for name, value in (("workload", workload), ("host", host), ("versions", versions)):
             if not value:
-                raise ComparisonError(name, f"{name} is required (or give runs).")
+                raise ComparisonError("invalid", f"{name} is required (or give runs).", field=name)
         chosen = _runs_for_versions(
             workload=workload,
             host=host,
@@ -337,7 +334,7 @@ def history_get(
     """
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
-        raise ComparisonError("host", f"No host named {host!r}.")
+        raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     aggregates = LevelAggregate.objects.filter(
         host=chosen, workload__name=workload, clients=clients
     )
@@ -352,7 +349,9 @@ def history_get(
     if config:
         config_hash = next((h for h in config_hashes if h.startswith(config)), None)
         if config_hash is None:
-            raise ComparisonError("config", f"No configuration {config!r} in this series.")
+            raise ComparisonError(
+                "invalid", f"No configuration {config!r} in this series.", field="config"
+            )
     else:
         config_hash = config_hashes[0] if config_hashes else None
     rows = (

@@ -44,7 +44,7 @@ def compare(request: HttpRequest) -> HttpResponse:
             try:
                 comparison = comparison_get(**query.selection())
             except ComparisonError as exc:
-                context["errors"] = {exc.parameter: [str(exc)]}
+                context["errors"] = exc.fields
             else:
                 context.update(
                     _comparison_context(comparison, query.validated_data, level=_level(request))
@@ -125,7 +125,7 @@ def history(request: HttpRequest) -> HttpResponse:
         )
     except ComparisonError as exc:
         if request.GET:
-            context["errors"] = {exc.parameter: [str(exc)]}
+            context["errors"] = exc.fields
         return render(
             request, "dashboard/history.html", context, status=400 if request.GET else 200
         )
@@ -142,7 +142,7 @@ def history(request: HttpRequest) -> HttpResponse:
 def _required(request: HttpRequest, name: str) -> str:
     value = (request.GET.get(name) or "").strip()
     if not value:
-        raise ComparisonError(name, f"{name} is required.")
+        raise ComparisonError("invalid", f"{name} is required.", field=name)
     return value
 
 
@@ -150,9 +150,11 @@ def _clients(request: HttpRequest) -> int:
     try:
         clients = int(request.GET.get("clients", ""))
     except ValueError:
-        raise ComparisonError("clients", "clients must be a whole number of clients.") from None
+        raise ComparisonError(
+            "invalid", "clients must be a whole number of clients.", field="clients"
+        ) from None
     if clients < 1:
-        raise ComparisonError("clients", "clients must be at least 1.")
+        raise ComparisonError("invalid", "clients must be at least 1.", field="clients")
     return clients
 
 

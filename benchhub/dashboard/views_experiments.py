@@ -73,7 +73,7 @@ def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
                 experiment=experiment.id, host=host, versions=versions, include_invalid=invalid
             )
         except ComparisonError as exc:
-            context["errors"] = {exc.parameter: [str(exc)]}
+            context["errors"] = exc.fields
         else:
             context.update(_results_context(results, level=_level(request), invalid=invalid))
     return render(request, "dashboard/experiment.html", context)

@@ -25,12 +25,6 @@ from benchhub.jobs.serializers import (
 )
 
 
-def _job_error(exc: services.JobError) -> Response:
-    if isinstance(exc, services.LeaseLost):
-        return error_response("lease_lost", str(exc), status.HTTP_409_CONFLICT)
-    return error_response("job_state", str(exc), status.HTTP_409_CONFLICT)
-
-
 class JobsView(APIView):
     permission_classes = [IsPersonOrReadOnly]
 
@@ -86,10 +80,7 @@ class JobCancelView(APIView):
 
     @extend_schema(request=None, responses=JobDetailOutSerializer)
     def post(self, request: Request, job_id: int) -> Response:
-        try:
-            services.job_cancel(job_id=job_id, actor=request.user.get_username())
-        except services.JobError as exc:
-            return _job_error(exc)
+        services.job_cancel(job_id=job_id, actor=request.user.get_username())
         return Response(JobDetailOutSerializer(selectors.job_get(job_id=job_id)).data)
 
 
@@ -114,12 +105,9 @@ class JobHeartbeatView(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         data = HeartbeatInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            reply = services.job_heartbeat(
-                job_id=job_id, token=request.auth, progress=data.validated_data["progress"]
-            )
-        except services.JobError as exc:
-            return _job_error(exc)
+        reply = services.job_heartbeat(
+            job_id=job_id, token=request.auth, progress=data.validated_data["progress"]
+        )
         return Response({"cancel": reply.cancel, "lease_expires_at": reply.lease_expires_at})
 
 
@@ -130,10 +118,7 @@ class JobFinishView(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         data = FinishInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = services.job_finish(job_id=job_id, token=request.auth, **data.validated_data)
-        except services.JobError as exc:
-            return _job_error(exc)
+        job = services.job_finish(job_id=job_id, token=request.auth, **data.validated_data)
         return Response(JobOutSerializer(selectors.job_get(job_id=job.pk)).data)
 
 
@@ -144,12 +129,9 @@ class JobReleaseView(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         data = ReleaseInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = services.job_release(
-                job_id=job_id, token=request.auth, reason=data.validated_data["reason"]
-            )
-        except services.JobError as exc:
-            return _job_error(exc)
+        job = services.job_release(
+            job_id=job_id, token=request.auth, reason=data.validated_data["reason"]
+        )
         return Response(JobOutSerializer(selectors.job_get(job_id=job.pk)).data)
 
 

@@ -10,7 +10,6 @@ from rest_framework.views import APIView
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
 from benchhub.api.permissions import is_runner
-from benchhub.jobs.services import JobError
 from benchhub.results import selectors, services
 from benchhub.results.serializers import (
     ResultOutSerializer,
@@ -42,29 +41,12 @@ class RunsView(APIView):
     def post(self, request: Request) -> Response:
         upload = RunUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
-        try:
-            submission = services.run_submit(
-                data=upload.validated_data,
-                digest=services.payload_digest(request.data),
-                runner_token=request.auth if is_runner(request) else None,
-                user=None if is_runner(request) else request.user,
-            )
-        except services.HostNotAllowed as exc:
-            return error_response(
-                "forbidden_host", str(exc), status.HTTP_403_FORBIDDEN, {"host.name": [str(exc)]}
-            )
-        except services.SourceNotAllowed as exc:
-            return error_response(
-                "forbidden_source", str(exc), status.HTTP_403_FORBIDDEN, {"source": [str(exc)]}
-            )
-        except JobError as exc:
-            return error_response(
-                "stale_job", str(exc), status.HTTP_409_CONFLICT, {"job": [str(exc)]}
-            )
-        except services.RunConflict as exc:
-            return error_response(
-                "conflict", str(exc), status.HTTP_409_CONFLICT, {"run_uuid": [str(exc)]}
-            )
+        submission = services.run_submit(
+            data=upload.validated_data,
+            digest=services.payload_digest(request.data),
+            runner_token=request.auth if is_runner(request) else None,
+            user=None if is_runner(request) else request.user,
+        )
         if submission.created:
             # The new run holds its host, build, facts, config and workload in memory: reading
             # it back (with its settings and raw facts) only cost the upload time.

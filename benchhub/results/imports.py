@@ -19,6 +19,7 @@ from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from benchhub.api.errors import flatten_errors
+from benchhub.errors import ApplicationError
 from benchhub.results.models import Run
 from benchhub.results.serializers import RunUploadSerializer
 from benchhub.results.services import payload_digest, run_submit
@@ -26,14 +27,19 @@ from benchhub.results.services import payload_digest, run_submit
 SEPARATOR = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 
 
-class ImportInvalid(Exception):
-    """The input does not make a run; `problems` maps a field (or "") to messages."""
+class ImportInvalid(ApplicationError):
+    """The input does not make a run; `fields` maps each field at fault (or "") to messages."""
 
     def __init__(self, problems: dict[str, list[str]]) -> None:
-        self.problems = problems
         super().__init__(
-            "; ".join(f"{k}: {' '.join(v)}" if k else " ".join(v) for k, v in problems.items())
+            "invalid",
+            "; ".join(f"{k}: {' '.join(v)}" if k else " ".join(v) for k, v in problems.items()),
         )
+        self.problems = problems
+
+    @property
+    def fields(self) -> dict[str, list[str]]:
+        return self.problems
 
 
 def _store(payload: dict[str, Any], user: AbstractBaseUser) -> Run:

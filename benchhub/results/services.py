@@ -12,6 +12,7 @@ from django.utils import timezone
 from benchhub.builds.services import build_get_or_create
 from benchhub.configs.services import config_get_or_create
 from benchhub.digests import canonical_digest
+from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.jobs.services import job_upload_check
@@ -23,12 +24,16 @@ from benchhub.workloads.services import workload_get_or_create
 logger = logging.getLogger(__name__)
 
 
-class RunConflict(Exception):
+class RunConflict(ApplicationError):
     """A run with this UUID exists with different content: a retry must resend the same run."""
 
+    status = 409
 
-class HostNotAllowed(Exception):
+
+class HostNotAllowed(ApplicationError):
     """A runner token may upload only for its own host."""
+
+    status = 403
 
 
 @dataclass(frozen=True)
@@ -45,12 +50,16 @@ def payload_digest(data: Any) -> str:
 def check_run_host(*, host_name: str, runner_token: RunnerToken | None) -> None:
     if runner_token is not None and runner_token.host.name != host_name:
         raise HostNotAllowed(
-            f"This runner token belongs to host '{runner_token.host.name}', not '{host_name}'."
+            "forbidden_host",
+            f"This runner token belongs to host '{runner_token.host.name}', not '{host_name}'.",
+            field="host.name",
         )
 
 
-class SourceNotAllowed(Exception):
+class SourceNotAllowed(ApplicationError):
     """A person's upload claimed to be an agent's run."""
+
+    status = 403
 
 
 def check_run_source(
@@ -61,8 +70,10 @@ def check_run_source(
     # (Code that calls run_submit with neither, e.g. the self-benchmark, is trusted.)
     if runner_token is None and user is not None and source == Run.Source.AGENT:
         raise SourceNotAllowed(
+            "forbidden_source",
             'Only an agent\'s runner token uploads runs as source "agent"; people upload '
-            '"import" or "summary".'
+            '"import" or "summary".',
+            field="source",
         )
 
 
@@ -71,7 +82,11 @@ def _stored(run_uuid: Any, digest: str) -> Submission | None:
     if run is None:
         return None
     if run.payload_digest != digest:
-        raise RunConflict(f"Run {run_uuid} was already stored with different content.")
+        raise RunConflict(
+            "conflict",
+            f"Run {run_uuid} was already stored with different content.",
+            field="run_uuid",
+        )
     return Submission(run=run, created=False)
 
 

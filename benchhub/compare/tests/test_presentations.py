@@ -82,7 +82,7 @@ def test_the_experiment_leaves_out_invalid_runs_and_reports_missing_versions(age
     assert [len(c.series) for c in results.comparisons] == [1, 1]
     with pytest.raises(ComparisonError) as unknown:
         experiment_get(experiment="e9", host="bench-01", versions=["13.3"])
-    assert unknown.value.parameter == "experiment"
+    assert unknown.value.field == "experiment"
 
 
 def test_it_shows_each_stream_with_rows_per_second_leaving_out_aborted_repeats(agent):

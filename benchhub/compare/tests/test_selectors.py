@@ -89,10 +89,10 @@ def test_it_compares_specific_runs_and_labels_repeated_versions(agent):
 def test_it_names_the_missing_parameter_or_unknown_host(agent):
     with pytest.raises(ComparisonError) as missing:
         comparison_get(workload=WORKLOAD, host="bench-01", versions=[])
-    assert missing.value.parameter == "versions"
+    assert missing.value.field == "versions"
     with pytest.raises(ComparisonError) as unknown:
         comparison_get(workload=WORKLOAD, host="nope", versions=["13.3"])
-    assert unknown.value.parameter == "host"
+    assert unknown.value.field == "host"
 
 
 def _queries(**kwargs) -> int:
