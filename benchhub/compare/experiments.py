@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchhub.compare.describe import Difference, differences
 from benchhub.compare.selectors import (
     MAX_COMPARED,
     Comparison,
     ComparisonError,
-    Difference,
     Series,
     comparison_build,
-    differences,
     run_levels,
     run_threads,
     runs_compared,

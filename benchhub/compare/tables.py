@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchhub.compare import statistics
-from benchhub.compare.selectors import Comparison, Series, hardware_text, length_text
+from benchhub.compare.describe import hardware_text, length_text
+from benchhub.compare.selectors import Comparison, Series
 from benchhub.results.models import Run
 
 
