@@ -15,9 +15,11 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from benchhub.api.errors import flatten_errors
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
+from benchhub.jobs.serializers import JobInSerializer
 from benchhub.results.models import Run
 
 logger = logging.getLogger(__name__)
@@ -55,6 +57,57 @@ def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job
         job = Job.objects.create(created_by=created_by, **fields)
         _event(job, "queued", actor or str(created_by or "system"))
     return job
+
+
+def _job_request_of(run: Run) -> dict[str, Any]:
+    """The job that measures what `run` measured: same build version, workload, scale, levels,
+    length, repeats, overrides and host (pgbench -j as the run's results had it)."""
+    workload = run.workload
+    measured = [(r.clients, r.threads) for r in run.results.only("clients", "threads") if r.threads]
+    threads = {t for _, t in measured}
+    fixed = len(threads) == 1 and any(c != t for c, t in measured)
+    request = {
+        "versions": [run.build.version],
+        "workload": {
+            "name": workload.name,
+            "builtin": workload.builtin,
+            "scripts": workload.scripts,
+            "setup": workload.setup,
+            "query_mode": workload.query_mode,
+            "options": workload.options,
+        },
+        "scale": run.scale,
+        "clients": list(run.clients),
+        "repeats": run.repeats,
+        "config_overrides": run.config_overrides or {},
+        "host": run.host.name,
+    }
+    if fixed:
+        request.update(threads_policy=Job.Threads.FIXED, threads=threads.pop())
+    if run.duration_s:
+        request["duration_s"] = run.duration_s
+    else:
+        request["transactions_per_client"] = run.transactions_per_client
+    return request
+
+
+def job_create_again(*, run: Run, created_by: Any) -> Job:
+    """Queue again the job that measured `run` (the run page's "Queue this again").
+
+    The request is validated as the API validates one, so a run whose host or workload no longer
+    passes is refused: JobError `invalid` (400), its detail naming each field at fault.
+    """
+    body = JobInSerializer(data=_job_request_of(run))
+    if not body.is_valid():
+        problems = "; ".join(
+            f"{path}: {' '.join(msgs)}" for path, msgs in flatten_errors(body.errors).items()
+        )
+        raise JobError("invalid", f"This run cannot be queued again: {problems}", status=400)
+    return job_create(
+        created_by=created_by,
+        actor=f"{created_by.get_username()} (again from run {run.uuid})",
+        **body.validated_data,
+    )
 
 
 def job_claim(*, token: RunnerToken) -> Job | None:
@@ -329,8 +382,6 @@ def schedule_delete(*, schedule: JobSchedule) -> None:
 
 def schedule_fire(*, schedule_id: int) -> Job | None:
     """Queue the schedule's job now; None when the schedule is gone or disabled."""
-    from benchhub.jobs.serializers import JobInSerializer
-
     schedule = JobSchedule.objects.filter(pk=schedule_id, enabled=True).first()
     if schedule is None:
         return None

@@ -47,12 +47,13 @@ class RunsView(APIView):
             runner_token=request.auth if is_runner(request) else None,
             user=None if is_runner(request) else request.user,
         )
-        if submission.created:
-            # The new run holds its host, build, facts, config and workload in memory: reading
-            # it back (with its settings and raw facts) only cost the upload time.
-            return Response(RunOutSerializer(submission.run).data, status=status.HTTP_201_CREATED)
-        run = selectors.run_get(run_uuid=submission.run.uuid)
-        return Response(RunOutSerializer(run).data, status=status.HTTP_200_OK)
+        # A new run holds its host, build, facts, config and workload in memory, and a stored one
+        # was read with them (selectors.run_get): no second read.
+        created = submission.created
+        return Response(
+            RunOutSerializer(submission.run).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
 
 
 class RunDetailView(APIView):

@@ -19,6 +19,7 @@ from benchhub.jobs.services import job_upload_check
 from benchhub.results.aggregates import summarize
 from benchhub.results.comparability import comparability_key
 from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run, StreamResult
+from benchhub.results.selectors import run_get
 from benchhub.workloads.services import workload_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -78,7 +79,7 @@ def check_run_source(
 
 
 def _stored(run_uuid: Any, digest: str) -> Submission | None:
-    run = Run.objects.filter(uuid=run_uuid).first()
+    run = run_get(run_uuid=run_uuid)
     if run is None:
         return None
     if run.payload_digest != digest:
