@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from statistics import median
 from typing import Any
 
+from benchhub_runner.payload import PROGRESS_FIELDS
+
 from bench.client import post_json
 from bench.figures import Figure, percentile
 
@@ -210,16 +212,11 @@ class CopyFloor:
                 )  # fmt: skip
 
     def _copy_progress(self, cur, ids: list[int]) -> None:
-        with cur.copy(
-            "COPY results_progresssample (result_id, t, tps, latency_ms, stddev_ms, failed,"
-            " skipped, lag_ms) FROM STDIN"
-        ) as copy:
+        columns = ", ".join(("result_id", *PROGRESS_FIELDS))
+        with cur.copy(f"COPY results_progresssample ({columns}) FROM STDIN") as copy:
             for result_id, r in zip(ids, self.payload["results"], strict=True):
                 for s in r["progress"]:
-                    copy.write_row(
-                        (result_id, s["t"], s["tps"], s["latency_ms"], s["stddev_ms"],
-                         s["failed"], s["skipped"], s["lag_ms"])
-                    )  # fmt: skip
+                    copy.write_row((result_id, *(s[name] for name in PROGRESS_FIELDS)))
 
 
 def _copy_work(floor: CopyFloor, clients: int) -> Callable[[int, int], float]:

@@ -10,6 +10,7 @@ import math
 import re
 from typing import Any
 
+from benchhub_runner.payload import PROGRESS_FIELDS
 from rest_framework import serializers
 
 from benchhub.api.fields import (
@@ -113,14 +114,12 @@ def _check_value(value: Any, kind: str, minimum: float | None) -> str | None:
     return None
 
 
+# A progress sample's fields are the agent's (benchhub_runner.payload): non-negative numbers, the
+# counts integers, and `t` (seconds into the run) required.
+PROGRESS_COUNTS = ("failed", "skipped")
 PROGRESS_SPEC = {
-    "t": ("float", True, 0),
-    "tps": ("float", False, 0),
-    "latency_ms": ("float", False, 0),
-    "stddev_ms": ("float", False, 0),
-    "failed": ("int", False, 0),
-    "skipped": ("int", False, 0),
-    "lag_ms": ("float", False, 0),
+    name: ("int" if name in PROGRESS_COUNTS else "float", name == "t", 0)
+    for name in PROGRESS_FIELDS
 }
 STATEMENT_SPEC = {
     "latency_ms": ("float", False, 0),

@@ -5,6 +5,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
+from benchhub_runner.payload import PROGRESS_FIELDS
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
@@ -212,9 +213,6 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
     )
 
 
-PROGRESS_COLUMNS = ("t", "tps", "latency_ms", "stddev_ms", "failed", "skipped", "lag_ms")
-
-
 def _progress_copy(samples: Iterable[tuple[int, dict[str, Any]]]) -> None:
     """Write (result id, validated sample) pairs with COPY, in the caller's transaction.
 
@@ -223,13 +221,13 @@ def _progress_copy(samples: Iterable[tuple[int, dict[str, Any]]]) -> None:
     COPY is the cheapest way PostgreSQL takes rows.
     """
     table = ProgressSample._meta.db_table
-    columns = ", ".join(("result_id", *PROGRESS_COLUMNS))
+    columns = ", ".join(("result_id", *PROGRESS_FIELDS))
     with (
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
     ):
         for result_id, sample in samples:
-            copy.write_row((result_id, *(sample.get(name) for name in PROGRESS_COLUMNS)))
+            copy.write_row((result_id, *(sample.get(name) for name in PROGRESS_FIELDS)))
 
 
 def aggregate_enqueue(*, run_id: int) -> None:
