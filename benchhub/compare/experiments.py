@@ -111,10 +111,6 @@ EXPERIMENTS: tuple[Experiment, ...] = (
 BY_ID = {e.id: e for e in EXPERIMENTS}
 
 
-def experiment_of(catalog_entry: str) -> Experiment | None:
-    return next((e for e in EXPERIMENTS if catalog_entry in e.catalog_entries), None)
-
-
 def model_name(workload: Workload) -> str:
     """What the published tables call a workload: the catalog id without its experiment
     prefix (e5-read-only -> read-only), else the builtin, else the name."""
