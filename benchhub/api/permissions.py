@@ -4,6 +4,8 @@ Agents authenticate as a subclass of AgentPrincipal (hosts.authentication.Runner
 permissions tell agents from people by this module's class alone.
 """
 
+from django.contrib.auth.models import User
+from rest_framework.exceptions import NotAuthenticated
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 
@@ -19,6 +21,13 @@ class AgentPrincipal:
 
 def is_runner(request: Request) -> bool:
     return isinstance(request.user, AgentPrincipal)
+
+
+def request_person(request: Request) -> User:
+    """The signed-in person of a request that IsPerson (or an authenticated write) let through."""
+    if not isinstance(request.user, User):
+        raise NotAuthenticated()
+    return request.user
 
 
 class IsPerson(BasePermission):

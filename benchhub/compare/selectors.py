@@ -147,9 +147,9 @@ def comparison_get(
         wanted = [str(u) for u in runs]
         found = {str(run.uuid) for run in chosen}
     else:
-        for name, value in (("workload", workload), ("host", host), ("versions", versions)):
-            if not value:
-                raise ComparisonError("invalid", f"{name} is required (or give runs).", field=name)
+        if not (workload and host and versions):
+            name = "workload" if not workload else "host" if not host else "versions"
+            raise ComparisonError("invalid", f"{name} is required (or give runs).", field=name)
         chosen = _runs_for_versions(
             workload=workload,
             host=host,
@@ -265,13 +265,13 @@ def history_get(
             )
     else:
         config_hash = config_hashes[0] if config_hashes else None
-    rows = (
+    newest = (
         aggregates.filter(run__config__hash=config_hash)
         .select_related("run", "run__build", "run__host_facts", "run__config", "run__workload")
         .defer(*(f"run__{f}" for f in RUN_DEFERRED))
         .order_by("-run__started_at", "-run__id")[:HISTORY_MAX_POINTS]
     )
-    rows = list(reversed(rows))
+    rows = list(reversed(newest))
     points = [
         HistoryPoint(
             version=a.run.build.version,

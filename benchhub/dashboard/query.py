@@ -1,6 +1,8 @@
 """Reading the pages' request parameters, so that `?invalid=1`, `?level=8` or `?versions=13,14`
 mean the same on every page. Views parse through these and nothing else.
 
+SignedInRequest types the request of a view behind login_required: its user is a person.
+
 A parameter that must be valid raises ApplicationError naming it (`field`); the view shows the
 message next to that field.
 """
@@ -8,11 +10,16 @@ message next to that field.
 import uuid
 from typing import Any
 
-from django.http import QueryDict
+from django.contrib.auth.models import User
+from django.http import HttpRequest, QueryDict
 
 from benchhub.errors import ApplicationError
 
 TRUE = ("1", "true", "on", "yes")
+
+
+class SignedInRequest(HttpRequest):
+    user: User
 
 
 def flag(value: Any) -> bool:

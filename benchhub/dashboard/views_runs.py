@@ -32,8 +32,8 @@ def _get_run(run_uuid: Any) -> Run:
 def _levels(results: list) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The results grouped by client level, and the charts of every level for run.js."""
     levels, charts = [], []
-    for clients, group in groupby(results, key=lambda r: r.clients):
-        group = list(group)
+    for clients, grouped in groupby(results, key=lambda r: r.clients):
+        group = list(grouped)
         level = {"clients": clients, "results": group, "charts": []}
         for kind, figure in (
             ("progress", charts_run.progress_figure(group, clients)),
@@ -115,7 +115,7 @@ def _add_problems(form, problems: dict[str, list[str]]) -> None:
 
 
 @login_required
-def import_outputs(request: HttpRequest) -> HttpResponse:
+def import_outputs(request: query.SignedInRequest) -> HttpResponse:
     form = ImportOutputsForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         texts = [
@@ -143,7 +143,7 @@ def import_outputs(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def import_summary(request: HttpRequest) -> HttpResponse:
+def import_summary(request: query.SignedInRequest) -> HttpResponse:
     form = ImportSummaryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

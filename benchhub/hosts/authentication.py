@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from benchhub.accounts import ratelimit
 from benchhub.accounts.models import AbstractToken, PersonalToken
 from benchhub.accounts.tokens import RUNNER_KIND, token_matches, token_split
-from benchhub.api.permissions import AgentPrincipal
+from benchhub.api.permissions import AgentPrincipal, IsRunner
 from benchhub.hosts.models import Host, RunnerToken
 
 # last_used_at is written at most this often per token, so polling agents don't write every call.
@@ -49,7 +49,7 @@ class RunnerPrincipal(AgentPrincipal):
         return f"runner {self.token.name} of {self.token.host.name}"
 
 
-def _touch(token: AbstractToken) -> None:
+def _touch(token: RunnerToken | PersonalToken) -> None:
     now = timezone.now()
     if (
         token.last_used_at is None
@@ -101,6 +101,13 @@ class TokenAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         return self.keyword
+
+
+def request_runner_token(request: Request) -> RunnerToken:
+    """The runner token of a request that IsRunner let through."""
+    if not isinstance(request.auth, RunnerToken):
+        raise exceptions.PermissionDenied(IsRunner.message)
+    return request.auth
 
 
 class BearerTokenScheme(OpenApiAuthenticationExtension):

@@ -10,6 +10,7 @@ from rest_framework.views import APIView
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
 from benchhub.api.permissions import IsPerson, IsPersonOrReadOnly, IsRunner
+from benchhub.hosts.authentication import request_runner_token
 from benchhub.jobs import selectors, services
 from benchhub.jobs.models import Job, JobSchedule
 from benchhub.jobs.serializers import (
@@ -91,7 +92,7 @@ class JobClaimView(APIView):
         request=None, responses={200: JobOutSerializer, 204: OpenApiResponse(description="no work")}
     )
     def post(self, request: Request) -> Response:
-        job = services.job_claim(token=request.auth)
+        job = services.job_claim(token=request_runner_token(request))
         if job is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # The claimed job comes back with its host and creator: no second read.
@@ -106,7 +107,9 @@ class JobHeartbeatView(APIView):
         data = HeartbeatInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         reply = services.job_heartbeat(
-            job_id=job_id, token=request.auth, progress=data.validated_data["progress"]
+            job_id=job_id,
+            token=request_runner_token(request),
+            progress=data.validated_data["progress"],
         )
         return Response({"cancel": reply.cancel, "lease_expires_at": reply.lease_expires_at})
 
@@ -118,7 +121,9 @@ class JobFinishView(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         data = FinishInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        job = services.job_finish(job_id=job_id, token=request.auth, **data.validated_data)
+        job = services.job_finish(
+            job_id=job_id, token=request_runner_token(request), **data.validated_data
+        )
         return Response(JobOutSerializer(selectors.job_get(job_id=job.pk)).data)
 
 
@@ -130,7 +135,7 @@ class JobReleaseView(APIView):
         data = ReleaseInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         job = services.job_release(
-            job_id=job_id, token=request.auth, reason=data.validated_data["reason"]
+            job_id=job_id, token=request_runner_token(request), reason=data.validated_data["reason"]
         )
         return Response(JobOutSerializer(selectors.job_get(job_id=job.pk)).data)
 
@@ -150,7 +155,8 @@ class SchedulesView(APIView):
         schedule = services.schedule_save(
             name=data.validated_data["name"],
             crontab=data.validated_data["crontab"],
-            template=request.data["template"],
+            # As sent (host by name): validated again each time the schedule fires.
+            template=data.initial_data["template"],
             enabled=data.validated_data["enabled"],
             created_by=request.user,
         )

@@ -9,7 +9,8 @@ from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
-from benchhub.api.permissions import is_runner
+from benchhub.api.permissions import is_runner, request_person
+from benchhub.hosts.authentication import request_runner_token
 from benchhub.results import selectors, services
 from benchhub.results.serializers import (
     ResultOutSerializer,
@@ -44,8 +45,8 @@ class RunsView(APIView):
         submission = services.run_submit(
             data=upload.validated_data,
             digest=services.payload_digest(request.data),
-            runner_token=request.auth if is_runner(request) else None,
-            user=None if is_runner(request) else request.user,
+            runner_token=request_runner_token(request) if is_runner(request) else None,
+            user=None if is_runner(request) else request_person(request),
         )
         # A new run holds its host, build, facts, config and workload in memory, and a stored one
         # was read with them (selectors.run_get): no second read.

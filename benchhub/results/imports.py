@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchhub_runner.importer import ImportRefused, config_parse, import_payload_from_texts
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
@@ -42,7 +42,7 @@ class ImportInvalid(ApplicationError):
         return self.problems
 
 
-def _store(payload: dict[str, Any], user: AbstractBaseUser) -> Run:
+def _store(payload: dict[str, Any], user: User) -> Run:
     upload = RunUploadSerializer(data=payload)
     try:
         upload.is_valid(raise_exception=True)
@@ -63,7 +63,7 @@ def run_import_outputs(
     host: str,
     config_text: str,
     lscpu: str,
-    user: AbstractBaseUser,
+    user: User,
 ) -> Run:
     """One run from pgbench outputs given as (name, text); levels come from the outputs."""
     now = timezone.now()
@@ -131,7 +131,7 @@ def runs_import_summary(
     scale: int | None,
     duration_s: float | None,
     note: str,
-    user: AbstractBaseUser,
+    user: User,
 ) -> list[Run]:
     """One summary run per version of a published table: tps only, no raw output."""
     table = summary_table_parse(table_text)
@@ -169,12 +169,12 @@ def _summary_run(
     duration_s: float | None,
     note: str,
     started: str,
-    user: AbstractBaseUser,
+    user: User,
 ) -> Run:
     levels = [
         (clients, values[column]) for clients, values in table.rows if values[column] is not None
     ]
-    payload = {
+    payload: dict[str, Any] = {
         "run_uuid": str(uuid.uuid4()),
         "host": {"name": host, "facts": facts},
         "notes": note,

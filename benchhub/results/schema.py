@@ -13,11 +13,17 @@ from benchhub.results.serializers import RecordListField
 KINDS = {"float": OpenApiTypes.FLOAT, "int": OpenApiTypes.INT, "str": OpenApiTypes.STR}
 
 
+def _basic(kind: OpenApiTypes) -> dict:
+    schema = build_basic_type(kind)
+    assert schema is not None  # None only for OpenApiTypes.NONE
+    return schema
+
+
 def _value_schema(kind: str) -> dict:
     if kind in KINDS:
-        return build_basic_type(KINDS[kind])
+        return _basic(KINDS[kind])
     # "int|str"
-    return {"oneOf": [build_basic_type(OpenApiTypes.INT), build_basic_type(OpenApiTypes.STR)]}
+    return {"oneOf": [_basic(OpenApiTypes.INT), _basic(OpenApiTypes.STR)]}
 
 
 class RecordListFieldSchema(OpenApiSerializerFieldExtension):

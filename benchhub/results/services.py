@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchhub_runner.payload import PROGRESS_FIELDS
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
@@ -64,9 +64,7 @@ class SourceNotAllowed(ApplicationError):
     status = 403
 
 
-def check_run_source(
-    *, source: str, runner_token: RunnerToken | None, user: AbstractBaseUser | None
-) -> None:
+def check_run_source(*, source: str, runner_token: RunnerToken | None, user: User | None) -> None:
     # "agent" says a BenchHub agent measured this on the host it names; only that host's runner
     # token may say so, or a signed-in person could pass made-up numbers off as the host's.
     # (Code that calls run_submit with neither, e.g. the self-benchmark, is trusted.)
@@ -97,7 +95,7 @@ def run_submit(
     data: dict[str, Any],
     digest: str,
     runner_token: RunnerToken | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> Submission:
     """Store a validated upload (results.serializers.RunUploadSerializer) as one run.
 
@@ -128,7 +126,7 @@ def _run_create(
     data: dict[str, Any],
     digest: str,
     runner_token: RunnerToken | None,
-    user: AbstractBaseUser | None,
+    user: User | None,
 ) -> Run:
     host_in, config_in = data["host"], data["configuration"]
     job = None
@@ -236,7 +234,7 @@ def aggregate_enqueue(*, run_id: int) -> None:
     from benchhub.results.tasks import aggregate_run
 
     try:
-        aggregate_run.apply_async(args=[run_id])
+        aggregate_run.apply_async(args=(run_id,))
     except Exception:
         logger.warning(
             "could not queue aggregation of run %s; the sweep will", run_id, exc_info=True

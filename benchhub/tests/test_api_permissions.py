@@ -6,6 +6,7 @@ in: a run uploaded by bench-01, job A pinned to bench-01 and held by its agent, 
 bench-01, a schedule, and a personal token of bob.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -61,7 +62,7 @@ def world(alice, bob, agent, other_agent) -> World:
     run = run_payload()
     assert agent.client.post("/api/v1/runs/", run, format="json").status_code == 201
     job_a = _job("bench-01")
-    _, prefix = token_split(agent.token)
+    prefix = token_split(agent.token)[1]
     assert job_claim(token=RunnerToken.objects.get(prefix=prefix)).pk == job_a.pk
     job_b = _job("bench-01")
     _, revoked = runner_token_create(host_name="bench-01", token_name="old")
@@ -90,7 +91,7 @@ def _upload(source: str, host: str = "bench-01") -> dict:
 # (name, method, path template, body) -> expected status per caller, in CALLERS order.
 # Reading is open (public instance) except the queue, which agents do not read at all: an agent
 # learns its job from the claim, and cannot list or read any job, its host's or another's.
-MATRIX = [
+MATRIX: list[tuple[str, str, str, Callable[[], dict] | None, list[int]]] = [
     ("run list", "get", "/api/v1/runs/", None, [200, 200, 200, 200, 200, 401, 401]),
     ("run detail", "get", "/api/v1/runs/{run}/", None, [200, 200, 200, 200, 200, 401, 401]),
     ("run results", "get", "/api/v1/runs/{run}/results/", None, [200] * 5 + [401, 401]),

@@ -12,6 +12,7 @@ from benchhub.jobs.models import Job
 SPEC = importlib.util.spec_from_file_location(
     "demo", Path(__file__).resolve().parents[1] / "demo.py"
 )
+assert SPEC is not None and SPEC.loader is not None
 demo = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(demo)
 

@@ -2,6 +2,7 @@
 through the API, without the page reloading."""
 
 import json
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -10,7 +11,7 @@ from rest_framework.test import APIClient
 from benchhub.testing.browser import screenshot
 from benchhub.testing.payloads import run_payload
 
-JOB = {
+JOB: dict[str, Any] = {
     "versions": ["13", "14"],
     "workload": {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"},
     "scale": 1,

@@ -2,6 +2,7 @@
 Content-Security-Policy with no violation."""
 
 import pytest
+from playwright.sync_api import ConsoleMessage
 
 from benchhub.compare.tests.uploads import upload
 from benchhub.dashboard.tests.test_run_pages import telemetry
@@ -18,9 +19,14 @@ document.addEventListener("securitypolicyviolation", e => window.__violations.pu
 
 
 def _watch(page) -> list[str]:
-    console = []
+    console: list[str] = []
+
+    def message(m: ConsoleMessage) -> None:
+        if m.type == "error":
+            console.append(m.text)
+
     page.add_init_script(WATCH)
-    page.on("console", lambda m: m.type == "error" and console.append(m.text))
+    page.on("console", message)
     page.on("pageerror", lambda exc: console.append(str(exc)))
     return console
 

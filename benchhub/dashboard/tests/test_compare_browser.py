@@ -58,9 +58,9 @@ def test_the_compare_chart_table_and_csv_agree_with_the_stored_results(
         lines = list(csv.DictReader(io.StringIO(response.read().decode())))
     assert len(lines) == 3 * len(CLIENTS)
     for line in lines:
-        stored = LevelAggregate.objects.get(run__uuid=line["run"], clients=line["clients"])
-        assert float(line["tps_median"]) == pytest.approx(stored.tps_median)
-        assert f"{stored.tps_median:.1f}" in table
+        aggregate = LevelAggregate.objects.get(run__uuid=line["run"], clients=line["clients"])
+        assert float(line["tps_median"]) == pytest.approx(aggregate.tps_median)
+        assert f"{aggregate.tps_median:.1f}" in table
     assert errors == []
 
 
