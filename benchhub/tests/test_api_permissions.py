@@ -167,7 +167,7 @@ def test_it_lets_each_caller_do_only_its_part(world, caller):
     assert wrong == []
 
 
-def test_an_agent_cannot_upload_into_a_job_of_another_host(world, other_agent):
+def test_it_refuses_an_agent_upload_into_a_job_of_another_host(world, other_agent):
     job = Job.objects.get(pk=world.job_a)
     payload = run_payload(host="bench-02", job={"id": job.pk, "attempt": job.attempt})
     response = other_agent.client.post("/api/v1/runs/", data=payload, format="json")
@@ -175,7 +175,7 @@ def test_an_agent_cannot_upload_into_a_job_of_another_host(world, other_agent):
     assert not Run.objects.filter(uuid=payload["run_uuid"]).exists()
 
 
-def test_a_person_cannot_upload_into_a_job(world):
+def test_it_refuses_a_person_upload_into_a_job(world):
     job = Job.objects.get(pk=world.job_a)
     payload = run_payload(source="import", job={"id": job.pk, "attempt": job.attempt})
     response = world.clients["alice"].post("/api/v1/runs/", data=payload, format="json")
@@ -183,7 +183,7 @@ def test_a_person_cannot_upload_into_a_job(world):
     assert not Run.objects.filter(uuid=payload["run_uuid"]).exists()
 
 
-def test_refused_calls_change_nothing(world):
+def test_it_changes_nothing_on_a_refused_call(world):
     job = Job.objects.get(pk=world.job_a)
     before = (job.state, job.claimed_by_id, job.lease_expires_at, job.progress)
     bench02 = world.clients["bench02"]

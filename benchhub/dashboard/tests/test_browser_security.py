@@ -36,7 +36,7 @@ def _violations(page) -> list[str]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_charts_admin_and_api_docs_work_under_the_csp(live_server, page, agent, alice):
+def test_it_runs_charts_admin_and_api_docs_under_the_csp(live_server, page, agent, alice):
     scaled = {c: [v * 1.1 for v in values] for c, values in CLIENTS.items()}
     run = upload(agent, version="13.3", tps=CLIENTS)
     upload(agent, version="15.4", tps=scaled)
@@ -74,7 +74,7 @@ def test_charts_admin_and_api_docs_work_under_the_csp(live_server, page, agent, 
     assert [m for m in console if "Content Security Policy" in m] == []
 
 
-def test_every_response_carries_the_security_headers(client, db):
+def test_it_sends_the_security_headers_on_every_response(client, db):
     for path in ["/", "/healthz", "/api/v1/runs/", "/accounts/login/", "/static/js/run.js"]:
         response = client.get(path)
         csp = response["Content-Security-Policy"]

@@ -116,7 +116,7 @@ def dirty(agent, bob, db):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_no_stored_payload_runs_on_any_page(live_server, page, dirty, bob):
+def test_it_runs_no_stored_payload_on_any_page(live_server, page, dirty, bob):
     executed: list[str] = []
 
     def dialog(d: Dialog) -> None:

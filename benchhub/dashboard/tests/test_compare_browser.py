@@ -27,7 +27,7 @@ def three_versions(agent):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_compare_chart_table_and_csv_agree_with_the_stored_results(
+def test_it_makes_the_compare_chart_table_and_csv_agree_with_the_stored_results(
     live_server, page, three_versions
 ):
     errors = []
@@ -65,7 +65,7 @@ def test_the_compare_chart_table_and_csv_agree_with_the_stored_results(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_permalink_restores_the_selection_and_the_form_submits_to_it(
+def test_it_restores_the_selection_from_the_permalink_and_submits_the_form_to_it(
     live_server, page, three_versions
 ):
     page.goto(
@@ -89,7 +89,7 @@ def test_the_permalink_restores_the_selection_and_the_form_submits_to_it(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_history_page_marks_each_version(live_server, page, agent):
+def test_it_marks_each_version_on_the_history_page(live_server, page, agent):
     for day, (version, factor) in enumerate([("13.3", 1.0), ("14.1", 1.05), ("15.4", 1.1)], 1):
         for repeat in range(2):
             upload(

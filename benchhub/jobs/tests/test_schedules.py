@@ -41,7 +41,7 @@ def test_it_refuses_a_bad_crontab(bob):
     assert "crontab" in response.json()["fields"]
 
 
-def test_the_command_line_queues_a_job(db, capsys):
+def test_it_queues_a_job_from_the_command_line(db, capsys):
     call_command(
         "job_create",
         "--versions",
@@ -73,7 +73,7 @@ def test_it_queues_a_job_read_as_json_from_stdin(db, capsys, monkeypatch):
     assert job.versions == JOB["versions"] and job.workload["builtin"] == JOB["workload"]["builtin"]
 
 
-def test_the_command_line_queues_a_catalog_workload(db, capsys):
+def test_it_queues_a_catalog_workload_from_the_command_line(db, capsys):
     call_command(
         "job_create",
         "--versions",
