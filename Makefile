@@ -19,7 +19,7 @@ help:
 	@echo "make bench     self-benchmark: prints a table, writes bench/results.json (BENCH_ARGS=--quick)"
 	@echo "make load      50 agents and 20 readers for 5 minutes: bench/load-results.json (LOAD_ARGS=--quick)"
 	@echo "make runner-token HOST=name   issue a token for the agent on host 'name'"
-	@echo "make lint      format and fix with ruff;  make check: check only (CI)"
+	@echo "make lint      format and fix with ruff;  make check: ruff, migrations, mypy (CI)"
 	@echo "make stop      stop the private PostgreSQL and Redis started by 'make up'/'stack.py start'"
 	@echo "make backup [FILE=...] / make restore FILE=...   pg_dump the repository / put it back"
 
@@ -80,6 +80,7 @@ check: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/mypy --config-file runners/pyproject.toml runners/benchhub_runner
 	$(STACK) exec -- $(BIN)/python manage.py makemigrations --check --dry-run
+	$(STACK) exec -- $(BIN)/mypy
 	if command -v docker-compose >/dev/null; then \
 		SECRET_KEY=x POSTGRES_PASSWORD=x docker-compose config -q; fi
 

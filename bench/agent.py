@@ -52,15 +52,15 @@ class CpuWatch:
     stop: threading.Event = field(default_factory=threading.Event)
 
     def run(self) -> None:
-        previous = None
+        previous: tuple[float, int, bool] | None = None
         while not self.stop.is_set():
-            sample = (time.monotonic(), _ticks(self.pid), _measuring(self.pid))
-            if sample[1] is None:
+            now, ticks, measuring = time.monotonic(), _ticks(self.pid), _measuring(self.pid)
+            if ticks is None:
                 return
-            if previous and previous[2] and sample[2]:
-                self.busy_ticks += sample[1] - previous[1]
-                self.busy_s += sample[0] - previous[0]
-            previous = sample
+            if previous and previous[2] and measuring:
+                self.busy_ticks += ticks - previous[1]
+                self.busy_s += now - previous[0]
+            previous = (now, ticks, measuring)
             time.sleep(self.interval_s)
 
     @property
@@ -120,7 +120,7 @@ def bare_sweep(options: AgentOptions) -> dict[int, float]:
         if init.wait(timeout_s=300).returncode != 0:
             raise RuntimeError("pgbench -i failed")
         version = pgbench.client_version(PG15)
-        tps = {}
+        tps: dict[int, float] = {}
         for clients in options.levels:
             cluster.checkpoint()
             measurement = pgbench.Measurement(
@@ -129,7 +129,10 @@ def bare_sweep(options: AgentOptions) -> dict[int, float]:
             )  # fmt: skip
             args = pgbench.argv(bindir=PG15, target=target, m=measurement, version=version)
             done = pgbench.Process(args).wait(timeout_s=options.duration_s + 120)
-            tps[clients] = parse_run_output(done.output).tps
+            measured = parse_run_output(done.output).tps
+            if measured is None:
+                raise RuntimeError(f"pgbench at {clients} clients gave no tps:\n{done.output}")
+            tps[clients] = measured
         return tps
     finally:
         cluster.stop()

@@ -32,7 +32,7 @@ def request(
         headers["Authorization"] = f"Bearer {token}"
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     started = time.perf_counter()
-    conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=timeout)
+    conn = http.client.HTTPConnection(parts.hostname or "", parts.port, timeout=timeout)
     try:
         conn.request(method, path, body=body, headers=headers)
         response = conn.getresponse()

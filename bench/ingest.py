@@ -18,6 +18,8 @@ from datetime import UTC, datetime
 from statistics import median
 from typing import Any
 
+from benchhub_runner.payload import PROGRESS_FIELDS
+
 from bench.client import post_json
 from bench.figures import Figure, percentile
 
@@ -148,11 +150,14 @@ class CopyFloor:
         self.psycopg = psycopg
         self.url = database_url
         with psycopg.connect(database_url) as conn:
-            self.run = conn.execute(
+            run = conn.execute(
                 "SELECT host_id, host_facts_id, build_id, config_id, workload_id, settings, "
                 "setting_sources, comparability_key FROM results_run WHERE id = %s",
                 [template_run_id],
             ).fetchone()
+        if run is None:
+            raise RuntimeError(f"no run {template_run_id} to copy the floor's rows from")
+        self.run = run
         self.payload = upload_payload(host="copy-floor")
 
     def connect(self):
@@ -210,26 +215,26 @@ class CopyFloor:
                 )  # fmt: skip
 
     def _copy_progress(self, cur, ids: list[int]) -> None:
-        with cur.copy(
-            "COPY results_progresssample (result_id, t, tps, latency_ms, stddev_ms, failed,"
-            " skipped, lag_ms) FROM STDIN"
-        ) as copy:
+        columns = ", ".join(("result_id", *PROGRESS_FIELDS))
+        with cur.copy(f"COPY results_progresssample ({columns}) FROM STDIN") as copy:
             for result_id, r in zip(ids, self.payload["results"], strict=True):
                 for s in r["progress"]:
-                    copy.write_row(
-                        (result_id, s["t"], s["tps"], s["latency_ms"], s["stddev_ms"],
-                         s["failed"], s["skipped"], s["lag_ms"])
-                    )  # fmt: skip
+                    copy.write_row((result_id, *(s[name] for name in PROGRESS_FIELDS)))
 
 
-def _copy_work(floor: CopyFloor, clients: int) -> Callable[[int, int], float]:
-    connections = [floor.connect() for _ in range(clients)]
+class _CopyWork:
+    """The floor's work for `clients` clients, each on its own connection (close them after)."""
 
-    def work(client: int, _i: int) -> float:
-        return floor.write(connections[client])
+    def __init__(self, floor: CopyFloor, clients: int) -> None:
+        self.floor = floor
+        self.connections = [floor.connect() for _ in range(clients)]
 
-    work.close = lambda: [c.close() for c in connections]  # type: ignore[attr-defined]
-    return work
+    def __call__(self, client: int, _i: int) -> float:
+        return self.floor.write(self.connections[client])
+
+    def close(self) -> None:
+        for connection in self.connections:
+            connection.close()
 
 
 def ingest_bench(*, server: str, database_url: str, options: IngestOptions) -> list[Figure]:
@@ -247,12 +252,14 @@ def ingest_bench(*, server: str, database_url: str, options: IngestOptions) -> l
     api_rate = options.clients * options.per_client / wall
 
     template = Run.objects.filter(host__name=hosts[0]).order_by("id").first()
+    if template is None:
+        raise RuntimeError("the warm-up upload stored no run")
     floor = CopyFloor(template_run_id=template.pk, database_url=database_url)
-    one = _copy_work(floor, 1)
+    one = _CopyWork(floor, 1)
     one(0, 0)
     copy_sequential, _ = _timed_parallel(1, options.sequential, one)
     one.close()
-    many = _copy_work(floor, options.clients)
+    many = _CopyWork(floor, options.clients)
     _, copy_wall = _timed_parallel(options.clients, options.per_client, many)
     many.close()
     copy_rate = options.clients * options.per_client / copy_wall

@@ -52,15 +52,15 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
     figures: list[Figure] = []
     with env.WebServer(workers=args.workers, log=log) as web:
         if "ingest" in wanted:
-            options = IngestOptions(sequential=3, clients=2, per_client=2)
+            ingest = IngestOptions(sequential=3, clients=2, per_client=2)
             if not args.quick:
-                options = IngestOptions(sequential=40, clients=4, per_client=30)
+                ingest = IngestOptions(sequential=40, clients=4, per_client=30)
             figures += _section("ingest", lambda: ingest_bench(
-                server=web.url, database_url=url, options=options))  # fmt: skip
+                server=web.url, database_url=url, options=ingest))  # fmt: skip
         if "compare" in wanted:
-            options = CompareOptions(results=args.results, requests=5 if args.quick else 40)
+            compare = CompareOptions(results=args.results, requests=5 if args.quick else 40)
             figures += _section("compare", lambda: compare_bench(
-                server=web.url, database_url=url, options=options))  # fmt: skip
+                server=web.url, database_url=url, options=compare))  # fmt: skip
         if "queue" in wanted:
             runs = [QueueOptions(agents=5, jobs=10, heartbeats=1, rhythm="stress")]
             if not args.quick:
@@ -69,8 +69,8 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
                 figures += _section(f"queue ({queue.rhythm} rhythm)", lambda q=queue: queue_bench(
                     server=web.url, options=q))  # fmt: skip
         if "agent" in wanted:
-            options = AgentOptions.quick() if args.quick else AgentOptions()
-            figures += _section("agent", lambda: agent_bench(server=web.url, options=options))
+            agent = AgentOptions.quick() if args.quick else AgentOptions()
+            figures += _section("agent", lambda: agent_bench(server=web.url, options=agent))
     return figures
 
 

@@ -74,7 +74,8 @@ def _route(*, routes: dict) -> None:
     (any earlier test that uploaded a run), so the cached router is rebuilt too."""
     celery_app.conf.task_routes = routes
     celery_app.amqp.flush_routes()
-    celery_app.amqp.router = celery_app.amqp.Router()
+    # A property in celery-types' stubs; at run time a plain attribute, cached on first publish.
+    celery_app.amqp.router = celery_app.amqp.Router()  # type: ignore[misc]
 
 
 @pytest.fixture

@@ -29,6 +29,7 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+import plotly
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -182,7 +183,7 @@ STATIC_URL = "static/"
 # same version as the Python side that builds the figures, and no CDN.
 STATICFILES_DIRS = [
     BASE_DIR / "frontend" / "static",
-    ("vendor/plotly", Path(__import__("plotly").__file__).parent / "package_data"),
+    ("vendor/plotly", Path(plotly.__path__[0]) / "package_data"),
 ]
 STATIC_ROOT = Path(env_str("BENCHHUB_STATIC_ROOT", str(BASE_DIR / "var" / "static")))
 # Static files are served by whitenoise from the finders too, so a checkout works before (or
@@ -215,7 +216,7 @@ SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "benchhub.api.authentication.TokenAuthentication",
+        "benchhub.hosts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
         "benchhub.api.authentication.PrivateInstanceAuthentication",
     ],
@@ -235,7 +236,7 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # The last authentication class only refuses anonymous callers of a private instance.
     "AUTHENTICATION_WHITELIST": [
-        "benchhub.api.authentication.TokenAuthentication",
+        "benchhub.hosts.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "SWAGGER_UI_DIST": "SIDECAR",

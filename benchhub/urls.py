@@ -1,16 +1,70 @@
-"""Top-level URLs: pages, the admin, and the API."""
+"""Top-level URLs: pages, the admin, and the API (its operations under /api/v1/ are listed here,
+so api/ stays plumbing that the apps use and never imports them)."""
 
 from django.contrib import admin
 from django.urls import include, path
 
-from benchhub.api.urls import urlpatterns as api_urls
-from benchhub.api.urls import v1
+from benchhub.accounts.api import TokenDetailView, TokensView
+from benchhub.builds.api import BuildsView
+from benchhub.compare.api import CompareView
+from benchhub.hosts.api import HostsView
+from benchhub.jobs.api import (
+    JobCancelView,
+    JobClaimView,
+    JobDetailView,
+    JobFinishView,
+    JobHeartbeatView,
+    JobReleaseView,
+    JobsView,
+    ScheduleDetailView,
+    SchedulesView,
+    StatusView,
+)
+from benchhub.results.api import RunDetailView, RunResultsView, RunsView
+from benchhub.review.api import (
+    ComparisonCommentsView,
+    ReviewEventsView,
+    RunCommentsView,
+    RunMarksView,
+    RunTagsView,
+    RunTagView,
+)
+from benchhub.workloads.api import CatalogEntryView, CatalogView
+
+api_v1 = [
+    path("runs/", RunsView.as_view(), name="api-runs"),
+    path("runs/<uuid:run_uuid>/", RunDetailView.as_view(), name="api-run"),
+    path("runs/<uuid:run_uuid>/results/", RunResultsView.as_view(), name="api-run-results"),
+    path("builds/", BuildsView.as_view(), name="api-builds"),
+    path("compare/", CompareView.as_view(), name="api-compare"),
+    path("hosts/", HostsView.as_view(), name="api-hosts"),
+    path("jobs/", JobsView.as_view(), name="api-jobs"),
+    path("jobs/claim/", JobClaimView.as_view(), name="api-job-claim"),
+    path("jobs/<int:job_id>/", JobDetailView.as_view(), name="api-job"),
+    path("jobs/<int:job_id>/cancel/", JobCancelView.as_view(), name="api-job-cancel"),
+    path("jobs/<int:job_id>/heartbeat/", JobHeartbeatView.as_view(), name="api-job-heartbeat"),
+    path("jobs/<int:job_id>/finish/", JobFinishView.as_view(), name="api-job-finish"),
+    path("jobs/<int:job_id>/release/", JobReleaseView.as_view(), name="api-job-release"),
+    path("schedules/", SchedulesView.as_view(), name="api-schedules"),
+    path("schedules/<int:schedule_id>/", ScheduleDetailView.as_view(), name="api-schedule"),
+    path("workloads/catalog/", CatalogView.as_view(), name="api-catalog"),
+    path("workloads/catalog/<str:entry_id>/", CatalogEntryView.as_view(), name="api-catalog-entry"),
+    path("tokens/", TokensView.as_view(), name="api-tokens"),
+    path("tokens/<str:prefix>/", TokenDetailView.as_view(), name="api-token"),
+    path("status/", StatusView.as_view(), name="api-status"),
+    path("runs/<uuid:run_uuid>/comments/", RunCommentsView.as_view(), name="api-run-comments"),
+    path("runs/<uuid:run_uuid>/tags/", RunTagsView.as_view(), name="api-run-tags"),
+    path("runs/<uuid:run_uuid>/tags/<str:name>/", RunTagView.as_view(), name="api-run-tag"),
+    path("runs/<uuid:run_uuid>/marks/", RunMarksView.as_view(), name="api-run-marks"),
+    path("comparisons/comments/", ComparisonCommentsView.as_view(), name="api-comparison-comments"),
+    path("review/events/", ReviewEventsView.as_view(), name="api-review-events"),
+]
 
 urlpatterns = [
     path("", include("benchhub.dashboard.urls")),
     path("admin/", admin.site.urls),
-    path("api/v1/", include(v1)),
-    path("api/", include(api_urls)),
+    path("api/v1/", include(api_v1)),
+    path("api/", include("benchhub.api.urls")),
 ]
 
 handler404 = "benchhub.api.views.not_found"

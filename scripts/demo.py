@@ -14,6 +14,7 @@ import os
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlencode
 
 REPO = Path(__file__).resolve().parents[1]
@@ -22,7 +23,7 @@ DEMO_VERSIONS = ["13", "14"]
 
 # What the demo queues: select-only over a client sweep, three repeats each, and the
 # idle-connection experiment (E2) at the catalog's small size, which this machine can hold.
-DEMO_JOBS = [
+DEMO_JOBS: list[dict[str, Any]] = [
     {
         "versions": DEMO_VERSIONS,
         "workload": {"catalog": "select-only", "params": {"scale": 10}},

@@ -326,7 +326,17 @@ class Postgres:
         if not (self.pgdata / "PG_VERSION").exists():
             self.initdb(bindir, account)
         self.write_conf(port, account)
-        argv = [bindir / "pg_ctl", "start", "-w", "-t", "60", "-D", self.pgdata, "-l", self.logfile]
+        argv: list[str | Path] = [
+            bindir / "pg_ctl",
+            "start",
+            "-w",
+            "-t",
+            "60",
+            "-D",
+            self.pgdata,
+            "-l",
+            self.logfile,
+        ]
         done = account.run(argv, cwd=self.layout.var)
         if done.returncode != 0:
             raise StackError(
@@ -355,7 +365,16 @@ class Postgres:
         account.own(fresh)
         # Trust authentication is acceptable for this cluster only: it is a private development
         # cluster that listens on 127.0.0.1 and a socket dir inside var/, never on the network.
-        argv = [bindir / "initdb", "-D", fresh, "-U", PG_ROLE, "--auth=trust", "-E", "UTF8"]
+        argv: list[str | Path] = [
+            bindir / "initdb",
+            "-D",
+            fresh,
+            "-U",
+            PG_ROLE,
+            "--auth=trust",
+            "-E",
+            "UTF8",
+        ]
         argv.append("--locale=C")
         done = account.run(argv, cwd=self.layout.var)
         if done.returncode != 0:
@@ -382,10 +401,10 @@ class Postgres:
     def ensure_database(self, bindir: Path, port: int) -> None:
         client = ["-h", "127.0.0.1", "-p", str(port), "-U", PG_ROLE]
         query = f"SELECT 1 FROM pg_database WHERE datname = '{PG_DATABASE}'"  # noqa: S608 constant
-        probe = [bindir / "psql", *client, "-d", "postgres", "-XtAc", query]
+        probe: list[str | Path] = [bindir / "psql", *client, "-d", "postgres", "-XtAc", query]
         done = subprocess.run(probe, capture_output=True, text=True, check=False)
         if done.returncode == 0 and done.stdout.strip() != "1":
-            createdb = [bindir / "createdb", *client, "-O", PG_ROLE, PG_DATABASE]
+            createdb: list[str | Path] = [bindir / "createdb", *client, "-O", PG_ROLE, PG_DATABASE]
             done = subprocess.run(createdb, capture_output=True, text=True, check=False)
         if done.returncode != 0:
             raise StackError(f"could not create the database {PG_DATABASE}: {done.stderr}")
@@ -396,7 +415,17 @@ class Postgres:
             return
         pid = running[0]
         bindir = pg_select(self.pgdata)
-        argv = [bindir / "pg_ctl", "stop", "-D", self.pgdata, "-m", "fast", "-w", "-t", "30"]
+        argv: list[str | Path] = [
+            bindir / "pg_ctl",
+            "stop",
+            "-D",
+            self.pgdata,
+            "-m",
+            "fast",
+            "-w",
+            "-t",
+            "30",
+        ]
         done = ServerUser.for_postgres().run(argv, cwd=self.layout.var)
         # pg_ctl returns once postmaster.pid is gone, a moment before the postmaster exits.
         if done.returncode == 0 and wait_until(lambda: not pid_alive(pid, "postgres"), 10):
@@ -469,7 +498,7 @@ class Redis:
         self.data.mkdir(exist_ok=True)
         self.portfile.write_text(str(port))
         # appendonly: tasks queued but not yet run survive a restart of `make up`.
-        argv = [
+        argv: list[str | Path] = [
             redis_binary(), "--bind", "127.0.0.1", "--port", str(port), "--dir", self.data,
             "--appendonly", "yes", "--save", "", "--pidfile", self.pidfile,
             "--logfile", self.logfile, "--daemonize", "yes",

@@ -10,7 +10,7 @@ from benchhub.accounts.models import PersonalToken
 from benchhub.accounts.services import personal_token_create, personal_token_revoke
 from benchhub.api.errors import error_response
 from benchhub.api.fields import StrictCharField
-from benchhub.api.permissions import IsPerson
+from benchhub.api.permissions import IsPerson, request_person
 
 
 class TokenInSerializer(serializers.Serializer):
@@ -29,14 +29,18 @@ class TokensView(APIView):
 
     @extend_schema(responses=TokenOutSerializer(many=True))
     def get(self, request: Request) -> Response:
-        tokens = PersonalToken.objects.filter(user=request.user).order_by("-created_at")[:200]
+        tokens = PersonalToken.objects.filter(user=request_person(request)).order_by("-created_at")[
+            :200
+        ]
         return Response(TokenOutSerializer(tokens, many=True).data)
 
     @extend_schema(request=TokenInSerializer, responses={201: TokenOutSerializer})
     def post(self, request: Request) -> Response:
         data = TokenInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        token, plaintext = personal_token_create(user=request.user, **data.validated_data)
+        token, plaintext = personal_token_create(
+            user=request_person(request), **data.validated_data
+        )
         body = {**TokenOutSerializer(token).data, "token": plaintext}
         return Response(body, status=status.HTTP_201_CREATED)
 
@@ -46,7 +50,7 @@ class TokenDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, prefix: str) -> Response:
-        token = PersonalToken.objects.filter(user=request.user, prefix=prefix).first()
+        token = PersonalToken.objects.filter(user=request_person(request), prefix=prefix).first()
         if token is None:
             return error_response("not_found", f"No token {prefix}.", status.HTTP_404_NOT_FOUND)
         personal_token_revoke(token=token)

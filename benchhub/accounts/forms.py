@@ -8,13 +8,13 @@ from django.contrib.auth.forms import AuthenticationForm
 from benchhub.accounts import ratelimit
 
 
-class RateLimitedLoginMixin:
+class RateLimitedAuthenticationForm(AuthenticationForm):
     """Refuse a sign-in, before its password is hashed, once its username or its client address
     has used up the window's failures; count each failure against both."""
 
     def clean(self) -> dict:
         username = self.data.get("username", "")
-        ip = ratelimit.client_ip(self.request)
+        ip = ratelimit.client_ip(self.request) if self.request else "unknown"
         limits = [
             (ratelimit.login_user_limit(), username),
             (ratelimit.login_ip_limit(), ip),
@@ -46,9 +46,9 @@ def _too_many(exc: ratelimit.RateLimited) -> forms.ValidationError:
     )
 
 
-class LoginForm(RateLimitedLoginMixin, AuthenticationForm):
+class LoginForm(RateLimitedAuthenticationForm):
     pass
 
 
-class AdminLoginForm(RateLimitedLoginMixin, AdminAuthenticationForm):
+class AdminLoginForm(RateLimitedAuthenticationForm, AdminAuthenticationForm):
     pass

@@ -24,6 +24,8 @@ from django.core.cache import cache
 from django.http import HttpRequest
 from redis.exceptions import RedisError
 
+from benchhub.errors import ApplicationError
+
 KEY_PREFIX = "ratelimit"
 logger = logging.getLogger(__name__)
 
@@ -49,11 +51,13 @@ def token_ip_limit() -> Limit:
     return Limit("token-ip", settings.RATELIMIT_TOKEN_IP, settings.RATELIMIT_WINDOW_S)
 
 
-class RateLimited(Exception):
+class RateLimited(ApplicationError):
     """Too many failures; retry after `retry_after` seconds."""
 
+    status = 429
+
     def __init__(self, retry_after: int) -> None:
-        super().__init__(f"Too many failed attempts; retry in {retry_after} s.")
+        super().__init__("throttled", f"Too many failed attempts; retry in {retry_after} s.")
         self.retry_after = retry_after
 
 

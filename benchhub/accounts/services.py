@@ -4,7 +4,7 @@ import secrets
 from datetime import datetime
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.utils import timezone
 
 from benchhub.accounts.models import PersonalToken
@@ -12,7 +12,7 @@ from benchhub.accounts.tokens import PERSONAL_KIND, token_issue
 
 
 def personal_token_create(
-    *, user: AbstractBaseUser, name: str, expires_at: datetime | None = None
+    *, user: User, name: str, expires_at: datetime | None = None
 ) -> tuple[PersonalToken, str]:
     """Create a token for `user`; returns it with the plaintext, which is not stored anywhere."""
     issued = token_issue(PERSONAL_KIND)

@@ -1,8 +1,10 @@
-"""The API's one error shape.
+"""The API's one error shape, and its one exception handler.
 
 Every error body is `{"error": <code>, "detail": <sentence>, "fields": {<path>: [<message>]}}`.
 `fields` is present for validation errors and names each bad field by its path in the request,
-e.g. `results[2].tps` or `host.facts.sockets`.
+e.g. `results[2].tps` or `host.facts.sockets`. The domain's refusals (benchhub.errors.
+ApplicationError) carry their code, status and field; views let them through and this handler
+renders them, so no view translates errors to statuses.
 """
 
 from typing import Any
@@ -11,6 +13,9 @@ from django.core.exceptions import RequestDataTooBig
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+from rest_framework.views import set_rollback
+
+from benchhub.errors import ApplicationError
 
 
 def _join(prefix: str, key: str) -> str:
@@ -53,6 +58,9 @@ def error_response(
 
 
 def exception_handler(exc: Exception, context: dict) -> Response | None:
+    if isinstance(exc, ApplicationError):
+        set_rollback()  # as DRF does for its own exceptions, should requests ever be atomic
+        return error_response(exc.code, exc.detail, exc.status, exc.fields)
     if isinstance(exc, RequestDataTooBig):
         return error_response("too_large", "The request body exceeds the size limit.", 413)
     if isinstance(exc, exceptions.ValidationError):

@@ -6,14 +6,13 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import renderers, status
+from rest_framework import renderers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from benchhub.api.errors import error_response
 from benchhub.compare.presentations import presentation_data
-from benchhub.compare.selectors import ComparisonError, comparison_get
+from benchhub.compare.selectors import comparison_get
 from benchhub.compare.serializers import CompareQuerySerializer, query_params
 from benchhub.compare.tables import comparison_csv, comparison_data
 
@@ -44,12 +43,7 @@ class CompareView(APIView):
     def get(self, request: Request) -> Response:
         query = CompareQuerySerializer(data=query_params(request.query_params))
         query.is_valid(raise_exception=True)
-        try:
-            comparison = comparison_get(**query.selection())
-        except ComparisonError as exc:
-            return error_response(
-                "invalid", str(exc), status.HTTP_400_BAD_REQUEST, {exc.parameter: [str(exc)]}
-            )
+        comparison = comparison_get(**query.selection())
         if request.accepted_renderer.format == "csv":
             response = Response(comparison_csv(comparison))
             response["Content-Disposition"] = 'attachment; filename="benchhub-compare.csv"'

@@ -13,14 +13,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from benchhub.compare.describe import Difference, differences
 from benchhub.compare.selectors import (
     MAX_COMPARED,
     Comparison,
     ComparisonError,
-    Difference,
     Series,
     comparison_build,
-    differences,
     run_levels,
     run_threads,
     runs_compared,
@@ -112,10 +111,6 @@ EXPERIMENTS: tuple[Experiment, ...] = (
 BY_ID = {e.id: e for e in EXPERIMENTS}
 
 
-def experiment_of(catalog_entry: str) -> Experiment | None:
-    return next((e for e in EXPERIMENTS if catalog_entry in e.catalog_entries), None)
-
-
 def model_name(workload: Workload) -> str:
     """What the published tables call a workload: the catalog id without its experiment
     prefix (e5-read-only -> read-only), else the builtin, else the name."""
@@ -185,12 +180,12 @@ def experiment_get(
     """
     chosen_experiment = BY_ID.get(experiment)
     if chosen_experiment is None:
-        raise ComparisonError("experiment", f"No experiment {experiment!r}.")
+        raise ComparisonError("invalid", f"No experiment {experiment!r}.", field="experiment")
     if not versions:
-        raise ComparisonError("versions", "versions is required.")
+        raise ComparisonError("invalid", "versions is required.", field="versions")
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
-        raise ComparisonError("host", f"No host named {host!r}.")
+        raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     versions = versions[:MAX_COMPARED]
     runs = list(
         runs_compared(include_invalid)

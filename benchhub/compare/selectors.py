@@ -13,29 +13,26 @@ kind of row (host, runs, aggregates, threads), with relations joined, never one 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from benchhub.builds.versions import PATCH_MARK, VersionError, version_parse
-from benchhub.configs.hashing import settings_diff
+from benchhub.compare.describe import Difference, differences, series_labels
+from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
+from benchhub.results.selectors import RUN_RELATIONS
 from benchhub.workloads.models import Workload
 
-RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
 RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides")
 MAX_COMPARED = 12
 HISTORY_MAX_POINTS = 500
 
 
-class ComparisonError(ValueError):
-    """A selection that cannot be compared; `parameter` names the query parameter at fault."""
-
-    def __init__(self, parameter: str, message: str) -> None:
-        super().__init__(message)
-        self.parameter = parameter
+class ComparisonError(ApplicationError):
+    """A selection that cannot be compared; `field` names the query parameter at fault."""
 
 
 @dataclass
@@ -50,19 +47,6 @@ class Series:
     @property
     def is_summary(self) -> bool:
         return self.run.source == Run.Source.SUMMARY
-
-
-@dataclass
-class Difference:
-    """Something other than the version that is not the same in every compared run.
-
-    `values` is (series label, value) per series; `details` holds finer lines, e.g. each
-    setting that differs from the baseline's configuration.
-    """
-
-    name: str
-    values: list[tuple[str, str]]
-    details: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -87,7 +71,7 @@ def _runs_for_versions(
 ) -> list[Run]:
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
-        raise ComparisonError("host", f"No host named {host!r}.")
+        raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     runs = runs_compared(include_invalid).filter(
         versions_q(versions), workload__name=workload, aggregated_at__isnull=False
     )
@@ -150,16 +134,6 @@ def _runs_by_uuid(*, uuids: list[uuid.UUID], include_invalid: bool) -> list[Run]
     return [by_uuid[u] for u in uuids if u in by_uuid]
 
 
-def _labels(runs: list[Run]) -> list[str]:
-    versions = [run.build.version for run in runs]
-    return [
-        f"{run.build.version} ({str(run.uuid)[:8]})"
-        if versions.count(run.build.version) > 1
-        else run.build.version
-        for run in runs
-    ]
-
-
 def comparison_get(
     *,
     workload: str | None = None,
@@ -179,9 +153,9 @@ def comparison_get(
         wanted = [str(u) for u in runs]
         found = {str(run.uuid) for run in chosen}
     else:
-        for name, value in (("workload", workload), ("host", host), ("versions", versions)):
-            if not value:
-                raise ComparisonError(name, f"{name} is required (or give runs).")
+        if not (workload and host and versions):
+            name = "workload" if not workload else "host" if not host else "versions"
+            raise ComparisonError("invalid", f"{name} is required (or give runs).", field=name)
         chosen = _runs_for_versions(
             workload=workload,
             host=host,
@@ -227,7 +201,7 @@ def comparison_build(
     (run_levels, run_threads), so several comparisons can share their queries."""
     series = [
         Series(label=label, run=run, levels=levels[run.id], threads=threads[run.id])
-        for label, run in zip(_labels(runs), runs, strict=True)
+        for label, run in zip(series_labels(runs), runs, strict=True)
     ]
     clients = sorted({c for s in series for c in s.levels})
     return Comparison(
@@ -239,72 +213,6 @@ def _comparison(runs: list[Run], *, missing: list[str]) -> Comparison:
     return comparison_build(
         runs, missing=missing, levels=run_levels(runs), threads=run_threads(runs)
     )
-
-
-def hardware_text(run: Run) -> str:
-    facts = run.host_facts
-    parts = [facts.cpu_model or "unknown CPU"]
-    if facts.cores:
-        parts.append(f"{facts.cores} cores")
-    if facts.threads:
-        parts.append(f"{facts.threads} threads")
-    if facts.memory_bytes:
-        parts.append(f"{facts.memory_bytes / 2**30:.0f} GiB")
-    return ", ".join(parts)
-
-
-def length_text(run: Run) -> str:
-    if run.duration_s:
-        return f"{run.duration_s:g} s"
-    if run.transactions_per_client:
-        return f"{run.transactions_per_client} transactions per client"
-    return "unknown"
-
-
-def workload_text(run: Run) -> str:
-    workload = run.workload
-    text = f"{workload.name}, {workload.query_mode} protocol"
-    if workload.options:
-        text += " " + " ".join(workload.options)
-    return f"{text} [{workload.definition_hash[:8]}]"
-
-
-# What may differ between compared runs, other than the version: (name, value of a run).
-ASPECTS: list[tuple[str, Any]] = [
-    ("host", lambda r, s: r.host.name),
-    ("hardware", lambda r, s: f"{hardware_text(r)} [{r.host_facts.fingerprint[:8]}]"),
-    ("kernel / OS", lambda r, s: f"{r.host_facts.kernel} / {r.host_facts.os}"),
-    ("configuration", lambda r, s: r.config.hash[:12]),
-    ("scale", lambda r, s: str(r.scale or "unknown")),
-    ("duration", lambda r, s: length_text(r)),
-    ("pgbench client", lambda r, s: r.pgbench_version or "unknown"),
-    ("workload", lambda r, s: workload_text(r)),
-    ("threads", lambda r, s: ", ".join(map(str, s.threads)) or "unknown"),
-    ("source", lambda r, s: r.source),
-]
-
-
-def differences(series: list[Series]) -> list[Difference]:
-    """Every aspect in ASPECTS whose value is not the same for all series; for the
-    configuration, each setting that differs from the baseline's."""
-    found = []
-    for name, value_of in ASPECTS:
-        values = [(s.label, value_of(s.run, s)) for s in series]
-        if len({v for _, v in values}) < 2:
-            continue
-        details = []
-        if name == "configuration":
-            base = series[0]
-            for other in series[1:]:
-                for setting, a, b in settings_diff(
-                    base.run.config.settings, other.run.config.settings
-                ):
-                    details.append(
-                        f"{other.label}: {setting} = {b if b is not None else '(default)'} "
-                        f"(baseline {base.label}: {a if a is not None else '(default)'})"
-                    )
-        found.append(Difference(name=name, values=values, details=details))
-    return found
 
 
 @dataclass
@@ -343,7 +251,7 @@ def history_get(
     """
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
-        raise ComparisonError("host", f"No host named {host!r}.")
+        raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     aggregates = LevelAggregate.objects.filter(
         host=chosen, workload__name=workload, clients=clients
     )
@@ -358,16 +266,18 @@ def history_get(
     if config:
         config_hash = next((h for h in config_hashes if h.startswith(config)), None)
         if config_hash is None:
-            raise ComparisonError("config", f"No configuration {config!r} in this series.")
+            raise ComparisonError(
+                "invalid", f"No configuration {config!r} in this series.", field="config"
+            )
     else:
         config_hash = config_hashes[0] if config_hashes else None
-    rows = (
+    newest = (
         aggregates.filter(run__config__hash=config_hash)
         .select_related("run", "run__build", "run__host_facts", "run__config", "run__workload")
         .defer(*(f"run__{f}" for f in RUN_DEFERRED))
         .order_by("-run__started_at", "-run__id")[:HISTORY_MAX_POINTS]
     )
-    rows = list(reversed(rows))
+    rows = list(reversed(newest))
     points = [
         HistoryPoint(
             version=a.run.build.version,

@@ -43,11 +43,8 @@ def geometric_mean_ratio(
 ) -> float | None:
     """Geometric mean of other/baseline over the client levels where both have a positive tps;
     None when they share no such level."""
-    logs = [
-        math.log(other[c] / baseline[c])
-        for c in baseline
-        if c in other and baseline[c] and other[c] and baseline[c] > 0 and other[c] > 0
-    ]
+    pairs = [(baseline[c], other.get(c)) for c in baseline]
+    logs = [math.log(new / old) for old, new in pairs if old and new and old > 0 and new > 0]
     if not logs:
         return None
     return math.exp(sum(logs) / len(logs))

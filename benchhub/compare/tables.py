@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchhub.compare import statistics
-from benchhub.compare.selectors import Comparison, Series, hardware_text, length_text
+from benchhub.compare.describe import hardware_text, length_text
+from benchhub.compare.selectors import Comparison, Series
 from benchhub.results.models import Run
 
 
@@ -53,10 +54,12 @@ def _medians(series: Series) -> dict[int, float | None]:
 
 def comparison_rows(comparison: Comparison) -> list[Row]:
     base = comparison.baseline
+    if base is None:
+        return []
     rows = []
     for clients in comparison.clients:
         cells: list[Cell | None] = []
-        base_level = base.levels.get(clients) if base else None
+        base_level = base.levels.get(clients)
         for series in comparison.series:
             level = series.levels.get(clients)
             if level is None:
@@ -82,6 +85,8 @@ def comparison_rows(comparison: Comparison) -> list[Row]:
 
 def comparison_summary(comparison: Comparison) -> list[Summary]:
     base = comparison.baseline
+    if base is None:
+        return []
     summaries = []
     for series in comparison.series:
         top = statistics.peak(_medians(series))

@@ -35,7 +35,7 @@ def _layout(title: str, **extra: Any) -> dict[str, Any]:
 def progress_figure(results: Sequence[Result], clients: int) -> dict[str, Any] | None:
     """tps (top) and latency in ms (bottom) per second, one colour per repeat; None without
     progress samples. Reads `result.progress.all()` (prefetch it)."""
-    data = []
+    data: list[dict[str, Any]] = []
     for index, result in enumerate(results):
         samples = list(result.progress.all())
         if not samples:

@@ -117,7 +117,8 @@ class JobForm(forms.Form):
         return overrides
 
     def clean(self) -> dict[str, Any]:
-        data = super().clean()
+        super().clean()
+        data = self.cleaned_data
         if data.get("catalog") and data.get("params", "").strip():
             try:
                 data["params"] = params_from_text(entry_id=data["catalog"], text=data["params"])
@@ -177,7 +178,10 @@ class MultipleFileField(forms.FileField):
 class ImportOutputsForm(forms.Form):
     version = forms.CharField(max_length=100, help_text="the server version, e.g. 13.3")
     host = forms.CharField(max_length=200, help_text="the machine's name")
-    files = MultipleFileField(required=False, help_text="pgbench outputs, one per execution")
+    # The form metaclass takes declared fields out of the class, so this does not hide Form.files.
+    files = MultipleFileField(  # type: ignore[assignment]
+        required=False, help_text="pgbench outputs, one per execution"
+    )
     pasted = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 10}),

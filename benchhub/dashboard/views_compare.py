@@ -6,12 +6,7 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from benchhub.api.errors import flatten_errors
-from benchhub.compare.selectors import (
-    ComparisonError,
-    compare_choices,
-    comparison_get,
-    history_get,
-)
+from benchhub.compare.selectors import compare_choices, comparison_get, history_get
 from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
 from benchhub.compare.tables import (
     captions,
@@ -19,8 +14,9 @@ from benchhub.compare.tables import (
     comparison_summary,
     measured_on,
 )
-from benchhub.dashboard import charts
-from benchhub.dashboard.views_experiments import presentation_context
+from benchhub.dashboard import charts, query
+from benchhub.dashboard.presentation import presentation_context
+from benchhub.errors import ApplicationError
 
 
 def _selection_title(comparison, workload: str | None, host: str | None) -> str:
@@ -33,33 +29,27 @@ def compare(request: HttpRequest) -> HttpResponse:
     """GET /compare/?workload=&host=&versions=a,b[&same_hardware=1][&invalid=1] or ?runs=u1,u2.
     A form submission with repeated `versions` is redirected to the permalink's comma form."""
     if len(request.GET.getlist("versions")) > 1:
-        query = CompareQuerySerializer(data=query_params(request.GET))
-        if query.is_valid():
-            return redirect(f"{reverse('compare')}?{permalink_query(query.validated_data)}")
+        selection = CompareQuerySerializer(data=query_params(request.GET))
+        if selection.is_valid():
+            return redirect(f"{reverse('compare')}?{permalink_query(selection.validated_data)}")
     params = query_params(request.GET)
     context: dict = {"params": params, "errors": {}, "comparison": None}
     if params:
-        query = CompareQuerySerializer(data=params)
-        if query.is_valid():
+        selection = CompareQuerySerializer(data=params)
+        if selection.is_valid():
             try:
-                comparison = comparison_get(**query.selection())
-            except ComparisonError as exc:
-                context["errors"] = {exc.parameter: [str(exc)]}
+                comparison = comparison_get(**selection.selection())
+            except ApplicationError as exc:
+                context["errors"] = exc.fields
             else:
+                level = query.level(request.GET)
                 context.update(
-                    _comparison_context(comparison, query.validated_data, level=_level(request))
+                    _comparison_context(comparison, selection.validated_data, level=level)
                 )
         else:
-            context["errors"] = flatten_errors(query.errors)
-    _form_context(context, params)
+            context["errors"] = flatten_errors(selection.errors)
+    _form_context(context, params, versions=query.versions(request.GET))
     return render(request, "dashboard/compare.html", context)
-
-
-def _level(request: HttpRequest) -> int | None:
-    try:
-        return int(request.GET.get("level", ""))
-    except ValueError:
-        return None
 
 
 def _comparison_context(comparison, data: dict, *, level: int | None = None) -> dict:
@@ -84,48 +74,45 @@ def _comparison_context(comparison, data: dict, *, level: int | None = None) -> 
     }
 
 
-def _form_context(context: dict, params: dict) -> None:
+def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:
     comparison = context.get("comparison")
-    selected_versions = [v.strip() for v in (params.get("versions") or "").split(",") if v.strip()]
+    selected_versions = versions
     workload, host = params.get("workload"), params.get("host")
     if comparison and comparison.series and not workload:
         workload = comparison.series[0].run.workload.name
         host = comparison.series[0].run.host.name
     choices = compare_choices(workload=workload, host=host)
-    versions = list(dict.fromkeys(choices.versions + selected_versions))
+    offered = list(dict.fromkeys(choices.versions + selected_versions))
     context["form"] = {
         "workload": workload or "",
         "host": host or "",
         "versions": selected_versions,
         "runs": params.get("runs") or "",
-        "same_hardware": _flag(params.get("same_hardware")),
-        "invalid": _flag(params.get("invalid")),
+        "same_hardware": query.flag(params.get("same_hardware")),
+        "invalid": query.flag(params.get("invalid")),
         "workloads": choices.workloads,
         "hosts": choices.hosts,
-        "version_choices": [(v, v in selected_versions) for v in versions],
+        "version_choices": [(v, v in selected_versions) for v in offered],
     }
-
-
-def _flag(value) -> bool:
-    return str(value).lower() in ("1", "true", "on", "yes")
 
 
 def history(request: HttpRequest) -> HttpResponse:
     """GET /history/?host=&workload=&clients=n[&config=<hash prefix>][&invalid=1]."""
     context: dict = {"params": request.GET, "errors": {}, "history": None}
     try:
-        host, workload = _required(request, "host"), _required(request, "workload")
-        clients = _clients(request)
+        host = query.required(request.GET, "host")
+        workload = query.required(request.GET, "workload")
+        clients = query.clients(request.GET)
         result = history_get(
             host=host,
             workload=workload,
             clients=clients,
             config=request.GET.get("config") or None,
-            include_invalid=_flag(request.GET.get("invalid")),
+            include_invalid=query.flag(request.GET.get("invalid")),
         )
-    except ComparisonError as exc:
+    except ApplicationError as exc:
         if request.GET:
-            context["errors"] = {exc.parameter: [str(exc)]}
+            context["errors"] = exc.fields
         return render(
             request, "dashboard/history.html", context, status=400 if request.GET else 200
         )
@@ -137,23 +124,6 @@ def history(request: HttpRequest) -> HttpResponse:
         caption=_history_caption(result),
     )
     return render(request, "dashboard/history.html", context)
-
-
-def _required(request: HttpRequest, name: str) -> str:
-    value = (request.GET.get(name) or "").strip()
-    if not value:
-        raise ComparisonError(name, f"{name} is required.")
-    return value
-
-
-def _clients(request: HttpRequest) -> int:
-    try:
-        clients = int(request.GET.get("clients", ""))
-    except ValueError:
-        raise ComparisonError("clients", "clients must be a whole number of clients.") from None
-    if clients < 1:
-        raise ComparisonError("clients", "clients must be at least 1.")
-    return clients
 
 
 def _history_caption(result) -> str:

@@ -1,7 +1,6 @@
 """The Experiments pages: an index of the five published experiments with what has been run of
 them, and one page per experiment stacking every workload of it on a host for the chosen
-versions, in the presentation its authors used. The Compare page reuses `presentation_context`
-for the section of its workload's presentation."""
+versions, in the presentation its authors used."""
 
 from __future__ import annotations
 
@@ -19,11 +18,10 @@ from benchhub.compare.experiments import (
     experiment_get,
     experiment_index,
 )
-from benchhub.compare.presentations import presentation_tables, progress_lines
-from benchhub.compare.selectors import Comparison, ComparisonError
-from benchhub.compare.tables import captions, series_captions
-from benchhub.dashboard import charts
-from benchhub.workloads.models import Workload
+from benchhub.compare.tables import series_captions
+from benchhub.dashboard import query
+from benchhub.dashboard.presentation import presentation_context
+from benchhub.errors import ApplicationError
 
 
 def experiment_list(request: HttpRequest) -> HttpResponse:
@@ -54,12 +52,12 @@ def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
     experiment = BY_ID.get(experiment_id)
     if experiment is None:
         raise Http404("No such experiment.")
-    versions = _versions(request)
+    versions = query.versions(request.GET)
     host = (request.GET.get("host") or "").strip()
-    invalid = _flag(request.GET.get("invalid"))
+    invalid = query.flag(request.GET.get("invalid"))
     if len(request.GET.getlist("versions")) > 1:
-        query = _query(host=host, versions=versions, invalid=invalid)
-        return redirect(f"{reverse('experiment', args=[experiment.id])}?{query}")
+        permalink = _query(host=host, versions=versions, invalid=invalid)
+        return redirect(f"{reverse('experiment', args=[experiment.id])}?{permalink}")
     ran = {r.host: r for r in experiment_index()[experiment.id]}
     context: dict[str, Any] = {
         "experiment": experiment,
@@ -72,10 +70,12 @@ def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
             results = experiment_get(
                 experiment=experiment.id, host=host, versions=versions, include_invalid=invalid
             )
-        except ComparisonError as exc:
-            context["errors"] = {exc.parameter: [str(exc)]}
+        except ApplicationError as exc:
+            context["errors"] = exc.fields
         else:
-            context.update(_results_context(results, level=_level(request), invalid=invalid))
+            context.update(
+                _results_context(results, level=query.level(request.GET), invalid=invalid)
+            )
     return render(request, "dashboard/experiment.html", context)
 
 
@@ -110,48 +110,6 @@ def _results_context(results: ExperimentResults, *, level: int | None, invalid: 
     }
 
 
-def presentation_context(
-    comparisons: list[Comparison], *, level: int | None = None, sweep_charts: bool = False
-) -> dict[str, Any]:
-    """The tables of the comparisons' presentation and its figures: {"tables", "figures":
-    [{"id", "title", "captions"}], "figure_data": {id: plotly figure}}. A sweep has charts
-    only when `sweep_charts` (the Compare page draws its own)."""
-    tables = presentation_tables(comparisons)
-    figures: list[dict[str, Any]] = []
-    data: dict[str, Any] = {}
-
-    def add(prefix: str, comparison: Comparison, title: str, figure: dict, note: str) -> None:
-        element = f"{prefix}-{len(figures) + 1}"
-        figures.append({"id": element, "title": title, "captions": [*captions(comparison), note]})
-        data[element] = figure
-
-    kind = tables["presentation"]
-    if kind == Workload.Presentation.SWEEP and sweep_charts:
-        for comparison in comparisons:
-            title = f"tps: {comparison.series[0].run.workload.name}"
-            add(
-                "tps",
-                comparison,
-                title,
-                charts.tps_figure(comparison, title=title),
-                "Points: median tps of the valid repeats; bars: min to max.",
-            )
-    if kind == Workload.Presentation.CONNECTIONS:
-        by_name = {c.series[0].run.workload.name: c for c in comparisons}
-        for progress in progress_lines(comparisons, level=level):
-            title = f"progress: {progress.workload}, {progress.clients} measured clients"
-            add(
-                "progress",
-                by_name[progress.workload],
-                title,
-                charts.progress_figure(progress, title=title),
-                "tps of each -P interval in the repeat whose tps is the level's median "
-                "(the lower middle one for an even number of repeats); "
-                "choose the level with &level=n.",
-            )
-    return {"tables": tables, "figures": figures, "figure_data": data}
-
-
 def _form(*, ran: dict, host: str, versions: list[str], invalid: bool) -> dict[str, Any]:
     known = ran[host].versions if host in ran else []
     return {
@@ -167,23 +125,3 @@ def _query(*, host: str, versions: list[str], invalid: bool = False) -> str:
     if invalid:
         params["invalid"] = "1"
     return urlencode(params, safe=",")
-
-
-def _versions(request: HttpRequest) -> list[str]:
-    versions: list[str] = []
-    for value in request.GET.getlist("versions"):
-        for part in value.split(","):
-            if part.strip() and part.strip() not in versions:
-                versions.append(part.strip())
-    return versions
-
-
-def _level(request: HttpRequest) -> int | None:
-    try:
-        return int(request.GET.get("level", ""))
-    except ValueError:
-        return None
-
-
-def _flag(value: Any) -> bool:
-    return str(value).lower() in ("1", "true", "on", "yes")

@@ -11,15 +11,18 @@ from django.shortcuts import redirect, render
 from django.utils.http import url_has_allowed_host_and_scheme
 from django.views.decorators.http import require_POST
 
+from benchhub.dashboard import query
+from benchhub.errors import ApplicationError
 from benchhub.results.models import Run
+from benchhub.results.selectors import run_get
 from benchhub.review import selectors, services
-from benchhub.review.keys import KeyInvalid, comparison_key
+from benchhub.review.keys import comparison_key
 
 EVENTS_PAGE = 200
 
 
 def _run(run_uuid) -> Run:
-    run = Run.objects.filter(uuid=run_uuid).first()
+    run = run_get(run_uuid=run_uuid)
     if run is None:
         raise Http404(f"No run {run_uuid}")
     return run
@@ -37,8 +40,8 @@ def run_comment_add(request: HttpRequest, run_uuid) -> HttpResponse:
     run = _run(run_uuid)
     try:
         services.comment_add(author=request.user, body=request.POST.get("body", ""), run=run)
-    except services.ReviewInvalid as exc:
-        messages.error(request, str(exc))
+    except ApplicationError as exc:
+        messages.error(request, exc.detail)
     return _back_to_run(run, "comments")
 
 
@@ -48,8 +51,8 @@ def run_tag_add(request: HttpRequest, run_uuid) -> HttpResponse:
     run = _run(run_uuid)
     try:
         services.run_tag_add(run=run, name=request.POST.get("name", ""), actor=request.user)
-    except services.ReviewInvalid as exc:
-        messages.error(request, f"Tag not added: {exc}")
+    except ApplicationError as exc:
+        messages.error(request, f"Tag not added: {exc.detail}")
     return _back_to_run(run)
 
 
@@ -61,18 +64,14 @@ def run_tag_remove(request: HttpRequest, run_uuid) -> HttpResponse:
     return _back_to_run(run)
 
 
-def _flag(value: str | None) -> bool | None:
-    return None if value is None else value in ("1", "true", "on")
-
-
 @login_required
 @require_POST
 def run_mark(request: HttpRequest, run_uuid) -> HttpResponse:
     run = _run(run_uuid)
     services.run_mark(
         run=run,
-        baseline=_flag(request.POST.get("baseline")),
-        invalid=_flag(request.POST.get("invalid")),
+        baseline=query.flag_or_none(request.POST.get("baseline")),
+        invalid=query.flag_or_none(request.POST.get("invalid")),
         actor=request.user,
         reason=request.POST.get("reason", "")[:2000],
     )
@@ -93,8 +92,8 @@ def comparison_comment_add(request: HttpRequest) -> HttpResponse:
         services.comment_add(
             author=request.user, body=request.POST.get("body", ""), comparison_key=key
         )
-    except (KeyInvalid, services.ReviewInvalid) as exc:
-        messages.error(request, str(exc))
+    except ApplicationError as exc:
+        messages.error(request, exc.detail)
     return redirect(next_url)
 
 

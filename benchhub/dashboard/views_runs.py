@@ -1,7 +1,6 @@
 """Run pages: one run in detail, two runs side by side, queueing a run again, and importing
 history (pgbench outputs, published tables)."""
 
-import uuid
 from itertools import groupby
 from typing import Any
 
@@ -11,13 +10,11 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
-from benchhub.api.errors import flatten_errors
-from benchhub.dashboard import charts_run
+from benchhub.dashboard import charts_run, query
 from benchhub.dashboard.forms import ImportOutputsForm, ImportSummaryForm
 from benchhub.dashboard.run_diff import run_diff as run_diff_sections
-from benchhub.jobs.models import Job
-from benchhub.jobs.serializers import JobInSerializer
-from benchhub.jobs.services import job_create
+from benchhub.errors import ApplicationError
+from benchhub.jobs.services import job_create_again
 from benchhub.results import imports, selectors
 from benchhub.results.models import Run
 from benchhub.review.selectors import run_review
@@ -35,8 +32,8 @@ def _get_run(run_uuid: Any) -> Run:
 def _levels(results: list) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The results grouped by client level, and the charts of every level for run.js."""
     levels, charts = [], []
-    for clients, group in groupby(results, key=lambda r: r.clients):
-        group = list(group)
+    for clients, grouped in groupby(results, key=lambda r: r.clients):
+        group = list(grouped)
         level = {"clients": clients, "results": group, "charts": []}
         for kind, figure in (
             ("progress", charts_run.progress_figure(group, clients)),
@@ -78,68 +75,22 @@ def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
     return render(request, "dashboard/run.html", context)
 
 
-def _job_request(run: Run) -> dict[str, Any]:
-    """The job that measures what `run` measured: same build version, workload, scale, levels,
-    length, repeats, overrides and host (pgbench -j as the run's results had it)."""
-    workload = run.workload
-    measured = [(r.clients, r.threads) for r in run.results.only("clients", "threads") if r.threads]
-    threads = {t for _, t in measured}
-    fixed = len(threads) == 1 and any(c != t for c, t in measured)
-    request = {
-        "versions": [run.build.version],
-        "workload": {
-            "name": workload.name,
-            "builtin": workload.builtin,
-            "scripts": workload.scripts,
-            "setup": workload.setup,
-            "query_mode": workload.query_mode,
-            "options": workload.options,
-        },
-        "scale": run.scale,
-        "clients": list(run.clients),
-        "repeats": run.repeats,
-        "config_overrides": run.config_overrides or {},
-        "host": run.host.name,
-    }
-    if fixed:
-        request.update(threads_policy=Job.Threads.FIXED, threads=threads.pop())
-    if run.duration_s:
-        request["duration_s"] = run.duration_s
-    else:
-        request["transactions_per_client"] = run.transactions_per_client
-    return request
-
-
 @login_required
 @require_POST
 def run_requeue(request: HttpRequest, run_uuid: str) -> HttpResponse:
     """Queue the same job again ("Queue this again" on the run page)."""
     run = _get_run(run_uuid)
-    body = JobInSerializer(data=_job_request(run))
-    if not body.is_valid():
-        problems = "; ".join(
-            f"{path}: {' '.join(msgs)}" for path, msgs in flatten_errors(body.errors).items()
-        )
-        flash.error(request, f"This run cannot be queued again: {problems}")
-        return redirect("run", run_uuid=run.uuid)
-    job = job_create(
-        created_by=request.user,
-        actor=f"{request.user.get_username()} (again from run {run.uuid})",
-        **body.validated_data,
-    )
-    return redirect("job", job_id=job.pk)
-
-
-def _uuid(value: str | None) -> uuid.UUID | None:
     try:
-        return uuid.UUID((value or "").strip())
-    except ValueError:
-        return None
+        job = job_create_again(run=run, created_by=request.user)
+    except ApplicationError as exc:
+        flash.error(request, exc.detail)
+        return redirect("run", run_uuid=run.uuid)
+    return redirect("job", job_id=job.pk)
 
 
 def run_diff(request: HttpRequest) -> HttpResponse:
     """`/diff/?a=<uuid>&b=<uuid>`: two runs side by side, differences first."""
-    a_id, b_id = _uuid(request.GET.get("a")), _uuid(request.GET.get("b"))
+    a_id, b_id = query.run_uuid(request.GET.get("a")), query.run_uuid(request.GET.get("b"))
     context: dict[str, Any] = {
         "a_param": request.GET.get("a", ""),
         "b_param": request.GET.get("b", ""),
@@ -164,7 +115,7 @@ def _add_problems(form, problems: dict[str, list[str]]) -> None:
 
 
 @login_required
-def import_outputs(request: HttpRequest) -> HttpResponse:
+def import_outputs(request: query.SignedInRequest) -> HttpResponse:
     form = ImportOutputsForm(request.POST or None, request.FILES or None)
     if request.method == "POST" and form.is_valid():
         texts = [
@@ -192,7 +143,7 @@ def import_outputs(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-def import_summary(request: HttpRequest) -> HttpResponse:
+def import_summary(request: query.SignedInRequest) -> HttpResponse:
     form = ImportSummaryForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data

@@ -32,7 +32,7 @@ SOFTWARE_FACTS: dict[str, type] = {"kernel": str, "os": str}
 def _normalised(facts: dict[str, Any]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for name in HARDWARE_FACTS:
-        value = facts.get(name)
+        value: Any = facts.get(name)
         if isinstance(value, str):
             value = " ".join(value.split()).lower() or None
         if name == "memory_bytes" and value is not None:

@@ -5,8 +5,8 @@ from benchhub.jobs.models import Job, JobEvent, JobSchedule
 
 class JobEventInline(admin.TabularInline):
     model = JobEvent
-    fields = ["at", "kind", "attempt", "actor", "message"]
-    readonly_fields = fields
+    readonly_fields = ("at", "kind", "attempt", "actor", "message")
+    fields = readonly_fields
     extra = 0
     can_delete = False
 

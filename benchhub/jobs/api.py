@@ -3,14 +3,14 @@
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
-from benchhub.api.permissions import IsPerson, is_runner
+from benchhub.api.permissions import IsPerson, IsPersonOrReadOnly, IsRunner
+from benchhub.hosts.authentication import request_runner_token
 from benchhub.jobs import selectors, services
 from benchhub.jobs.models import Job, JobSchedule
 from benchhub.jobs.serializers import (
@@ -24,32 +24,6 @@ from benchhub.jobs.serializers import (
     ScheduleOutSerializer,
     StatusOutSerializer,
 )
-
-
-class IsRunner(BasePermission):
-    message = "This operation is for agents, with a runner token."
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        return is_runner(request)
-
-
-class IsPersonOrReadOnly(BasePermission):
-    """Anyone but agents may read; people write. Agents see only the job they hold."""
-
-    message = "Agents read only the job they hold; people sign in to change jobs."
-
-    def has_permission(self, request: Request, view: object) -> bool:
-        if is_runner(request):
-            return False
-        if request.method in ("GET", "HEAD", "OPTIONS"):
-            return True
-        return bool(request.user and request.user.is_authenticated)
-
-
-def _job_error(exc: services.JobError) -> Response:
-    if isinstance(exc, services.LeaseLost):
-        return error_response("lease_lost", str(exc), status.HTTP_409_CONFLICT)
-    return error_response("job_state", str(exc), status.HTTP_409_CONFLICT)
 
 
 class JobsView(APIView):
@@ -107,10 +81,7 @@ class JobCancelView(APIView):
 
     @extend_schema(request=None, responses=JobDetailOutSerializer)
     def post(self, request: Request, job_id: int) -> Response:
-        try:
-            services.job_cancel(job_id=job_id, actor=request.user.get_username())
-        except services.JobError as exc:
-            return _job_error(exc)
+        services.job_cancel(job_id=job_id, actor=request.user.get_username())
         return Response(JobDetailOutSerializer(selectors.job_get(job_id=job_id)).data)
 
 
@@ -121,7 +92,7 @@ class JobClaimView(APIView):
         request=None, responses={200: JobOutSerializer, 204: OpenApiResponse(description="no work")}
     )
     def post(self, request: Request) -> Response:
-        job = services.job_claim(token=request.auth)
+        job = services.job_claim(token=request_runner_token(request))
         if job is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # The claimed job comes back with its host and creator: no second read.
@@ -135,12 +106,11 @@ class JobHeartbeatView(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         data = HeartbeatInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            reply = services.job_heartbeat(
-                job_id=job_id, token=request.auth, progress=data.validated_data["progress"]
-            )
-        except services.JobError as exc:
-            return _job_error(exc)
+        reply = services.job_heartbeat(
+            job_id=job_id,
+            token=request_runner_token(request),
+            progress=data.validated_data["progress"],
+        )
         return Response({"cancel": reply.cancel, "lease_expires_at": reply.lease_expires_at})
 
 
@@ -151,10 +121,9 @@ class JobFinishView(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         data = FinishInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = services.job_finish(job_id=job_id, token=request.auth, **data.validated_data)
-        except services.JobError as exc:
-            return _job_error(exc)
+        job = services.job_finish(
+            job_id=job_id, token=request_runner_token(request), **data.validated_data
+        )
         return Response(JobOutSerializer(selectors.job_get(job_id=job.pk)).data)
 
 
@@ -165,12 +134,9 @@ class JobReleaseView(APIView):
     def post(self, request: Request, job_id: int) -> Response:
         data = ReleaseInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        try:
-            job = services.job_release(
-                job_id=job_id, token=request.auth, reason=data.validated_data["reason"]
-            )
-        except services.JobError as exc:
-            return _job_error(exc)
+        job = services.job_release(
+            job_id=job_id, token=request_runner_token(request), reason=data.validated_data["reason"]
+        )
         return Response(JobOutSerializer(selectors.job_get(job_id=job.pk)).data)
 
 
@@ -189,7 +155,8 @@ class SchedulesView(APIView):
         schedule = services.schedule_save(
             name=data.validated_data["name"],
             crontab=data.validated_data["crontab"],
-            template=request.data["template"],
+            # As sent (host by name): validated again each time the schedule fires.
+            template=data.initial_data["template"],
             enabled=data.validated_data["enabled"],
             created_by=request.user,
         )

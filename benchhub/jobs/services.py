@@ -15,19 +15,22 @@ from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from benchhub.api.errors import flatten_errors
+from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
+from benchhub.jobs.serializers import JobInSerializer
 from benchhub.results.models import Run
 
 logger = logging.getLogger(__name__)
 
 
-class JobError(Exception):
-    """A request that does not fit the job's state; the message says why."""
+class JobError(ApplicationError):
+    """A request that does not fit the job's state; the detail says why. Codes: `job_state`;
+    `lease_lost`, the job is no longer this agent's (its lease lapsed and it was queued again or
+    expired); `stale_job`, an upload for an attempt that is no longer live."""
 
-
-class LeaseLost(JobError):
-    """The job is no longer this agent's: its lease lapsed and it was queued again or expired."""
+    status = 409
 
 
 @dataclass(frozen=True)
@@ -54,6 +57,57 @@ def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job
         job = Job.objects.create(created_by=created_by, **fields)
         _event(job, "queued", actor or str(created_by or "system"))
     return job
+
+
+def _job_request_of(run: Run) -> dict[str, Any]:
+    """The job that measures what `run` measured: same build version, workload, scale, levels,
+    length, repeats, overrides and host (pgbench -j as the run's results had it)."""
+    workload = run.workload
+    measured = [(r.clients, r.threads) for r in run.results.only("clients", "threads") if r.threads]
+    threads = {t for _, t in measured}
+    fixed = len(threads) == 1 and any(c != t for c, t in measured)
+    request = {
+        "versions": [run.build.version],
+        "workload": {
+            "name": workload.name,
+            "builtin": workload.builtin,
+            "scripts": workload.scripts,
+            "setup": workload.setup,
+            "query_mode": workload.query_mode,
+            "options": workload.options,
+        },
+        "scale": run.scale,
+        "clients": list(run.clients),
+        "repeats": run.repeats,
+        "config_overrides": run.config_overrides or {},
+        "host": run.host.name,
+    }
+    if fixed:
+        request.update(threads_policy=Job.Threads.FIXED, threads=threads.pop())
+    if run.duration_s:
+        request["duration_s"] = run.duration_s
+    else:
+        request["transactions_per_client"] = run.transactions_per_client
+    return request
+
+
+def job_create_again(*, run: Run, created_by: Any) -> Job:
+    """Queue again the job that measured `run` (the run page's "Queue this again").
+
+    The request is validated as the API validates one, so a run whose host or workload no longer
+    passes is refused: JobError `invalid` (400), its detail naming each field at fault.
+    """
+    body = JobInSerializer(data=_job_request_of(run))
+    if not body.is_valid():
+        problems = "; ".join(
+            f"{path}: {' '.join(msgs)}" for path, msgs in flatten_errors(body.errors).items()
+        )
+        raise JobError("invalid", f"This run cannot be queued again: {problems}", status=400)
+    return job_create(
+        created_by=created_by,
+        actor=f"{created_by.get_username()} (again from run {run.uuid})",
+        **body.validated_data,
+    )
 
 
 def job_claim(*, token: RunnerToken) -> Job | None:
@@ -114,17 +168,17 @@ def _seen(host_id: int, now: Any) -> None:
 def _held(job_id: int, token: RunnerToken) -> Job:
     job = Job.objects.select_for_update().filter(pk=job_id).first()
     if job is None:
-        raise JobError(f"No job {job_id}.")
+        raise JobError("job_state", f"No job {job_id}.")
     if job.claimed_by_id != token.pk:
-        raise LeaseLost(f"Job {job_id} is not held by this runner.")
+        raise JobError("lease_lost", f"Job {job_id} is not held by this runner.")
     return job
 
 
 def job_heartbeat(*, job_id: int, token: RunnerToken, progress: dict[str, Any]) -> HeartbeatReply:
     """Renew the lease and store live progress; the first heartbeat marks the job running.
 
-    A cancelled job answers `cancel=True` so its agent stops. Raises LeaseLost when the job is
-    no longer this agent's.
+    A cancelled job answers `cancel=True` so its agent stops. Raises JobError `lease_lost` when
+    the job is no longer this agent's.
     """
     now = timezone.now()
     with transaction.atomic():
@@ -132,7 +186,7 @@ def job_heartbeat(*, job_id: int, token: RunnerToken, progress: dict[str, Any]) 
         if job.state == Job.State.CANCELLED:
             return HeartbeatReply(cancel=True, lease_expires_at=None)
         if job.state not in Job.ACTIVE:
-            raise LeaseLost(f"Job {job_id} is {job.state}.")
+            raise JobError("lease_lost", f"Job {job_id} is {job.state}.")
         if job.state == Job.State.CLAIMED:
             job.state, job.started_at = Job.State.RUNNING, now
             _event(job, "running", _runner(token))
@@ -165,13 +219,14 @@ def job_finish(
         if job.state == Job.State.CANCELLED:
             return job
         if job.state not in Job.ACTIVE:
-            raise LeaseLost(f"Job {job_id} is {job.state}.")
+            raise JobError("lease_lost", f"Job {job_id} is {job.state}.")
         if outcome == Job.State.DONE:
             uploaded = Run.objects.filter(job=job, job_attempt=job.attempt).count()
             if uploaded != len(job.versions):
                 raise JobError(
+                    "job_state",
                     f"Job {job_id} has {uploaded} of {len(job.versions)} runs "
-                    f"uploaded for attempt {job.attempt}; upload them first."
+                    f"uploaded for attempt {job.attempt}; upload them first.",
                 )
         job.state = outcome
         job.finished_at = timezone.now()
@@ -197,9 +252,9 @@ def job_cancel(*, job_id: int, actor: str) -> Job:
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None:
-            raise JobError(f"No job {job_id}.")
+            raise JobError("job_state", f"No job {job_id}.")
         if job.state in Job.FINAL:
-            raise JobError(f"Job {job_id} is already {job.state}.")
+            raise JobError("job_state", f"Job {job_id} is already {job.state}.")
         job.state = Job.State.CANCELLED
         job.finished_at = timezone.now()
         job.lease_expires_at = None
@@ -216,13 +271,15 @@ def job_upload_check(*, job_id: int, attempt: int, token: RunnerToken | None) ->
     """
     job = Job.objects.select_for_update().filter(pk=job_id).first()
     if job is None:
-        raise JobError(f"No job {job_id}.")
+        raise JobError("stale_job", f"No job {job_id}.", field="job")
     if token is None or job.claimed_by_id != token.pk:
-        raise LeaseLost(f"Job {job_id} is not held by this runner.")
+        raise JobError("stale_job", f"Job {job_id} is not held by this runner.", field="job")
     if job.state not in Job.ACTIVE or job.attempt != attempt:
-        raise LeaseLost(
+        raise JobError(
+            "stale_job",
             f"Job {job_id} attempt {attempt} is no longer live "
-            f"(job is {job.state}, attempt {job.attempt})."
+            f"(job is {job.state}, attempt {job.attempt}).",
+            field="job",
         )
     return job
 
@@ -325,14 +382,15 @@ def schedule_delete(*, schedule: JobSchedule) -> None:
 
 def schedule_fire(*, schedule_id: int) -> Job | None:
     """Queue the schedule's job now; None when the schedule is gone or disabled."""
-    from benchhub.jobs.serializers import JobInSerializer
-
     schedule = JobSchedule.objects.filter(pk=schedule_id, enabled=True).first()
     if schedule is None:
         return None
     request = JobInSerializer(data=schedule.template)
     if not request.is_valid():
-        raise JobError(f"Schedule {schedule.name} has an invalid template: {request.errors}")
+        raise JobError(
+            "invalid_template",
+            f"Schedule {schedule.name} has an invalid template: {request.errors}",
+        )
     return job_create(
         schedule=schedule,
         actor=f"schedule {schedule.name}",

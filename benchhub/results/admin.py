@@ -5,8 +5,8 @@ from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run
 
 class ResultInline(admin.TabularInline):
     model = Result
-    fields = ["clients", "repeat", "threads", "tps", "latency_avg_ms", "aborted"]
-    readonly_fields = fields
+    readonly_fields = ("clients", "repeat", "threads", "tps", "latency_avg_ms", "aborted")
+    fields = readonly_fields
     extra = 0
     can_delete = False
     show_change_link = True

@@ -9,8 +9,8 @@ from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
-from benchhub.api.permissions import is_runner
-from benchhub.jobs.services import JobError
+from benchhub.api.permissions import is_runner, request_person
+from benchhub.hosts.authentication import request_runner_token
 from benchhub.results import selectors, services
 from benchhub.results.serializers import (
     ResultOutSerializer,
@@ -42,35 +42,19 @@ class RunsView(APIView):
     def post(self, request: Request) -> Response:
         upload = RunUploadSerializer(data=request.data)
         upload.is_valid(raise_exception=True)
-        try:
-            submission = services.run_submit(
-                data=upload.validated_data,
-                digest=services.payload_digest(request.data),
-                runner_token=request.auth if is_runner(request) else None,
-                user=None if is_runner(request) else request.user,
-            )
-        except services.HostNotAllowed as exc:
-            return error_response(
-                "forbidden_host", str(exc), status.HTTP_403_FORBIDDEN, {"host.name": [str(exc)]}
-            )
-        except services.SourceNotAllowed as exc:
-            return error_response(
-                "forbidden_source", str(exc), status.HTTP_403_FORBIDDEN, {"source": [str(exc)]}
-            )
-        except JobError as exc:
-            return error_response(
-                "stale_job", str(exc), status.HTTP_409_CONFLICT, {"job": [str(exc)]}
-            )
-        except services.RunConflict as exc:
-            return error_response(
-                "conflict", str(exc), status.HTTP_409_CONFLICT, {"run_uuid": [str(exc)]}
-            )
-        if submission.created:
-            # The new run holds its host, build, facts, config and workload in memory: reading
-            # it back (with its settings and raw facts) only cost the upload time.
-            return Response(RunOutSerializer(submission.run).data, status=status.HTTP_201_CREATED)
-        run = selectors.run_get(run_uuid=submission.run.uuid)
-        return Response(RunOutSerializer(run).data, status=status.HTTP_200_OK)
+        submission = services.run_submit(
+            data=upload.validated_data,
+            digest=services.payload_digest(request.data),
+            runner_token=request_runner_token(request) if is_runner(request) else None,
+            user=None if is_runner(request) else request_person(request),
+        )
+        # A new run holds its host, build, facts, config and workload in memory, and a stored one
+        # was read with them (selectors.run_get): no second read.
+        created = submission.created
+        return Response(
+            RunOutSerializer(submission.run).data,
+            status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
+        )
 
 
 class RunDetailView(APIView):

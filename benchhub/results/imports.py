@@ -13,12 +13,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchhub_runner.importer import ImportRefused, config_parse, import_payload_from_texts
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 from rest_framework.exceptions import ValidationError
 
 from benchhub.api.errors import flatten_errors
+from benchhub.errors import ApplicationError
 from benchhub.results.models import Run
 from benchhub.results.serializers import RunUploadSerializer
 from benchhub.results.services import payload_digest, run_submit
@@ -26,17 +27,22 @@ from benchhub.results.services import payload_digest, run_submit
 SEPARATOR = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 
 
-class ImportInvalid(Exception):
-    """The input does not make a run; `problems` maps a field (or "") to messages."""
+class ImportInvalid(ApplicationError):
+    """The input does not make a run; `fields` maps each field at fault (or "") to messages."""
 
     def __init__(self, problems: dict[str, list[str]]) -> None:
-        self.problems = problems
         super().__init__(
-            "; ".join(f"{k}: {' '.join(v)}" if k else " ".join(v) for k, v in problems.items())
+            "invalid",
+            "; ".join(f"{k}: {' '.join(v)}" if k else " ".join(v) for k, v in problems.items()),
         )
+        self.problems = problems
+
+    @property
+    def fields(self) -> dict[str, list[str]]:
+        return self.problems
 
 
-def _store(payload: dict[str, Any], user: AbstractBaseUser) -> Run:
+def _store(payload: dict[str, Any], user: User) -> Run:
     upload = RunUploadSerializer(data=payload)
     try:
         upload.is_valid(raise_exception=True)
@@ -57,7 +63,7 @@ def run_import_outputs(
     host: str,
     config_text: str,
     lscpu: str,
-    user: AbstractBaseUser,
+    user: User,
 ) -> Run:
     """One run from pgbench outputs given as (name, text); levels come from the outputs."""
     now = timezone.now()
@@ -125,7 +131,7 @@ def runs_import_summary(
     scale: int | None,
     duration_s: float | None,
     note: str,
-    user: AbstractBaseUser,
+    user: User,
 ) -> list[Run]:
     """One summary run per version of a published table: tps only, no raw output."""
     table = summary_table_parse(table_text)
@@ -163,12 +169,12 @@ def _summary_run(
     duration_s: float | None,
     note: str,
     started: str,
-    user: AbstractBaseUser,
+    user: User,
 ) -> Run:
     levels = [
         (clients, values[column]) for clients, values in table.rows if values[column] is not None
     ]
-    payload = {
+    payload: dict[str, Any] = {
         "run_uuid": str(uuid.uuid4()),
         "host": {"name": host, "facts": facts},
         "notes": note,

@@ -71,7 +71,7 @@ def run_dimensions() -> RunDimensions:
         .values_list("workload__name", "host__name", "build__version")
         .distinct()[:MAX_DIMENSIONS]
     )
-    measured = list(dict.fromkeys(tuple(row) for row in rows))
+    measured = list(dict.fromkeys((w, h, v) for w, h, v in rows))
     return RunDimensions(
         workloads=sorted({w for w, _, _ in measured}),
         hosts=sorted({h for _, h, _ in measured}),

@@ -8,8 +8,10 @@ cost of an upload.
 
 import math
 import re
+from collections.abc import Mapping
 from typing import Any
 
+from benchhub_runner.payload import PROGRESS_FIELDS
 from rest_framework import serializers
 
 from benchhub.api.fields import (
@@ -38,7 +40,7 @@ class RecordListField(serializers.Field):
     """
 
     def __init__(
-        self, *, spec: dict[str, tuple[str, bool, float | None]], max_items: int, **kwargs: Any
+        self, *, spec: Mapping[str, tuple[str, bool, float | None]], max_items: int, **kwargs: Any
     ) -> None:
         self.spec = spec
         self.max_items = max_items
@@ -71,7 +73,7 @@ class RecordListField(serializers.Field):
 
     def _record(self, item: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
         record: dict[str, Any] = {}
-        problems = []
+        problems: list[tuple[str, str]] = []
         if not self._keys.issuperset(item):
             problems.extend((key, "Unknown field.") for key in item.keys() - self._keys)
         for key, kind, required, minimum in self._fields:
@@ -113,14 +115,12 @@ def _check_value(value: Any, kind: str, minimum: float | None) -> str | None:
     return None
 
 
+# A progress sample's fields are the agent's (benchhub_runner.payload): non-negative numbers, the
+# counts integers, and `t` (seconds into the run) required.
+PROGRESS_COUNTS = ("failed", "skipped")
 PROGRESS_SPEC = {
-    "t": ("float", True, 0),
-    "tps": ("float", False, 0),
-    "latency_ms": ("float", False, 0),
-    "stddev_ms": ("float", False, 0),
-    "failed": ("int", False, 0),
-    "skipped": ("int", False, 0),
-    "lag_ms": ("float", False, 0),
+    name: ("int" if name in PROGRESS_COUNTS else "float", name == "t", 0)
+    for name in PROGRESS_FIELDS
 }
 STATEMENT_SPEC = {
     "latency_ms": ("float", False, 0),
@@ -238,7 +238,7 @@ class StreamResultInSerializer(serializers.Serializer):
     rows_per_s = StrictFloatField(min_value=0, required=False, allow_null=True)
     established = StrictIntegerField(min_value=0, required=False, allow_null=True)
     aborted = serializers.BooleanField(default=False)
-    errors = errors_field()
+    errors = errors_field()  # type: ignore[assignment]  # a field, not Serializer.errors
     raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
 
 
@@ -256,7 +256,7 @@ class ResultInSerializer(serializers.Serializer):
     latency_stddev_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
     initial_connection_time_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
     aborted = serializers.BooleanField(default=False)
-    errors = errors_field()
+    errors = errors_field()  # type: ignore[assignment]  # a field, not Serializer.errors
     statements = RecordListField(
         spec=STATEMENT_SPEC, max_items=MAX_STATEMENTS, required=False, default=list
     )
@@ -268,7 +268,10 @@ class ResultInSerializer(serializers.Serializer):
     )
     client_bound = serializers.BooleanField(required=False, allow_null=True, default=None)
     raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
-    streams = StreamResultInSerializer(many=True, required=False, default=list, max_length=8)
+    # many=True hands max_length to the ListSerializer; the stubs do not know it.
+    streams = StreamResultInSerializer(  # type: ignore[call-arg]
+        many=True, required=False, default=list, max_length=8
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         names = [stream["name"] for stream in attrs["streams"]]
@@ -306,7 +309,10 @@ class RunUploadSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(required=False, allow_null=True)
     status = serializers.ChoiceField(choices=Run.Status.choices)
-    source = serializers.ChoiceField(choices=Run.Source.choices, default=Run.Source.AGENT)
+    # Declared fields leave the class namespace (SerializerMetaclass): no clash with Field.source.
+    source = serializers.ChoiceField(  # type: ignore[assignment]
+        choices=Run.Source.choices, default=Run.Source.AGENT
+    )
     pgbench_version = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
     server_version = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     init = InitInSerializer(required=False, default=dict)
@@ -314,7 +320,10 @@ class RunUploadSerializer(serializers.Serializer):
         child=StrictIntegerField(min_value=0), required=False, default=dict
     )
     notes = StrictCharField(max_length=10000, required=False, allow_blank=True, default="")
-    results = ResultInSerializer(many=True, allow_empty=False, max_length=MAX_RESULTS)
+    # many=True hands max_length to the ListSerializer; the stubs do not know it.
+    results = ResultInSerializer(  # type: ignore[call-arg]
+        many=True, allow_empty=False, max_length=MAX_RESULTS
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         errors: dict[str, Any] = {}

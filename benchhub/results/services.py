@@ -5,30 +5,37 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from benchhub_runner.payload import PROGRESS_FIELDS
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from benchhub.builds.services import build_get_or_create
 from benchhub.configs.services import config_get_or_create
 from benchhub.digests import canonical_digest
+from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.jobs.services import job_upload_check
 from benchhub.results.aggregates import summarize
 from benchhub.results.comparability import comparability_key
 from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run, StreamResult
+from benchhub.results.selectors import run_get
 from benchhub.workloads.services import workload_get_or_create
 
 logger = logging.getLogger(__name__)
 
 
-class RunConflict(Exception):
+class RunConflict(ApplicationError):
     """A run with this UUID exists with different content: a retry must resend the same run."""
 
+    status = 409
 
-class HostNotAllowed(Exception):
+
+class HostNotAllowed(ApplicationError):
     """A runner token may upload only for its own host."""
+
+    status = 403
 
 
 @dataclass(frozen=True)
@@ -45,33 +52,41 @@ def payload_digest(data: Any) -> str:
 def check_run_host(*, host_name: str, runner_token: RunnerToken | None) -> None:
     if runner_token is not None and runner_token.host.name != host_name:
         raise HostNotAllowed(
-            f"This runner token belongs to host '{runner_token.host.name}', not '{host_name}'."
+            "forbidden_host",
+            f"This runner token belongs to host '{runner_token.host.name}', not '{host_name}'.",
+            field="host.name",
         )
 
 
-class SourceNotAllowed(Exception):
+class SourceNotAllowed(ApplicationError):
     """A person's upload claimed to be an agent's run."""
 
+    status = 403
 
-def check_run_source(
-    *, source: str, runner_token: RunnerToken | None, user: AbstractBaseUser | None
-) -> None:
+
+def check_run_source(*, source: str, runner_token: RunnerToken | None, user: User | None) -> None:
     # "agent" says a BenchHub agent measured this on the host it names; only that host's runner
     # token may say so, or a signed-in person could pass made-up numbers off as the host's.
     # (Code that calls run_submit with neither, e.g. the self-benchmark, is trusted.)
     if runner_token is None and user is not None and source == Run.Source.AGENT:
         raise SourceNotAllowed(
+            "forbidden_source",
             'Only an agent\'s runner token uploads runs as source "agent"; people upload '
-            '"import" or "summary".'
+            '"import" or "summary".',
+            field="source",
         )
 
 
 def _stored(run_uuid: Any, digest: str) -> Submission | None:
-    run = Run.objects.filter(uuid=run_uuid).first()
+    run = run_get(run_uuid=run_uuid)
     if run is None:
         return None
     if run.payload_digest != digest:
-        raise RunConflict(f"Run {run_uuid} was already stored with different content.")
+        raise RunConflict(
+            "conflict",
+            f"Run {run_uuid} was already stored with different content.",
+            field="run_uuid",
+        )
     return Submission(run=run, created=False)
 
 
@@ -80,7 +95,7 @@ def run_submit(
     data: dict[str, Any],
     digest: str,
     runner_token: RunnerToken | None = None,
-    user: AbstractBaseUser | None = None,
+    user: User | None = None,
 ) -> Submission:
     """Store a validated upload (results.serializers.RunUploadSerializer) as one run.
 
@@ -111,7 +126,7 @@ def _run_create(
     data: dict[str, Any],
     digest: str,
     runner_token: RunnerToken | None,
-    user: AbstractBaseUser | None,
+    user: User | None,
 ) -> Run:
     host_in, config_in = data["host"], data["configuration"]
     job = None
@@ -196,9 +211,6 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
     )
 
 
-PROGRESS_COLUMNS = ("t", "tps", "latency_ms", "stddev_ms", "failed", "skipped", "lag_ms")
-
-
 def _progress_copy(samples: Iterable[tuple[int, dict[str, Any]]]) -> None:
     """Write (result id, validated sample) pairs with COPY, in the caller's transaction.
 
@@ -207,13 +219,13 @@ def _progress_copy(samples: Iterable[tuple[int, dict[str, Any]]]) -> None:
     COPY is the cheapest way PostgreSQL takes rows.
     """
     table = ProgressSample._meta.db_table
-    columns = ", ".join(("result_id", *PROGRESS_COLUMNS))
+    columns = ", ".join(("result_id", *PROGRESS_FIELDS))
     with (
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
     ):
         for result_id, sample in samples:
-            copy.write_row((result_id, *(sample.get(name) for name in PROGRESS_COLUMNS)))
+            copy.write_row((result_id, *(sample.get(name) for name in PROGRESS_FIELDS)))
 
 
 def aggregate_enqueue(*, run_id: int) -> None:
@@ -222,7 +234,7 @@ def aggregate_enqueue(*, run_id: int) -> None:
     from benchhub.results.tasks import aggregate_run
 
     try:
-        aggregate_run.apply_async(args=[run_id])
+        aggregate_run.apply_async(args=(run_id,))
     except Exception:
         logger.warning(
             "could not queue aggregation of run %s; the sweep will", run_id, exc_info=True

@@ -1,10 +1,8 @@
 """The review API: threads, tags, marks and the event log. People only: agents get 403."""
 
-import uuid
-
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -13,8 +11,9 @@ from rest_framework.views import APIView
 from benchhub.api.errors import error_response
 from benchhub.api.permissions import IsPerson
 from benchhub.results.models import Run
+from benchhub.results.selectors import run_get
 from benchhub.review import selectors, services
-from benchhub.review.keys import KeyInvalid, comparison_key
+from benchhub.review.keys import comparison_key
 from benchhub.review.serializers import (
     CommentInSerializer,
     CommentOutSerializer,
@@ -34,14 +33,10 @@ class EventCursorPagination(CursorPagination):
 
 
 def _run(run_uuid) -> Run:
-    run = Run.objects.filter(uuid=run_uuid).first()
+    run = run_get(run_uuid=run_uuid)
     if run is None:
         raise Http404(f"No run {run_uuid}.")
     return run
-
-
-def _invalid(exc: Exception, field: str) -> Response:
-    return error_response("invalid", str(exc), status.HTTP_400_BAD_REQUEST, {field: [str(exc)]})
 
 
 class RunCommentsView(APIView):
@@ -58,12 +53,9 @@ class RunCommentsView(APIView):
     def post(self, request: Request, run_uuid) -> Response:
         body = CommentInSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            comment = services.comment_add(
-                author=request.user, body=body.validated_data["body"], run=_run(run_uuid)
-            )
-        except services.ReviewInvalid as exc:
-            return _invalid(exc, "body")
+        comment = services.comment_add(
+            author=request.user, body=body.validated_data["body"], run=_run(run_uuid)
+        )
         return Response(CommentOutSerializer(comment).data, status=status.HTTP_201_CREATED)
 
 
@@ -79,10 +71,7 @@ class ComparisonCommentsView(APIView):
 
     @extend_schema(parameters=[KEY_PARAMETER], responses=CommentOutSerializer(many=True))
     def get(self, request: Request) -> Response:
-        try:
-            key = comparison_key(request.query_params.get("key", ""))
-        except KeyInvalid as exc:
-            return _invalid(exc, "key")
+        key = comparison_key(request.query_params.get("key", ""))
         comments = selectors.comment_list(comparison_key=key)
         return Response(CommentOutSerializer(comments, many=True).data)
 
@@ -90,16 +79,10 @@ class ComparisonCommentsView(APIView):
     def post(self, request: Request) -> Response:
         body = ComparisonCommentInSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            key = comparison_key(body.validated_data["key"])
-        except KeyInvalid as exc:
-            return _invalid(exc, "key")
-        try:
-            comment = services.comment_add(
-                author=request.user, body=body.validated_data["body"], comparison_key=key
-            )
-        except services.ReviewInvalid as exc:
-            return _invalid(exc, "body")
+        key = comparison_key(body.validated_data["key"])
+        comment = services.comment_add(
+            author=request.user, body=body.validated_data["body"], comparison_key=key
+        )
         return Response(CommentOutSerializer(comment).data, status=status.HTTP_201_CREATED)
 
 
@@ -117,12 +100,9 @@ class RunTagsView(APIView):
     def post(self, request: Request, run_uuid) -> Response:
         body = TagInSerializer(data=request.data)
         body.is_valid(raise_exception=True)
-        try:
-            run_tag = services.run_tag_add(
-                run=_run(run_uuid), name=body.validated_data["name"], actor=request.user
-            )
-        except services.ReviewInvalid as exc:
-            return _invalid(exc, "name")
+        run_tag = services.run_tag_add(
+            run=_run(run_uuid), name=body.validated_data["name"], actor=request.user
+        )
         return Response(RunTagOutSerializer(run_tag).data, status=status.HTTP_201_CREATED)
 
 
@@ -151,6 +131,12 @@ class RunMarksView(APIView):
         return Response({"run": str(run.uuid), "baseline": run.baseline, "invalid": run.invalid})
 
 
+class EventQuerySerializer(serializers.Serializer):
+    run = serializers.UUIDField(
+        allow_null=True, error_messages={"invalid": "'{value}' is not a run UUID."}
+    )
+
+
 class ReviewEventsView(APIView):
     """GET the review log, newest first (cursor-paginated); ?run=<uuid> for one run."""
 
@@ -161,12 +147,10 @@ class ReviewEventsView(APIView):
         responses=ReviewEventOutSerializer(many=True),
     )
     def get(self, request: Request) -> Response:
-        run_uuid = request.query_params.get("run")
-        if run_uuid:
-            try:
-                uuid.UUID(run_uuid)
-            except ValueError:
-                return _invalid(ValueError(f"'{run_uuid}' is not a run UUID."), "run")
+        # An empty ?run= asks for every run's events, as no ?run= does.
+        query = EventQuerySerializer(data={"run": request.query_params.get("run") or None})
+        query.is_valid(raise_exception=True)
+        run_uuid = query.validated_data["run"]
         events = selectors.event_list(run=_run(run_uuid) if run_uuid else None)
         paginator = EventCursorPagination()
         page = paginator.paginate_queryset(events, request, view=self)

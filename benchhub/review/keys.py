@@ -8,14 +8,15 @@ keep their order (the first version is the baseline), and flags are kept only wh
 
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
+from benchhub.errors import ApplicationError
 from benchhub.review.models import MAX_KEY
 
 PARAMETERS = ("host", "invalid", "runs", "same_hardware", "versions", "workload")
 FLAGS = ("invalid", "same_hardware")
 
 
-class KeyInvalid(ValueError):
-    pass
+class KeyInvalid(ApplicationError):
+    """The text names no comparison."""
 
 
 def comparison_key(query: str) -> str:
@@ -33,8 +34,10 @@ def comparison_key(query: str) -> str:
         elif value:
             kept[name] = ",".join(part.strip() for part in value.split(",") if part.strip())
     if not (kept.get("runs") or kept.get("versions")):
-        raise KeyInvalid("A comparison names versions or runs.")
+        raise KeyInvalid("invalid", "A comparison names versions or runs.", field="key")
     key = urlencode(kept, safe=",")
     if len(key) > MAX_KEY:
-        raise KeyInvalid(f"A comparison key is at most {MAX_KEY} characters.")
+        raise KeyInvalid(
+            "invalid", f"A comparison key is at most {MAX_KEY} characters.", field="key"
+        )
     return key

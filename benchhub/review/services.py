@@ -5,6 +5,7 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from benchhub.errors import ApplicationError
 from benchhub.results.models import Run
 from benchhub.review.models import TAG_NAME, Comment, ReviewEvent, RunTag, Tag
 
@@ -12,8 +13,8 @@ MAX_BODY = 20000
 EXCERPT = 200
 
 
-class ReviewInvalid(ValueError):
-    """The request cannot be carried out; the message says why, for the person."""
+class ReviewInvalid(ApplicationError):
+    """The request cannot be carried out; the detail says why, for the person."""
 
 
 def _event(*, actor: Any, verb: str, run: Run | None = None, key: str = "", detail: str = ""):
@@ -28,11 +29,11 @@ def comment_add(
     """Add a Markdown comment to a run or to a comparison (exactly one). One transaction."""
     body = body.strip()
     if not body:
-        raise ReviewInvalid("A comment needs some text.")
+        raise ReviewInvalid("invalid", "A comment needs some text.", field="body")
     if len(body) > MAX_BODY:
-        raise ReviewInvalid(f"A comment is at most {MAX_BODY} characters.")
+        raise ReviewInvalid("invalid", f"A comment is at most {MAX_BODY} characters.", field="body")
     if (run is None) == (not comparison_key):
-        raise ReviewInvalid("A comment belongs to a run or to a comparison.")
+        raise ReviewInvalid("invalid", "A comment belongs to a run or to a comparison.")
     with transaction.atomic():
         comment = Comment.objects.create(
             author=author, body=body, run=run, comparison_key=comparison_key
@@ -46,7 +47,7 @@ def _tag_name(name: str) -> str:
     try:
         TAG_NAME(name)
     except ValidationError as exc:
-        raise ReviewInvalid(" ".join(exc.messages)) from None
+        raise ReviewInvalid("invalid", " ".join(exc.messages), field="name") from None
     return name
 
 

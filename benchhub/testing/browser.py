@@ -10,8 +10,12 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARGS = [
@@ -57,7 +61,7 @@ def page(browser, request) -> Iterator[object]:
         context.close()
 
 
-def screenshot(tab: object, name: str) -> Path:
+def screenshot(tab: Page, name: str) -> Path:
     """Save a named screenshot now (for pages a test visits on its way)."""
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
     path = SCREENSHOTS / f"{name}.png"
@@ -65,7 +69,7 @@ def screenshot(tab: object, name: str) -> Path:
     return path
 
 
-def sign_in(tab: object, live_server_url: str, username: str, password: str) -> None:
+def sign_in(tab: Page, live_server_url: str, username: str, password: str) -> None:
     tab.goto(f"{live_server_url}/admin/login/?next=/")
     tab.fill("#id_username", username)
     tab.fill("#id_password", password)

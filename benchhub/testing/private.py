@@ -14,13 +14,14 @@ import tempfile
 import time
 from contextlib import suppress
 from pathlib import Path
+from typing import Any
 
 from benchhub.testing.processes import free_port
 
 PG_BINDIR = Path(os.environ.get("BENCHHUB_PG_BINDIR", "/usr/lib/postgresql/15/bin"))
 
 
-def _as_server_user() -> dict[str, object]:
+def _as_server_user() -> dict[str, Any]:
     """initdb and postgres refuse to run as root: root runs them as `nobody`."""
     if os.geteuid() != 0:
         return {}

@@ -98,7 +98,7 @@ def catalog_expand(*, entry_id: str, params: Any = None, published: bool = False
         params=resolved,
         presentation=_presentation(entry),
     )
-    job = entry.published_job if published else entry.small_job
+    job = (entry.published_job if published else None) or entry.small_job
     return Expansion(workload=workload, job=entry.job_for(job, resolved).as_dict())
 
 

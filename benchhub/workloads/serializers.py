@@ -83,7 +83,10 @@ class WorkloadInSerializer(serializers.Serializer):
     level_setup = serializers.ListField(
         child=StrictCharField(max_length=100000), required=False, default=list, max_length=100
     )
-    streams = StreamInSerializer(many=True, required=False, default=list, max_length=MAX_STREAMS)
+    # many=True hands max_length to the ListSerializer; the stubs do not know it.
+    streams = StreamInSerializer(  # type: ignore[call-arg]
+        many=True, required=False, default=list, max_length=MAX_STREAMS
+    )
     combine = serializers.ChoiceField(choices=Workload.Combine.choices, default="sum")
     progress_s = StrictIntegerField(min_value=1, max_value=60, default=1)
     catalog_entry = StrictCharField(max_length=100, required=False, allow_blank=True, default="")

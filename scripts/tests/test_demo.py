@@ -12,6 +12,7 @@ from benchhub.jobs.models import Job
 SPEC = importlib.util.spec_from_file_location(
     "demo", Path(__file__).resolve().parents[1] / "demo.py"
 )
+assert SPEC is not None and SPEC.loader is not None
 demo = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(demo)
 
@@ -31,7 +32,7 @@ def test_it_queues_select_only_and_idle_connections_for_13_against_14_on_its_hos
     assert [s["role"] for s in idle.workload["streams"]] == ["background", "measured"]
 
 
-def test_a_second_demo_keeps_its_jobs_and_requeues_only_a_failed_one():
+def test_it_keeps_the_jobs_of_a_second_demo_and_requeues_only_a_failed_one():
     host = demo.demo_host_name()
     demo.demo_token(host)
     first = demo.demo_jobs_queue(host)
@@ -43,7 +44,7 @@ def test_a_second_demo_keeps_its_jobs_and_requeues_only_a_failed_one():
     assert Job.objects.filter(host__name=host).count() == 3
 
 
-def test_a_new_demo_token_revokes_the_last_one():
+def test_it_revokes_the_last_demo_token_with_a_new_one():
     host = demo.demo_host_name()
     old = demo.demo_token(host)
     new = demo.demo_token(host)

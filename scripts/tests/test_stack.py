@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 
 STACK = Path(__file__).resolve().parent.parent / "stack.py"
-INHERITED = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "BENCHHUB_PG_BINDIR")
+INHERITED: tuple[str, ...] = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "BENCHHUB_PG_BINDIR")
 INHERITED += ("BENCHHUB_REDIS_SERVER", "BENCHHUB_PORT", "BENCHHUB_VAR")
 
 # Writes a row and a key, reads them back, and prints what the checks below need.

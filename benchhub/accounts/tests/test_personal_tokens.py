@@ -26,7 +26,7 @@ def test_it_creates_a_token_that_uploads_as_its_owner(bob):
     assert [t["name"] for t in listed] == ["laptop"] and "token" not in listed[0]
 
 
-def test_a_revoked_personal_token_stops_working(bob):
+def test_it_refuses_a_revoked_personal_token(bob):
     session = APIClient()
     session.force_login(bob)
     created = session.post("/api/v1/tokens/", {"name": "ci"}, format="json").json()
@@ -36,11 +36,11 @@ def test_a_revoked_personal_token_stops_working(bob):
     assert script.get("/api/v1/tokens/").status_code == 401
 
 
-def test_agents_cannot_create_personal_tokens(agent):
+def test_it_refuses_personal_tokens_to_agents(agent):
     assert agent.client.post("/api/v1/tokens/", {"name": "x"}, format="json").status_code == 403
 
 
-def test_anonymous_users_cannot_create_tokens(anon_client, db):
+def test_it_refuses_tokens_to_anonymous_users(anon_client, db):
     assert anon_client.post("/api/v1/tokens/", {"name": "x"}, format="json").status_code in (
         401,
         403,

@@ -57,11 +57,11 @@ def test_it_answers_anonymous_api_calls_with_401(private, db, path):
     assert response["WWW-Authenticate"] == "Bearer"
 
 
-def test_the_schema_is_not_served_to_anonymous_callers(private, db):
+def test_it_does_not_serve_the_schema_to_anonymous_callers(private, db):
     assert APIClient().get("/api/schema/").status_code == 401
 
 
-def test_an_authorization_header_that_is_no_token_does_not_get_in(private, db):
+def test_it_keeps_out_an_authorization_header_that_is_no_token(private, db):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Basic Ym9iOmJvYi1wYXNzLTE=")
     assert client.get("/api/v1/runs/").status_code == 401
@@ -75,7 +75,7 @@ def test_it_still_serves_the_sign_in_page_healthz_and_static_files(private, db):
     assert client.get("/admin/login/").status_code == 200
 
 
-def test_people_who_sign_in_read_as_usual(private, bob):
+def test_it_lets_people_who_sign_in_read_as_usual(private, bob):
     client = Client()
     client.force_login(bob)
     for path in ["/", "/compare/", "/jobs/", "/workloads/", "/review/"]:
@@ -87,7 +87,7 @@ def test_people_who_sign_in_read_as_usual(private, bob):
     assert script.get("/api/v1/runs/").status_code == 200
 
 
-def test_agents_keep_working_with_their_tokens(private, agent):
+def test_it_keeps_agents_working_with_their_tokens(private, agent):
     upload = agent.client.post(
         "/api/v1/runs/", data=json.dumps(run_payload()), content_type="application/json"
     )
@@ -95,7 +95,7 @@ def test_agents_keep_working_with_their_tokens(private, agent):
     assert agent.client.post("/api/v1/jobs/claim/").status_code == 204
 
 
-def test_a_public_instance_lets_anyone_read(agent, db):
+def test_it_lets_anyone_read_a_public_instance(agent, db):
     agent.client.post(
         "/api/v1/runs/", data=json.dumps(run_payload()), content_type="application/json"
     )

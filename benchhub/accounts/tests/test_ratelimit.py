@@ -40,7 +40,7 @@ def test_it_answers_429_with_retry_after_past_the_token_limit(settings, agent):
     assert bearer("bhr_garbage", ip="10.0.0.2").get("/api/v1/runs/").status_code == 401
 
 
-def test_a_revoked_token_is_refused_plainly_and_not_counted(settings, agent):
+def test_it_refuses_a_revoked_token_plainly_and_does_not_count_it(settings, agent):
     settings.RATELIMIT_TOKEN_IP = 2
     runner_tokens_revoke(host_name="bench-01")
     for _ in range(4):
@@ -72,7 +72,7 @@ def test_it_refuses_an_address_after_its_failed_sign_ins(settings, bob, alice):
     assert signed_in.status_code == 302 and signed_in.client.session["_auth_user_id"]
 
 
-def test_a_successful_sign_in_clears_the_username_count(settings, bob):
+def test_it_clears_the_username_count_on_a_successful_sign_in(settings, bob):
     settings.RATELIMIT_LOGIN_USER = 3
     for _ in range(2):
         sign_in("bob", "wrong")
@@ -82,7 +82,7 @@ def test_a_successful_sign_in_clears_the_username_count(settings, bob):
     assert sign_in("bob", "bob-pass-1").status_code == 302
 
 
-def test_the_admin_sign_in_counts_failures_too(settings, alice):
+def test_it_counts_failures_of_the_admin_sign_in_too(settings, alice):
     settings.RATELIMIT_LOGIN_USER = 2
     for _ in range(2):
         sign_in("alice", "wrong", path="/admin/login/")

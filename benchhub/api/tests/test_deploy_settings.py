@@ -38,7 +38,7 @@ PRODUCTION = {
 }
 
 
-def test_check_deploy_is_clean_with_production_settings():
+def test_it_passes_check_deploy_with_production_settings():
     result = manage(
         "check", "--deploy", "--fail-level", "WARNING",
         SECRET_KEY=secrets.token_urlsafe(64), **PRODUCTION,
@@ -47,7 +47,7 @@ def test_check_deploy_is_clean_with_production_settings():
     assert "System check identified no issues (0 silenced)." in result.stdout
 
 
-def test_check_deploy_flags_a_weak_secret():
+def test_it_flags_a_weak_secret_in_check_deploy():
     result = manage("check", "--deploy", SECRET_KEY="dev", **PRODUCTION)
     assert "security.W009" in result.stdout + result.stderr
 

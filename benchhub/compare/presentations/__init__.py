@@ -11,6 +11,7 @@ never count, and runs marked invalid were left out by the comparison's selector.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import asdict
 from typing import Any
 
@@ -106,7 +107,7 @@ def presentation_tables(comparisons: list[Comparison]) -> dict[str, Any]:
     "improvement" | "streams" | "connections" | "evidence": table}."""
     comparisons = [c for c in comparisons if c.series]
     kind = presentation_of(comparisons)
-    builders = {
+    builders: dict[str, tuple[str, Callable[[list[Comparison]], Any]]] = {
         Workload.Presentation.IMPROVEMENT: ("improvement", improvement_table),
         Workload.Presentation.STREAMS: ("streams", stream_table),
         Workload.Presentation.CONNECTIONS: ("connections", connections_table),

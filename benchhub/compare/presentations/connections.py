@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -41,9 +42,10 @@ class ConnectionsRow:
 
     def __post_init__(self) -> None:
         held = {c.idle for c in self.cells if c is not None}
-        if len(held) == 1 and None not in held:
-            self.idle = held.pop()
-            self.connections = self.idle + self.clients
+        idle = held.pop() if len(held) == 1 else None
+        if idle is not None:
+            self.idle = idle
+            self.connections = idle + self.clients
 
 
 @dataclass
@@ -92,7 +94,7 @@ def connections_table(comparisons: list[Comparison]) -> ConnectionsTable:
     return ConnectionsTable(labels=labels, rows=rows, limits=_limits(comparisons))
 
 
-def _idle(streams: dict[str, list[dict[str, Any]]]) -> int | None:
+def _idle(streams: dict[str, list[Mapping[str, Any]]]) -> int | None:
     """Connections the level's background streams held: per repeat the sum over background
     streams, then the median over repeats; None when the agent reported none."""
     per_result: dict[int, int] = {}
@@ -160,17 +162,17 @@ def progress_lines(comparisons: list[Comparison], *, level: int | None = None) -
             wanted |= Q(
                 run__in=[s.run.id for s in comparison.series], clients=chosen[id(comparison)]
             )
-    results: dict[int, list[dict[str, Any]]] = {}
+    results: dict[int, list[Mapping[str, Any]]] = {}
     for row in Result.objects.filter(wanted, aborted=False).values("id", "run_id", "repeat", "tps"):
         results.setdefault(row["run_id"], []).append(row)
     picked = {run_id: _median_repeat(rows) for run_id, rows in results.items()}
     samples: dict[int, list[tuple[float, float | None]]] = {}
-    for row in (
+    for result_id, t, tps in (
         ProgressSample.objects.filter(result__in=[p["id"] for p in picked.values()])
         .values_list("result_id", "t", "tps")
         .order_by("result_id", "t")[:MAX_PROGRESS_POINTS]
     ):
-        samples.setdefault(row[0], []).append((row[1], row[2]))
+        samples.setdefault(result_id, []).append((t, tps))
     charts = []
     for comparison in comparisons:
         if id(comparison) not in chosen:
@@ -201,6 +203,6 @@ def progress_lines(comparisons: list[Comparison], *, level: int | None = None) -
     return charts
 
 
-def _median_repeat(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def _median_repeat(rows: list[Mapping[str, Any]]) -> Mapping[str, Any]:
     ordered = sorted(rows, key=lambda r: (r["tps"], r["repeat"]))
     return ordered[(len(ordered) - 1) // 2]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -44,7 +45,7 @@ class StreamTable:
     rows: list[StreamRow]
 
 
-StreamValues = dict[tuple[int, int], dict[str, list[dict[str, Any]]]]
+StreamValues = dict[tuple[int, int], dict[str, list[Mapping[str, Any]]]]
 
 
 def stream_values(run_ids: list[int]) -> StreamValues:
@@ -73,7 +74,7 @@ def stream_values(run_ids: list[int]) -> StreamValues:
     return found
 
 
-def _stream_cell(values: list[dict[str, Any]]) -> StreamCell:
+def _stream_cell(values: list[Mapping[str, Any]]) -> StreamCell:
     def median_of(name: str) -> float | None:
         return median([v[name] for v in values if v[name] is not None])
 

@@ -59,7 +59,7 @@ def test_it_builds_the_improvement_table_of_both_e5_models(agent):
     assert [d.name for d in results.differences] == ["threads"]
 
 
-def test_bare_majors_find_each_models_runs_of_their_series(agent):
+def test_it_finds_each_models_runs_of_a_bare_majors_series(agent):
     _e5(agent)
     results = experiment_get(experiment="e5", host="bench-01", versions=["13", "14"])
     assert [[s.label for s in c.series] for c in results.comparisons] == [
@@ -74,7 +74,7 @@ def test_it_calls_a_catalog_model_by_its_published_name(agent):
     assert model_name(run.workload) == "tpcb-like"
 
 
-def test_the_experiment_leaves_out_invalid_runs_and_reports_missing_versions(agent):
+def test_it_leaves_out_invalid_runs_and_reports_missing_versions_of_an_experiment(agent):
     _e5(agent)
     Run.objects.filter(build__version="14beta1").update(invalid=True)
     results = experiment_get(experiment="e5", host="bench-01", versions=["13.3", "14beta1"])
@@ -82,7 +82,7 @@ def test_the_experiment_leaves_out_invalid_runs_and_reports_missing_versions(age
     assert [len(c.series) for c in results.comparisons] == [1, 1]
     with pytest.raises(ComparisonError) as unknown:
         experiment_get(experiment="e9", host="bench-01", versions=["13.3"])
-    assert unknown.value.parameter == "experiment"
+    assert unknown.value.field == "experiment"
 
 
 def test_it_shows_each_stream_with_rows_per_second_leaving_out_aborted_repeats(agent):
@@ -119,7 +119,7 @@ def test_it_counts_idle_and_measured_connections(agent):
     assert [(lim.max_connections, lim.nofile_soft) for lim in table.limits] == [(11000, 65536)] * 4
 
 
-def test_the_progress_chart_takes_the_median_repeat_of_the_level(agent):
+def test_it_charts_the_progress_of_the_median_repeat_of_the_level(agent):
     e2_idle_upload(agent, version="13.3", tps=[100, 120, 110], established=[9000] * 3)
     e2_idle_upload(agent, version="14beta1", tps=[300, 320], established=[9000] * 2)
     comparison = comparison_get(
@@ -160,7 +160,7 @@ def test_it_puts_the_os_evidence_beside_the_tps_of_each_variant(agent):
     assert by_key["uuid"].params == ["uuid", "50000000", "plain", "True"]
 
 
-def test_the_presentation_adds_a_bounded_number_of_queries(agent):
+def test_it_adds_a_bounded_number_of_queries_for_the_presentation(agent):
     _e5(agent)
     for version in ("15.1", "16.1"):
         for entry in ("e5-read-only", "e5-tpcb-like"):
@@ -173,7 +173,7 @@ def test_the_presentation_adds_a_bounded_number_of_queries(agent):
     assert len(queries) == 5  # host, runs, aggregates, threads; the table's threads
 
 
-def test_the_index_lists_what_has_been_run(agent, other_agent):
+def test_it_lists_what_has_been_run_in_the_index(agent, other_agent):
     _e5(agent)
     e4_upload(agent, version="10.1", writer=[1], consumer=[1])
     index = experiment_index()

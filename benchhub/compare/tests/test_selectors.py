@@ -37,7 +37,7 @@ def test_it_reports_versions_without_runs_as_missing(agent):
     assert comparison.missing == ["99.0"]
 
 
-def test_a_bare_major_stands_for_the_newest_run_of_its_series(agent):
+def test_it_takes_a_bare_major_for_the_newest_run_of_its_series(agent):
     upload(agent, version="13.2", tps={1: [90]}, started_at="2026-11-01T10:00:00Z")
     v13 = upload(agent, version="13.3", tps={1: [100]}, started_at="2026-11-02T10:00:00Z")
     v14 = upload(agent, version="14beta1", tps={1: [120]})
@@ -100,10 +100,10 @@ def test_it_compares_specific_runs_and_labels_repeated_versions(agent):
 def test_it_names_the_missing_parameter_or_unknown_host(agent):
     with pytest.raises(ComparisonError) as missing:
         comparison_get(workload=WORKLOAD, host="bench-01", versions=[])
-    assert missing.value.parameter == "versions"
+    assert missing.value.field == "versions"
     with pytest.raises(ComparisonError) as unknown:
         comparison_get(workload=WORKLOAD, host="nope", versions=["13.3"])
-    assert unknown.value.parameter == "host"
+    assert unknown.value.field == "host"
 
 
 def _queries(**kwargs) -> int:
@@ -129,7 +129,7 @@ def test_it_makes_the_same_number_of_queries_however_many_runs_are_stored(agent)
     assert _queries(**selection) == few == 4
 
 
-def test_history_follows_one_configuration_in_time_order(agent):
+def test_it_follows_one_configuration_in_time_order_in_history(agent):
     upload(agent, version="13.3", tps={1: [100, 110]}, started_at="2026-11-01T10:00:00Z")
     upload(agent, version="15.4", tps={1: [200, 210]}, started_at="2026-11-03T10:00:00Z")
     upload(agent, version="14.1", tps={1: [150]}, started_at="2026-11-02T10:00:00Z")

@@ -37,7 +37,7 @@ def test_it_changes_with_a_chosen_setting():
     assert config_hash({**BASE, "shared_buffers": "8GB"}, SOURCES) != config_hash(BASE, SOURCES)
 
 
-def test_without_sources_every_given_setting_counts():
+def test_it_counts_every_given_setting_without_sources():
     assert config_hash({"jit": "off"}, None) != config_hash({"jit": "on"}, None)
 
 

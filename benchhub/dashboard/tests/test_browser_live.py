@@ -2,6 +2,7 @@
 through the API, without the page reloading."""
 
 import json
+from typing import Any
 
 import pytest
 from playwright.sync_api import expect
@@ -10,7 +11,7 @@ from rest_framework.test import APIClient
 from benchhub.testing.browser import screenshot
 from benchhub.testing.payloads import run_payload
 
-JOB = {
+JOB: dict[str, Any] = {
     "versions": ["13", "14"],
     "workload": {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"},
     "scale": 1,
@@ -50,7 +51,9 @@ def assert_not_reloaded(page) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_job_page_follows_its_agent_until_the_job_is_done(live_server, page, bob_client, agent):
+def test_it_follows_the_agent_on_a_job_page_until_the_job_is_done(
+    live_server, page, bob_client, agent
+):
     job_id = queue_job(bob_client)
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -106,7 +109,7 @@ def test_a_job_page_follows_its_agent_until_the_job_is_done(live_server, page, b
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_job_page_shows_a_cancel_made_elsewhere(live_server, page, bob_client, agent):
+def test_it_shows_a_cancel_made_elsewhere_on_a_job_page(live_server, page, bob_client, agent):
     job_id = queue_job(bob_client)
     page.goto(f"{live_server.url}/jobs/{job_id}/")
     page.evaluate(MARK)
@@ -122,7 +125,7 @@ def test_a_job_page_shows_a_cancel_made_elsewhere(live_server, page, bob_client,
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_home_page_follows_the_queue_and_the_agents(live_server, page, bob_client, agent):
+def test_it_follows_the_queue_and_the_agents_on_the_home_page(live_server, page, bob_client, agent):
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     page.goto(f"{live_server.url}/")
@@ -162,7 +165,7 @@ def test_the_home_page_follows_the_queue_and_the_agents(live_server, page, bob_c
 
 
 @pytest.mark.django_db(transaction=True)
-def test_quick_compare_goes_to_the_permalink(live_server, page, agent):
+def test_it_goes_to_the_permalink_from_quick_compare(live_server, page, agent):
     for version in ("13.3", "14.0", "15.1"):
         payload = run_payload(version=version)
         agent.client.post(

@@ -53,7 +53,7 @@ def check_page(page, url: str, name: str) -> list[str]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_every_page_is_readable_at_1280x800(live_server, page, agent, alice):
+def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alice):
     runs = []
     for version in ("13.3", "14.0"):
         payload = run_payload(version=version, clients=(1, 2, 4, 8, 16, 32, 64))
@@ -114,7 +114,7 @@ def test_every_page_is_readable_at_1280x800(live_server, page, agent, alice):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_job_form_shows_a_catalog_entrys_defaults_and_queues_it(live_server, page, alice):
+def test_it_shows_a_catalog_entrys_defaults_in_the_job_form_and_queues_it(live_server, page, alice):
     sign_in(page, live_server.url, "alice", "alice-pass-1")
     page.goto(live_server.url + "/jobs/new/")
     assert page.get_attribute("#id_clients", "placeholder") == ""

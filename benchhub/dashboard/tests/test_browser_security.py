@@ -2,6 +2,7 @@
 Content-Security-Policy with no violation."""
 
 import pytest
+from playwright.sync_api import ConsoleMessage
 
 from benchhub.compare.tests.uploads import upload
 from benchhub.dashboard.tests.test_run_pages import telemetry
@@ -18,9 +19,14 @@ document.addEventListener("securitypolicyviolation", e => window.__violations.pu
 
 
 def _watch(page) -> list[str]:
-    console = []
+    console: list[str] = []
+
+    def message(m: ConsoleMessage) -> None:
+        if m.type == "error":
+            console.append(m.text)
+
     page.add_init_script(WATCH)
-    page.on("console", lambda m: m.type == "error" and console.append(m.text))
+    page.on("console", message)
     page.on("pageerror", lambda exc: console.append(str(exc)))
     return console
 
@@ -30,7 +36,7 @@ def _violations(page) -> list[str]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_charts_admin_and_api_docs_work_under_the_csp(live_server, page, agent, alice):
+def test_it_runs_charts_admin_and_api_docs_under_the_csp(live_server, page, agent, alice):
     scaled = {c: [v * 1.1 for v in values] for c, values in CLIENTS.items()}
     run = upload(agent, version="13.3", tps=CLIENTS)
     upload(agent, version="15.4", tps=scaled)
@@ -68,7 +74,7 @@ def test_charts_admin_and_api_docs_work_under_the_csp(live_server, page, agent, 
     assert [m for m in console if "Content Security Policy" in m] == []
 
 
-def test_every_response_carries_the_security_headers(client, db):
+def test_it_sends_the_security_headers_on_every_response(client, db):
     for path in ["/", "/healthz", "/api/v1/runs/", "/accounts/login/", "/static/js/run.js"]:
         response = client.get(path)
         csp = response["Content-Security-Policy"]

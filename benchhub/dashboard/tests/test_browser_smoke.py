@@ -9,7 +9,7 @@ from benchhub.testing.payloads import run_payload
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_home_page_renders_in_chromium(live_server, page, agent):
+def test_it_renders_the_home_page_in_chromium(live_server, page, agent):
     payload = run_payload(version="14.0")
     agent.client.post("/api/v1/runs/", data=json.dumps(payload), content_type="application/json")
     errors = []

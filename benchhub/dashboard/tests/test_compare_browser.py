@@ -27,7 +27,7 @@ def three_versions(agent):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_compare_chart_table_and_csv_agree_with_the_stored_results(
+def test_it_makes_the_compare_chart_table_and_csv_agree_with_the_stored_results(
     live_server, page, three_versions
 ):
     errors = []
@@ -58,14 +58,14 @@ def test_the_compare_chart_table_and_csv_agree_with_the_stored_results(
         lines = list(csv.DictReader(io.StringIO(response.read().decode())))
     assert len(lines) == 3 * len(CLIENTS)
     for line in lines:
-        stored = LevelAggregate.objects.get(run__uuid=line["run"], clients=line["clients"])
-        assert float(line["tps_median"]) == pytest.approx(stored.tps_median)
-        assert f"{stored.tps_median:.1f}" in table
+        aggregate = LevelAggregate.objects.get(run__uuid=line["run"], clients=line["clients"])
+        assert float(line["tps_median"]) == pytest.approx(aggregate.tps_median)
+        assert f"{aggregate.tps_median:.1f}" in table
     assert errors == []
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_permalink_restores_the_selection_and_the_form_submits_to_it(
+def test_it_restores_the_selection_from_the_permalink_and_submits_the_form_to_it(
     live_server, page, three_versions
 ):
     page.goto(
@@ -89,7 +89,7 @@ def test_the_permalink_restores_the_selection_and_the_form_submits_to_it(
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_history_page_marks_each_version(live_server, page, agent):
+def test_it_marks_each_version_on_the_history_page(live_server, page, agent):
     for day, (version, factor) in enumerate([("13.3", 1.0), ("14.1", 1.05), ("15.4", 1.1)], 1):
         for repeat in range(2):
             upload(

@@ -32,7 +32,7 @@ def test_it_draws_one_trace_per_version_from_the_stored_medians(client, agent):
     assert "Xeon(R) Silver 4210R" in html  # the caption says what it was measured on
 
 
-def test_the_form_redirects_checkbox_versions_to_the_permalink(client, agent):
+def test_it_redirects_checkbox_versions_to_the_permalink(client, agent):
     upload(agent, version="13.3", tps={1: [100]})
     response = client.get(
         "/compare/?workload=select-only&host=bench-01&versions=13.3&versions=15.4&invalid=1"
@@ -63,7 +63,7 @@ def test_it_makes_a_fixed_number_of_queries(client, agent, django_assert_num_que
         assert client.get(PERMALINK).status_code == 200
 
 
-def test_history_marks_each_version(client, agent):
+def test_it_marks_each_version_in_history(client, agent):
     upload(agent, version="13.3", tps={4: [100, 110]}, started_at="2026-11-01T10:00:00Z")
     upload(agent, version="15.4", tps={4: [200, 210]}, started_at="2026-11-02T10:00:00Z")
     html = client.get("/history/?host=bench-01&workload=select-only&clients=4").content.decode()
@@ -74,7 +74,7 @@ def test_history_marks_each_version(client, agent):
     ]
 
 
-def test_history_names_a_bad_clients_parameter(client, agent):
+def test_it_names_a_bad_clients_parameter_in_history(client, agent):
     response = client.get("/history/?host=bench-01&workload=select-only&clients=x")
     assert response.status_code == 400
     assert "<strong>clients</strong>" in response.content.decode()
@@ -91,7 +91,7 @@ def test_it_labels_summary_imports_and_invalid_runs_when_asked_for(client, agent
     assert names == ["13.3 (summary import)", "15.4 (marked invalid)"]
 
 
-def test_the_empty_compare_page_offers_what_exists(client, agent):
+def test_it_offers_what_exists_on_the_empty_compare_page(client, agent):
     upload(agent, version="13.3", tps={1: [100]})
     html = client.get("/compare/").content.decode()
     assert 'value="13.3"' in html and 'value="bench-01"' in html and 'value="select-only"' in html

@@ -10,7 +10,7 @@ E5_LEVELS = {52: 52_000.0, 104: 98_000.0, 208: 120_000.0, 512: 110_000.0}
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_e5_and_e2_pages_render_their_tables_and_charts(live_server, page, agent):
+def test_it_renders_the_tables_and_charts_of_the_e5_and_e2_pages(live_server, page, agent):
     for entry, factor in (("e5-read-only", 1.0), ("e5-tpcb-like", 0.05)):
         for version, gain in (("13.3", 1.0), ("14beta1", 1.15)):
             tps = {c: [v * factor * gain, v * factor * gain * 1.02] for c, v in E5_LEVELS.items()}

@@ -41,7 +41,7 @@ def _e2(agent, versions=("13.3", "14beta1")):
         e2_sweep_upload(agent, version=version, tps={64: 500.0, 128: 600.0 + 100 * index})
 
 
-def test_the_index_describes_each_experiment_and_links_what_ran(client, agent):
+def test_it_describes_each_experiment_and_links_what_ran_in_the_index(client, agent):
     _e5(agent)
     html = client.get("/experiments/").content.decode()
     for number in range(1, 6):
@@ -52,7 +52,7 @@ def test_the_index_describes_each_experiment_and_links_what_ran(client, agent):
     assert '<a href="/experiments/">Experiments</a>' in html  # in the site nav
 
 
-def test_the_e5_page_stacks_both_models_in_one_improvement_table(client, agent):
+def test_it_stacks_both_models_in_one_improvement_table_on_the_e5_page(client, agent):
     _e5(agent)
     html = client.get(E5_PAGE).content.decode()
     table = html[
@@ -69,7 +69,7 @@ def test_the_e5_page_stacks_both_models_in_one_improvement_table(client, agent):
     assert 'id="differences"' not in html
 
 
-def test_the_e2_page_shows_connections_progress_and_limits(client, agent):
+def test_it_shows_connections_progress_and_limits_on_the_e2_page(client, agent):
     _e2(agent)
     html = client.get(E2_PAGE).content.decode()
     assert "9128" in html  # 9000 idle + 128 measured
@@ -83,7 +83,7 @@ def test_the_e2_page_shows_connections_progress_and_limits(client, agent):
     assert idle["layout"]["yaxis"]["title"]["text"] == "tps per 2 s interval"
 
 
-def test_the_e3_page_escapes_what_the_agent_sent(client, agent):
+def test_it_escapes_what_the_agent_sent_on_the_e3_page(client, agent):
     workload = e3_workload("uuid", 0, note="<script>alert(1)</script>")
     e3_upload(agent, version="9.2.4", workload=workload, tps=[3500], iowait=[[20, 40]])
     html = client.get("/experiments/e3/?host=bench-01&versions=9.2.4").content.decode()
@@ -92,7 +92,7 @@ def test_the_e3_page_escapes_what_the_agent_sent(client, agent):
     assert 'id="evidence-table"' in html and "30.0" in html  # mean iowait
 
 
-def test_the_e4_page_shows_each_streams_rows_per_second(client, agent):
+def test_it_shows_each_streams_rows_per_second_on_the_e4_page(client, agent):
     e4_upload(agent, version="10.1", writer=[1900.0], consumer=[4200.0])
     html = client.get("/experiments/e4/?host=bench-01&versions=10.1").content.decode()
     assert 'data-stream="writer"' in html and 'data-stream="consumer"' in html
@@ -100,7 +100,7 @@ def test_the_e4_page_shows_each_streams_rows_per_second(client, agent):
     assert "rows/s = tps \u00d7 rows per transaction" in html
 
 
-def test_the_e1_page_draws_one_chart_per_workload(client, agent):
+def test_it_draws_one_chart_per_workload_on_the_e1_page(client, agent):
     for name in ("e1-pk-lookup", "e1-insert"):
         workload = {
             "name": name,
@@ -118,7 +118,7 @@ def test_the_e1_page_draws_one_chart_per_workload(client, agent):
     assert all([t["name"] for t in f["data"]] == ["9.5.4", "9.6.0"] for f in figures.values())
 
 
-def test_the_page_shows_the_differences_banner(client, agent):
+def test_it_shows_the_differences_banner(client, agent):
     e4_upload(agent, version="10.1", writer=[1900.0], consumer=[4200.0])
     run = e4_upload(agent, version="11.1", writer=[1900.0], consumer=[4200.0])
     run.__class__.objects.filter(id=run.id).update(scale=50)
@@ -126,7 +126,7 @@ def test_the_page_shows_the_differences_banner(client, agent):
     assert 'id="differences"' in html and "<strong>scale</strong>" in html
 
 
-def test_the_form_redirects_to_the_permalink_and_names_bad_parameters(client, agent):
+def test_it_redirects_the_form_to_the_permalink_and_names_bad_parameters(client, agent):
     response = client.get("/experiments/e5/?host=bench-01&versions=13.3&versions=14beta1")
     assert response.status_code == 302
     assert response["Location"] == E5_PAGE
@@ -135,7 +135,7 @@ def test_the_form_redirects_to_the_permalink_and_names_bad_parameters(client, ag
     assert client.get("/experiments/e9/").status_code == 404
 
 
-def test_the_compare_page_and_api_add_the_workload_presentation(client, agent):
+def test_it_adds_the_workload_presentation_to_the_compare_page_and_api(client, agent):
     _e2(agent)
     query = "workload=e2-idle-connections&host=bench-01&versions=13.3,14beta1"
     html = client.get(f"/compare/?{query}").content.decode()
@@ -149,7 +149,7 @@ def test_the_compare_page_and_api_add_the_workload_presentation(client, agent):
     ]
 
 
-def test_the_experiment_pages_make_a_bounded_number_of_queries(
+def test_it_makes_a_bounded_number_of_queries_on_the_experiment_pages(
     client, agent, django_assert_max_num_queries
 ):
     _e5(agent)

@@ -10,7 +10,7 @@ SELECT_ONLY = (FIXTURES / "pg15-select-only-P1-r-T3.txt").read_text()
 LSCPU = "Model name: Intel(R) Xeon(R) Gold 6230\nSocket(s): 2\nCore(s) per socket: 20\n"
 
 
-def test_pasted_and_uploaded_outputs_become_one_run(client, bob):
+def test_it_makes_one_run_of_pasted_and_uploaded_outputs(client, bob):
     client.force_login(bob)
     upload = SimpleUploadedFile("c1.txt", SELECT_ONLY.encode())
     response = client.post(
@@ -39,7 +39,7 @@ def test_pasted_and_uploaded_outputs_become_one_run(client, bob):
     assert "Imported from pgbench output" in page and "Xeon(R) Gold 6230" in page
 
 
-def test_text_that_is_not_pgbench_output_is_named_and_nothing_is_stored(client, bob):
+def test_it_names_text_that_is_not_pgbench_output_and_stores_nothing(client, bob):
     client.force_login(bob)
     page = client.post(
         "/import/",
@@ -50,7 +50,7 @@ def test_text_that_is_not_pgbench_output_is_named_and_nothing_is_stored(client, 
     assert Run.objects.count() == 0
 
 
-def test_a_published_table_becomes_summary_runs_marked_as_such(client, bob):
+def test_it_makes_summary_runs_marked_as_such_of_a_published_table(client, bob):
     client.force_login(bob)
     table = "clients 13.3 14beta1\n64 91000 95500\n128 88000 101000\n256 - 99000\n"
     response = client.post(
@@ -79,7 +79,7 @@ def test_a_published_table_becomes_summary_runs_marked_as_such(client, bob):
     assert "summary, no raw output" in client.get("/").content.decode()
 
 
-def test_a_bad_table_row_is_named_and_nothing_is_stored(client, bob):
+def test_it_names_a_bad_table_row_and_stores_nothing(client, bob):
     client.force_login(bob)
     page = client.post(
         "/import/summary/",
@@ -89,6 +89,6 @@ def test_a_bad_table_row_is_named_and_nothing_is_stored(client, bob):
     assert Run.objects.count() == 0
 
 
-def test_importing_needs_sign_in(client, db):
+def test_it_needs_sign_in_to_import(client, db):
     assert client.get("/import/").status_code == 302
     assert client.get("/import/summary/").status_code == 302

@@ -29,7 +29,7 @@ def test_it_queues_a_job_from_the_form(client, bob):
     assert "13 vs 14" in page and "queued" in page and "shared_buffers = 256MB" in page
 
 
-def test_the_form_shows_the_api_rules_per_field(client, bob):
+def test_it_shows_the_api_rules_per_field_in_the_form(client, bob):
     client.force_login(bob)
     page = client.post("/jobs/new/", {**FORM, "versions": "13 fourteen"})
     assert page.status_code == 200 and Job.objects.count() == 0
@@ -39,7 +39,7 @@ def test_the_form_shows_the_api_rules_per_field(client, bob):
     assert "nowhere is not one of the available choices" in page.content.decode()
 
 
-def test_the_form_offers_the_known_hosts_and_pgbench_names(client, bob):
+def test_it_offers_the_known_hosts_and_pgbench_names_in_the_form(client, bob):
     Host.objects.create(name="bench-01")
     client.force_login(bob)
     html = client.get("/jobs/new/").content.decode()
@@ -48,13 +48,13 @@ def test_the_form_offers_the_known_hosts_and_pgbench_names(client, bob):
     assert '<option value="select-only" selected>select-only</option>' in html
 
 
-def test_signing_in_is_needed_to_queue(client, db):
+def test_it_needs_sign_in_to_queue(client, db):
     assert client.get("/jobs/new/").status_code == 302
     assert client.post("/jobs/new/", FORM).status_code == 302
     assert Job.objects.count() == 0
 
 
-def test_the_queue_lists_jobs_and_a_job_can_be_cancelled(client, bob):
+def test_it_lists_jobs_in_the_queue_and_cancels_one(client, bob):
     Host.objects.create(name="bench-01")
     client.force_login(bob)
     client.post("/jobs/new/", {**FORM, "host": "bench-01"})

@@ -42,7 +42,7 @@ def world(agent, bob):
     return {"run": run["run_uuid"], "job": job.json()["id"]}
 
 
-def test_anonymous_visitors_are_sent_to_sign_in_for_every_write(world):
+def test_it_sends_anonymous_visitors_to_sign_in_for_every_write(world):
     client = Client()
     for method, path in WRITES:
         response = getattr(client, method)(path.format(**world), {"body": "x", "name": "x"})
@@ -51,7 +51,7 @@ def test_anonymous_visitors_are_sent_to_sign_in_for_every_write(world):
     assert Job.objects.get().state == "queued" and not Comment.objects.exists()
 
 
-def test_every_form_post_needs_its_csrf_token(world, bob, alice):
+def test_it_needs_the_csrf_token_on_every_form_post(world, bob, alice):
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(bob)
     for method, path in WRITES:
@@ -62,7 +62,7 @@ def test_every_form_post_needs_its_csrf_token(world, bob, alice):
     assert Job.objects.get().state == "queued" and not Comment.objects.exists()
 
 
-def test_every_form_a_page_shows_carries_a_csrf_token(world, bob):
+def test_it_puts_a_csrf_token_in_every_form_a_page_shows(world, bob):
     client = Client()
     client.force_login(bob)
     pages = ["/", f"/runs/{world['run']}/", f"/jobs/{world['job']}/", "/jobs/new/", "/import/",

@@ -61,7 +61,7 @@ def test_it_shows_everything_about_a_run(agent, client):
     assert "js/run.js" in html and "vendor/plotly/plotly.min.js" in html
 
 
-def test_the_run_page_reads_in_a_bounded_number_of_queries(
+def test_it_reads_the_run_page_in_a_bounded_number_of_queries(
     agent, client, django_assert_max_num_queries
 ):
     small = upload(agent, clients=(1,), repeats=1)
@@ -72,7 +72,7 @@ def test_the_run_page_reads_in_a_bounded_number_of_queries(
         client.get(f"/runs/{big.uuid}/")
 
 
-def test_raw_output_is_escaped(agent, client):
+def test_it_escapes_raw_output(agent, client):
     payload_run = upload(agent)
     payload_run.results.filter(repeat=1, clients=1).update(raw_output="<script>alert(1)</script>")
     html = client.get(f"/runs/{payload_run.uuid}/").content.decode()
@@ -92,7 +92,7 @@ def test_it_queues_the_same_job_again(agent, client, bob):
     assert job.threads_policy == "clients" and job.created_by == bob
 
 
-def test_queueing_again_needs_sign_in_and_a_post(agent, client, bob):
+def test_it_needs_sign_in_and_a_post_to_queue_again(agent, client, bob):
     run = upload(agent)
     assert client.post(f"/runs/{run.uuid}/requeue/")["Location"].startswith("/accounts/login/")
     client.force_login(bob)
@@ -100,7 +100,7 @@ def test_queueing_again_needs_sign_in_and_a_post(agent, client, bob):
     assert not Job.objects.exists()
 
 
-def test_review_forms_need_csrf(agent, bob):
+def test_it_needs_csrf_on_review_forms(agent, bob):
     run = upload(agent)
     strict = Client(enforce_csrf_checks=True)
     strict.force_login(bob)
@@ -122,7 +122,7 @@ def test_it_comments_tags_and_marks_from_the_run_page(agent, client, bob):
     assert "marked invalid" in events and "tagged" in events and "commented" in events
 
 
-def test_a_bad_tag_is_refused_with_a_message(agent, client, bob):
+def test_it_refuses_a_bad_tag_with_a_message(agent, client, bob):
     run = upload(agent)
     client.force_login(bob)
     page = client.post(f"/runs/{run.uuid}/tags/", {"name": "<b>"}, follow=True)
@@ -130,7 +130,7 @@ def test_a_bad_tag_is_refused_with_a_message(agent, client, bob):
     assert not ReviewEvent.objects.exists()
 
 
-def test_a_comparison_comment_goes_back_to_its_page_and_never_elsewhere(client, bob):
+def test_it_goes_back_to_a_comparison_comments_page_and_never_elsewhere(client, bob):
     client.force_login(bob)
     back = "/compare/?workload=w&host=h&versions=13,14"
     response = client.post(
@@ -146,7 +146,7 @@ def test_a_comparison_comment_goes_back_to_its_page_and_never_elsewhere(client, 
     assert away["Location"] == "/"
 
 
-def test_the_comparison_thread_renders_for_the_compare_page(client, bob, rf):
+def test_it_renders_the_comparison_thread_for_the_compare_page(client, bob, rf):
     from django.template import Context, Template
 
     from benchhub.review.services import comment_add
@@ -161,7 +161,7 @@ def test_the_comparison_thread_renders_for_the_compare_page(client, bob, rf):
     assert 'value="/compare/?versions=13,14&amp;workload=w&amp;host=h"' in html
 
 
-def test_the_diff_page_shows_what_differs(agent, client):
+def test_it_shows_what_differs_on_the_diff_page(agent, client):
     a = upload(agent, version="15.4")
     payload_b = dict(
         version="16.1",
@@ -185,5 +185,5 @@ def test_the_diff_page_shows_what_differs(agent, client):
 
 
 @pytest.mark.parametrize("url", ["/review/", "/diff/", "/accounts/login/"])
-def test_the_review_pages_render(client, db, url):
+def test_it_renders_the_review_pages(client, db, url):
     assert client.get(url).status_code == 200

@@ -43,7 +43,7 @@ def test_it_queues_a_catalog_workload_with_its_defaults(client, bob):
     assert job.config_overrides == default.job["config_overrides"]
 
 
-def test_typed_params_and_fields_override_the_defaults(client, bob):
+def test_it_lets_typed_params_and_fields_override_the_defaults(client, bob):
     client.force_login(bob)
     client.post(
         "/jobs/new/",
@@ -58,7 +58,7 @@ def test_typed_params_and_fields_override_the_defaults(client, bob):
     assert job.workload["params"]["key_type"] == "int8" and job.clients == [1, 4]
 
 
-def test_the_form_names_a_bad_param(client, bob):
+def test_it_names_a_bad_param_in_the_form(client, bob):
     client.force_login(bob)
     html = client.post(
         "/jobs/new/", {**FORM, "catalog": "e1-pk-lookup", "params": "rows = -5"}
@@ -70,7 +70,7 @@ def test_the_form_names_a_bad_param(client, bob):
     assert "params.rows: Must be a whole number." in html and Job.objects.count() == 0
 
 
-def test_a_blank_custom_job_takes_the_custom_defaults(client, bob):
+def test_it_gives_a_blank_custom_job_the_custom_defaults(client, bob):
     client.force_login(bob)
     client.post("/jobs/new/", FORM)
     job = Job.objects.get()
@@ -78,7 +78,7 @@ def test_a_blank_custom_job_takes_the_custom_defaults(client, bob):
     assert job.workload["builtin"] == "select-only"
 
 
-def test_the_form_groups_entries_and_preselects_one(client, bob):
+def test_it_groups_entries_and_preselects_one_in_the_form(client, bob):
     client.force_login(bob)
     html = client.get("/jobs/new/?catalog=e4-write-consume").content.decode()
     assert '<optgroup label="E4">' in html

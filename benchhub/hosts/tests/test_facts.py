@@ -39,7 +39,7 @@ def test_it_stores_a_snapshot_only_when_facts_change(db):
     assert first.fingerprint == changed.fingerprint
 
 
-def test_runs_keep_the_facts_they_were_measured_on(agent):
+def test_it_keeps_the_facts_each_run_was_measured_on(agent):
     old = run_payload()
     new = run_payload()
     new["host"]["facts"]["memory_bytes"] *= 2

@@ -8,7 +8,7 @@ from benchhub.hosts.models import RunnerToken
 TOKENS = "/admin/hosts/runnertoken/"
 
 
-def test_people_who_are_not_staff_and_agents_cannot_reach_the_token_admin(agent, bob):
+def test_it_keeps_people_who_are_not_staff_and_agents_out_of_the_token_admin(agent, bob):
     token = RunnerToken.objects.get()
     person = Client()
     person.force_login(bob)
@@ -26,7 +26,7 @@ def test_people_who_are_not_staff_and_agents_cannot_reach_the_token_admin(agent,
     assert agent.client.post("/api/v1/jobs/claim/").status_code == 204
 
 
-def test_staff_revoke_a_token_in_the_admin_and_the_agent_is_refused_at_once(agent, alice):
+def test_it_refuses_an_agent_at_once_when_staff_revoke_its_token_in_the_admin(agent, alice):
     token = RunnerToken.objects.get()
     staff = Client()
     staff.force_login(alice)
@@ -38,7 +38,7 @@ def test_staff_revoke_a_token_in_the_admin_and_the_agent_is_refused_at_once(agen
     assert refused.status_code == 401 and "revoked" in refused.json()["detail"]
 
 
-def test_the_admin_does_not_issue_tokens_without_a_secret(alice):
+def test_it_issues_no_token_without_a_secret_in_the_admin(alice):
     staff = Client()
     staff.force_login(alice)
     # runner_create prints the secret once; an add form would store a token with none.

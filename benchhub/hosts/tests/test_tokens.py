@@ -33,7 +33,7 @@ def test_it_prints_a_working_token_once_and_stores_only_its_hash(db):
     assert token.last_used_at is not None
 
 
-def test_a_revoked_token_is_refused_at_once(agent):
+def test_it_refuses_a_revoked_token_at_once(agent):
     assert upload(agent.token).status_code == 201
     call_command("runner_revoke", "bench-01", stdout=StringIO())
     response = upload(agent.token)
@@ -42,12 +42,12 @@ def test_a_revoked_token_is_refused_at_once(agent):
     assert Run.objects.count() == 1
 
 
-def test_an_expired_token_is_refused(agent):
+def test_it_refuses_an_expired_token(agent):
     RunnerToken.objects.update(expires_at=timezone.now() - timedelta(seconds=1))
     assert upload(agent.token).status_code == 401
 
 
-def test_a_forged_token_with_a_real_prefix_is_refused(agent):
+def test_it_refuses_a_forged_token_with_a_real_prefix(agent):
     kind, prefix, _ = agent.token.split("_", 2)
     assert upload(f"{kind}_{prefix}_{'A' * 43}").status_code == 401
     assert upload("bhr_garbage").status_code == 401

@@ -102,7 +102,9 @@ def test_it_runs_a_queued_job_on_two_provisioned_versions(server, work_dir):
 
 
 @pytest.mark.slow
-def test_a_killed_agent_leads_to_one_rerun_and_one_set_of_results(server, work_dir, settings):
+def test_it_reruns_the_job_of_a_killed_agent_once_and_keeps_one_set_of_results(
+    server, work_dir, settings
+):
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(
         actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1, 2, 4], "duration_s": 3.0}
@@ -130,7 +132,7 @@ def test_a_killed_agent_leads_to_one_rerun_and_one_set_of_results(server, work_d
 
 
 @pytest.mark.slow
-def test_a_run_spooled_while_the_server_is_down_is_delivered_once(server, work_dir):
+def test_it_delivers_once_a_run_spooled_while_the_server_is_down(server, work_dir):
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(
         actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1], "duration_s": 20.0}
@@ -158,7 +160,7 @@ def test_a_run_spooled_while_the_server_is_down_is_delivered_once(server, work_d
 
 
 @pytest.mark.slow
-def test_sigterm_stops_everything_and_gives_the_job_back(server, work_dir):
+def test_it_stops_everything_on_sigterm_and_gives_the_job_back(server, work_dir):
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(
         actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1], "duration_s": 60.0}
@@ -182,7 +184,7 @@ def test_sigterm_stops_everything_and_gives_the_job_back(server, work_dir):
 
 
 @pytest.mark.slow
-def test_the_watchdog_fails_a_job_that_runs_too_long(server, work_dir):
+def test_it_fails_a_job_that_runs_too_long(server, work_dir):
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(
         actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1], "duration_s": 60.0}
@@ -200,7 +202,7 @@ def test_the_watchdog_fails_a_job_that_runs_too_long(server, work_dir):
 
 
 @pytest.mark.slow
-def test_the_polling_agent_takes_jobs_as_they_come_and_stops_on_sigterm(server, work_dir):
+def test_it_polls_for_jobs_as_they_come_and_stops_on_sigterm(server, work_dir):
     _, token = runner_token_create(host_name="e2e-host")
     config = work_dir / "agent.toml"
     config.write_text("poll_interval_s = 1\nheartbeat_interval_s = 1\n")

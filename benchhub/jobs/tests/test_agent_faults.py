@@ -35,7 +35,7 @@ WHERE datname = current_database() AND wait_event_type = 'Lock' AND query LIKE '
 """
 
 
-def test_a_run_whose_upload_the_dying_server_dropped_is_delivered_once(server, work_dir):
+def test_it_delivers_once_a_run_whose_upload_the_dying_server_dropped(server, work_dir):
     """The upload is inside its transaction, waiting for a lock the test holds on the builds
     table, when gunicorn is killed with SIGKILL; the agent keeps the run in its spool and
     delivers it once the server is back: one run, stored once."""
@@ -86,7 +86,7 @@ def small_disk():
         shutil.rmtree(path, ignore_errors=True)
 
 
-def test_a_full_disk_fails_the_job_at_initdb_with_a_clear_message(server, small_disk):
+def test_it_fails_the_job_at_initdb_with_a_clear_message_on_a_full_disk(server, small_disk):
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(actor="test", **{**SMALL_JOB, "versions": ["15"], "clients": [1]})
     env = processes.agent_env(server=server.url, token=token, work_dir=small_disk)

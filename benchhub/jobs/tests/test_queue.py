@@ -76,7 +76,7 @@ def test_it_names_the_bad_field_of_a_job(bob_client, overrides, field):
     assert Job.objects.count() == 0
 
 
-def test_anonymous_users_and_agents_cannot_queue(anon_client, agent):
+def test_it_refuses_to_queue_for_anonymous_users_and_agents(anon_client, agent):
     assert anon_client.post("/api/v1/jobs/", JOB, format="json").status_code in (401, 403)
     assert agent.client.post("/api/v1/jobs/", JOB, format="json").status_code == 403
     assert agent.client.get("/api/v1/jobs/").status_code == 403
@@ -109,7 +109,7 @@ def test_it_matches_jobs_to_hosts_by_name_and_tags(bob_client, agent, other_agen
     assert claim(other_agent).json()["id"] == tagged["id"]
 
 
-def test_an_agent_that_claims_again_gives_up_its_job(bob_client, agent):
+def test_it_takes_the_job_back_from_an_agent_that_claims_again(bob_client, agent):
     first = queue(bob_client)
     assert claim(agent).json()["id"] == first["id"]
     again = claim(agent).json()
@@ -118,7 +118,7 @@ def test_an_agent_that_claims_again_gives_up_its_job(bob_client, agent):
     assert kinds == ["queued", "claimed", "requeued", "claimed"]
 
 
-def test_heartbeats_renew_the_lease_and_carry_progress(bob_client, agent):
+def test_it_renews_the_lease_and_stores_progress_on_a_heartbeat(bob_client, agent):
     job = queue(bob_client)
     claimed = claim(agent).json()
     progress = {"version": "13", "clients": 2, "repeat": 1, "line": "progress: 1.0 s, 812.3 tps"}
@@ -131,7 +131,7 @@ def test_heartbeats_renew_the_lease_and_carry_progress(bob_client, agent):
     assert (seen["state"], seen["progress"]) == ("running", progress)
 
 
-def test_only_the_holder_may_heartbeat(bob_client, agent, other_agent):
+def test_it_takes_heartbeats_only_from_the_holder(bob_client, agent, other_agent):
     job = queue(bob_client)
     claim(agent)
     response = other_agent.client.post(f"/api/v1/jobs/{job['id']}/heartbeat/", {}, format="json")
@@ -139,7 +139,7 @@ def test_only_the_holder_may_heartbeat(bob_client, agent, other_agent):
     assert response.json()["error"] == "lease_lost"
 
 
-def test_a_cancelled_job_tells_its_agent_to_stop(bob_client, agent):
+def test_it_tells_the_agent_of_a_cancelled_job_to_stop(bob_client, agent):
     job = queue(bob_client)
     claim(agent)
     assert bob_client.post(f"/api/v1/jobs/{job['id']}/cancel/").json()["state"] == "cancelled"
@@ -157,7 +157,7 @@ def _upload_for(agent, job, version):
     )
 
 
-def test_done_needs_one_run_per_version(bob_client, agent):
+def test_it_needs_one_run_per_version_before_done(bob_client, agent):
     queue(bob_client)
     job = claim(agent).json()
     finish = {"outcome": "done"}
@@ -169,7 +169,7 @@ def test_done_needs_one_run_per_version(bob_client, agent):
     assert done["state"] == "done" and len(done["runs"]) == 2
 
 
-def test_a_failure_is_stored_with_its_stage(bob_client, agent):
+def test_it_stores_a_failure_with_its_stage(bob_client, agent):
     queue(bob_client)
     job = claim(agent).json()
     body = {"outcome": "failed", "stage": "initdb", "message": "initdb: could not create dir"}
@@ -179,7 +179,7 @@ def test_a_failure_is_stored_with_its_stage(bob_client, agent):
     assert "could not create" in stored.failure_message
 
 
-def test_a_lapsed_lease_requeues_and_discards_the_abandoned_attempt(bob_client, agent):
+def test_it_requeues_a_lapsed_lease_and_discards_the_abandoned_attempt(bob_client, agent):
     queue(bob_client, max_attempts=2)
     job = claim(agent).json()
     assert _upload_for(agent, job, "13.23").status_code == 201
@@ -196,14 +196,14 @@ def test_a_lapsed_lease_requeues_and_discards_the_abandoned_attempt(bob_client, 
     assert Job.objects.get(pk=job["id"]).state == "expired"
 
 
-def test_a_live_lease_is_left_alone(bob_client, agent):
+def test_it_leaves_a_live_lease_alone(bob_client, agent):
     queue(bob_client)
     claim(agent)
     assert jobs_expire_leases() == 0
 
 
 @pytest.mark.django_db(transaction=True)
-def test_twenty_agents_claiming_at_once_never_share_a_job():
+def test_it_never_gives_one_job_to_two_of_twenty_agents_claiming_at_once():
     tokens = [runner_token_create(host_name=f"agent-{i:02d}")[0] for i in range(20)]
     for _ in range(12):
         Job.objects.create(versions=["14"], workload=JOB["workload"], clients=[1], duration_s=1)
@@ -234,7 +234,7 @@ def test_twenty_agents_claiming_at_once_never_share_a_job():
     )
 
 
-def test_a_stopping_agent_releases_its_job_back_to_the_queue(bob_client, agent):
+def test_it_queues_again_the_job_a_stopping_agent_releases(bob_client, agent):
     job = queue(bob_client)
     claim(agent)
     response = agent.client.post(

@@ -1,5 +1,8 @@
 """Recurring jobs through Celery beat's database-backed schedules."""
 
+import io
+import json
+
 import pytest
 from django.core.management import CommandError, call_command
 from django_celery_beat.models import PeriodicTask
@@ -38,7 +41,7 @@ def test_it_refuses_a_bad_crontab(bob):
     assert "crontab" in response.json()["fields"]
 
 
-def test_the_command_line_queues_a_job(db, capsys):
+def test_it_queues_a_job_from_the_command_line(db, capsys):
     call_command(
         "job_create",
         "--versions",
@@ -62,7 +65,15 @@ def test_the_command_line_queues_a_job(db, capsys):
     assert job.workload["builtin"] == "select-only"
 
 
-def test_the_command_line_queues_a_catalog_workload(db, capsys):
+def test_it_queues_a_job_read_as_json_from_stdin(db, capsys, monkeypatch):
+    """Found by mypy: `--json -` read a `self.stdin` that commands do not have."""
+    monkeypatch.setattr("sys.stdin", io.StringIO(json.dumps(JOB)))
+    call_command("job_create", "--json", "-")
+    job = Job.objects.get(pk=int(capsys.readouterr().out.strip()))
+    assert job.versions == JOB["versions"] and job.workload["builtin"] == JOB["workload"]["builtin"]
+
+
+def test_it_queues_a_catalog_workload_from_the_command_line(db, capsys):
     call_command(
         "job_create",
         "--versions",

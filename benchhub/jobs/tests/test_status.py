@@ -67,5 +67,5 @@ def test_it_says_which_agents_are_online(db, agent, settings):
     assert hosts[1]["last_seen_at"] is None and hosts[1]["seen_s_ago"] is None
 
 
-def test_agents_cannot_read_the_status(agent):
+def test_it_refuses_the_status_to_agents(agent):
     assert agent.client.get("/api/v1/status/").status_code == 403

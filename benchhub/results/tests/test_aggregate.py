@@ -54,7 +54,7 @@ def test_it_is_idempotent(db):
     )
 
 
-def test_the_sweep_catches_runs_whose_task_never_ran(db):
+def test_it_sweeps_up_runs_whose_task_never_ran(db):
     run = submit(run_payload())
     Run.objects.filter(pk=run.pk).update(created_at=run.created_at.replace(year=2020))
     assert aggregate_pending() == 1

@@ -52,7 +52,7 @@ def snapshot(url: str) -> list[tuple]:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_restored_repository_has_the_same_runs_and_results(agent, tmp_path, scratch_database):
+def test_it_restores_a_repository_with_the_same_runs_and_results(agent, tmp_path, scratch_database):
     for version in ("13.3", "14beta1", "14.0"):
         response = agent.client.post(
             "/api/v1/runs/",
@@ -70,6 +70,6 @@ def test_a_restored_repository_has_the_same_runs_and_results(agent, tmp_path, sc
     assert snapshot(scratch_database) == original
 
 
-def test_restoring_a_missing_file_fails_clearly(tmp_path, db):
+def test_it_fails_clearly_to_restore_a_missing_file(tmp_path, db):
     done = backup("restore", tmp_path / "nope.dump", current_database_url())
     assert done.returncode == 1 and "no backup file" in done.stderr

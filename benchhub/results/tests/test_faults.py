@@ -47,7 +47,7 @@ def wait_for(predicate, *, timeout_s: float, what: str) -> None:
     raise AssertionError(f"timed out waiting for {what}")
 
 
-def test_uploads_keep_landing_while_redis_is_down_and_are_analysed_when_it_is_back(
+def test_it_stores_uploads_while_redis_is_down_and_analyses_them_when_it_is_back(
     transactional_db,
 ):
     redis = PrivateRedis().start()

@@ -117,7 +117,7 @@ def test_it_imports_a_folder_as_one_run_with_a_result_per_level(live_server, bob
     assert all(r["progress"] for r in results)
 
 
-def test_files_of_different_workloads_are_refused_by_name(db):
+def test_it_refuses_files_of_different_workloads_by_name(db):
     select_only = FIXTURES / "pg15-select-only-P1-r-T3.txt"
     tpcb = FIXTURES / "pg15-tpcb-like-t50.txt"
     done = runner(
@@ -138,7 +138,7 @@ def test_files_of_different_workloads_are_refused_by_name(db):
     assert str(tpcb) in done.stderr and "Traceback" not in done.stderr
 
 
-def test_text_that_is_not_pgbench_output_is_refused_by_name(tmp_path, db):
+def test_it_refuses_text_that_is_not_pgbench_output_by_name(tmp_path, db):
     notes = tmp_path / "notes.txt"
     notes.write_text("we ran pgbench yesterday and it was fast\n")
     done = runner(

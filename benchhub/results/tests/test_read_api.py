@@ -70,13 +70,13 @@ def test_it_returns_results_and_progress_as_stored(agent, anon_client):
     assert full[0]["raw_output"] == payload["results"][0]["raw_output"]
 
 
-def test_an_unknown_run_is_404(anon_client, db):
+def test_it_answers_404_for_an_unknown_run(anon_client, db):
     response = anon_client.get("/api/v1/runs/00000000-0000-0000-0000-000000000000/")
     assert response.status_code == 404
     assert response.json()["error"] == "not_found"
 
 
-def test_builds_are_listed_in_version_order(agent, anon_client):
+def test_it_lists_builds_in_version_order(agent, anon_client):
     for version in ("14.1", "9.6.0", "14beta1", "13.3", "14.0", "10.1", "9.5.4"):
         upload(agent, version=version)
     versions = [b["version"] for b in anon_client.get("/api/v1/builds/").json()]

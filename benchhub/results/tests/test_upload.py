@@ -189,7 +189,7 @@ def test_it_refuses_anonymous_uploads(anon_client, db):
     assert Run.objects.count() == 0
 
 
-def test_a_failure_in_the_middle_of_the_write_stores_nothing(db):
+def test_it_stores_nothing_on_a_failure_in_the_middle_of_the_write(db):
     """The database refuses the last result after the host, build, run and first results were
     written: the whole upload rolls back."""
     from django.db import IntegrityError

@@ -101,7 +101,7 @@ def late_progress_type_error(data: dict) -> None:
 @pytest.mark.parametrize(
     "spoil", [late_stream_violation, late_progress_violation, late_progress_type_error]
 )
-def test_a_database_failure_on_a_late_row_rolls_the_whole_upload_back(db, spoil):
+def test_it_rolls_the_whole_upload_back_on_a_database_failure_at_a_late_row(db, spoil):
     """The serializer passed it; the database refuses a row near the end of the write, after the
     host, build, configuration, workload, run and results were inserted."""
     payload = with_streams(run_payload(version="16.1", host="fresh-host", repeats=3))

@@ -70,12 +70,12 @@ def test_it_tags_marks_and_logs(bob_client, run_uuid):
     assert detail.status_code == 200
 
 
-def test_a_mark_request_must_ask_for_something(bob_client, run_uuid):
+def test_it_refuses_a_mark_request_that_asks_for_nothing(bob_client, run_uuid):
     response = bob_client.post(f"/api/v1/runs/{run_uuid}/marks/", {}, format="json")
     assert response.status_code == 400
 
 
-def test_the_admin_lists_every_review_model(client, alice, bob_client, run_uuid):
+def test_it_lists_every_review_model_in_the_admin(client, alice, bob_client, run_uuid):
     bob_client.post(f"/api/v1/runs/{run_uuid}/comments/", {"body": "x"}, format="json")
     bob_client.post(f"/api/v1/runs/{run_uuid}/tags/", {"name": "x"}, format="json")
     client.force_login(alice)

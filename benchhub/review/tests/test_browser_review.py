@@ -33,7 +33,7 @@ def _sign_in(page, base: str, next_url: str) -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_hostile_comment_shows_as_text_and_never_runs(live_server, page, agent, bob):
+def test_it_shows_a_hostile_comment_as_text_and_never_runs_it(live_server, page, agent, bob):
     run_uuid = _upload(agent, version="15.4")
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
@@ -58,7 +58,7 @@ def test_a_hostile_comment_shows_as_text_and_never_runs(live_server, page, agent
 
 
 @pytest.mark.django_db(transaction=True)
-def test_the_run_diff_and_review_pages_render_in_chromium(live_server, page, agent, bob):
+def test_it_renders_the_run_diff_and_review_pages_in_chromium(live_server, page, agent, bob):
     a = _upload(agent, version="15.4")
     b = _upload(
         agent,

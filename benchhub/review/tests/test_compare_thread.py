@@ -8,7 +8,7 @@ from benchhub.review.models import Comment
 from benchhub.testing.payloads import run_payload
 
 
-def test_a_comment_on_a_comparison_shows_on_its_page(client, bob, agent):
+def test_it_shows_a_comment_on_a_comparison_on_its_page(client, bob, agent):
     for version in ("13.3", "14.0"):
         payload = run_payload(version=version)
         agent.client.post(

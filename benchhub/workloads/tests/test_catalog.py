@@ -69,7 +69,7 @@ def test_it_expands_every_entry_into_a_valid_definition(entry_id, published):
     assert expansion.job["clients"] and expansion.job["duration_s"] >= 10
 
 
-def test_two_sizes_are_two_definitions():
+def test_it_makes_two_sizes_two_definitions():
     small = catalog_expand(entry_id="e1-pk-lookup").workload
     published = catalog_expand(entry_id="e1-pk-lookup", published=True).workload
     assert small["params"] == {"rows": 100000} and published["params"] == {"rows": 100000000}
@@ -79,7 +79,7 @@ def test_two_sizes_are_two_definitions():
     )
 
 
-def test_the_scripts_convert_to_setrandom_for_old_pgbench():
+def test_it_converts_the_scripts_to_setrandom_for_old_pgbench():
     body = catalog_expand(entry_id="e1-pk-update", params={"rows": 500}).workload["scripts"][0]
     old = script_for_client(body["body"], (9, 5))
     assert old.startswith("\\setrandom id 1 500\n") and "UPDATE tbl" in old
@@ -91,7 +91,7 @@ def test_the_scripts_convert_to_setrandom_for_old_pgbench():
 
 
 @pytest.mark.parametrize("entry_id", IDS)
-def test_every_script_uses_set_random_only_in_a_form_the_agent_converts(entry_id):
+def test_it_writes_set_random_only_in_a_form_the_agent_converts(entry_id):
     for body in _bodies(catalog_expand(entry_id=entry_id).workload):
         for line in body.splitlines():
             if line.startswith("\\"):
@@ -118,7 +118,7 @@ def test_it_names_the_bad_param(entry_id, params, path):
     assert list(errors) == [path]
 
 
-def test_per_table_entries_use_every_placeholder_the_agent_fills():
+def test_it_uses_every_placeholder_the_agent_fills_in_per_table_entries():
     workload = catalog_expand(entry_id="e1-batch-insert-per-table", params={"batch": 7}).workload
     assert "{max_clients}" in workload["setup"][0]
     assert "{clients}" in workload["level_setup"][0]
@@ -139,7 +139,7 @@ def test_it_expands_a_job_request_with_defaults_and_keeps_given_fields():
     assert (request["duration_s"], request["scale"], request["clients"]) == (5, 10, [2, 4, 8, 16])
 
 
-def test_a_job_scale_is_the_scale_param():
+def test_it_takes_a_jobs_scale_from_the_scale_param():
     request = catalog_job_request({"workload": {"catalog": "select-only"}, "scale": 7})
     assert request["workload"]["params"] == {"scale": 7} and request["scale"] == 7
     errors = _errors(
@@ -150,7 +150,7 @@ def test_a_job_scale_is_the_scale_param():
     assert list(errors) == ["scale"]
 
 
-def test_job_request_errors_are_under_workload():
+def test_it_puts_job_request_errors_under_workload():
     assert list(_errors(lambda: catalog_job_request({"workload": {"catalog": "x"}}))) == [
         "workload.catalog"
     ]

@@ -57,7 +57,7 @@ def test_it_queues_a_catalog_job_with_the_entry_defaults(bob_client):
     assert job.clients == [2, 4, 8, 16] and job.config_overrides == {"synchronous_commit": "off"}
 
 
-def test_the_request_overrides_defaults_and_params(bob_client):
+def test_it_lets_the_request_override_defaults_and_params(bob_client):
     response = bob_client.post(
         "/api/v1/jobs/",
         {
@@ -95,7 +95,7 @@ def test_it_names_the_bad_catalog_field(bob_client, workload, field):
     assert Job.objects.count() == 0
 
 
-def test_a_schedule_template_may_name_a_catalog_entry(bob_client):
+def test_it_accepts_a_schedule_template_that_names_a_catalog_entry(bob_client):
     response = bob_client.post(
         "/api/v1/schedules/",
         {

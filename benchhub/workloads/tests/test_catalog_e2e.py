@@ -118,7 +118,7 @@ def test_it_runs_every_catalog_workload_and_stores_its_results(client, work_dir,
 
 
 @pytest.mark.django_db
-def test_idle_connections_are_held_while_select_only_is_measured(client, work_dir):
+def test_it_holds_idle_connections_while_select_only_is_measured(client, work_dir):
     job = tiny_job("e2-idle-connections")
     run = run_and_upload(client, job, work_dir)
 
@@ -130,7 +130,7 @@ def test_idle_connections_are_held_while_select_only_is_measured(client, work_di
 
 
 @pytest.mark.django_db
-def test_write_and_consume_streams_report_rows_per_second(client, work_dir):
+def test_it_reports_rows_per_second_of_write_and_consume_streams(client, work_dir):
     run = run_and_upload(client, tiny_job("e4-write-consume"), work_dir)
 
     streams = {s.name: s for s in StreamResult.objects.filter(result__run=run)}
@@ -142,7 +142,7 @@ def test_write_and_consume_streams_report_rows_per_second(client, work_dir):
 
 
 @pytest.mark.django_db
-def test_e5_runs_each_level_with_its_own_threads(client, work_dir):
+def test_it_runs_each_e5_level_with_its_own_threads(client, work_dir):
     job = tiny_job("e5-read-only")
     run = run_and_upload(client, job, work_dir)
 

@@ -1,6 +1,7 @@
 """`manage.py job_create`: queue a job from the command line (the API's JSON, or flags)."""
 
 import json
+import sys
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -59,7 +60,7 @@ class Command(BaseCommand):
 
     def _body(self, options: dict[str, Any]) -> dict[str, Any]:
         if options["json"]:
-            source = self.stdin if options["json"] == "-" else open(options["json"])
+            source = sys.stdin if options["json"] == "-" else open(options["json"])
             with source:
                 return json.load(source)
         overrides = dict(item.split("=", 1) for item in options["set"] if "=" in item)

@@ -6,6 +6,7 @@ in: a run uploaded by bench-01, job A pinned to bench-01 and held by its agent, 
 bench-01, a schedule, and a personal token of bob.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
@@ -61,7 +62,7 @@ def world(alice, bob, agent, other_agent) -> World:
     run = run_payload()
     assert agent.client.post("/api/v1/runs/", run, format="json").status_code == 201
     job_a = _job("bench-01")
-    _, prefix = token_split(agent.token)
+    prefix = token_split(agent.token)[1]
     assert job_claim(token=RunnerToken.objects.get(prefix=prefix)).pk == job_a.pk
     job_b = _job("bench-01")
     _, revoked = runner_token_create(host_name="bench-01", token_name="old")
@@ -90,7 +91,7 @@ def _upload(source: str, host: str = "bench-01") -> dict:
 # (name, method, path template, body) -> expected status per caller, in CALLERS order.
 # Reading is open (public instance) except the queue, which agents do not read at all: an agent
 # learns its job from the claim, and cannot list or read any job, its host's or another's.
-MATRIX = [
+MATRIX: list[tuple[str, str, str, Callable[[], dict] | None, list[int]]] = [
     ("run list", "get", "/api/v1/runs/", None, [200, 200, 200, 200, 200, 401, 401]),
     ("run detail", "get", "/api/v1/runs/{run}/", None, [200, 200, 200, 200, 200, 401, 401]),
     ("run results", "get", "/api/v1/runs/{run}/results/", None, [200] * 5 + [401, 401]),
@@ -166,7 +167,7 @@ def test_it_lets_each_caller_do_only_its_part(world, caller):
     assert wrong == []
 
 
-def test_an_agent_cannot_upload_into_a_job_of_another_host(world, other_agent):
+def test_it_refuses_an_agent_upload_into_a_job_of_another_host(world, other_agent):
     job = Job.objects.get(pk=world.job_a)
     payload = run_payload(host="bench-02", job={"id": job.pk, "attempt": job.attempt})
     response = other_agent.client.post("/api/v1/runs/", data=payload, format="json")
@@ -174,7 +175,7 @@ def test_an_agent_cannot_upload_into_a_job_of_another_host(world, other_agent):
     assert not Run.objects.filter(uuid=payload["run_uuid"]).exists()
 
 
-def test_a_person_cannot_upload_into_a_job(world):
+def test_it_refuses_a_person_upload_into_a_job(world):
     job = Job.objects.get(pk=world.job_a)
     payload = run_payload(source="import", job={"id": job.pk, "attempt": job.attempt})
     response = world.clients["alice"].post("/api/v1/runs/", data=payload, format="json")
@@ -182,7 +183,7 @@ def test_a_person_cannot_upload_into_a_job(world):
     assert not Run.objects.filter(uuid=payload["run_uuid"]).exists()
 
 
-def test_refused_calls_change_nothing(world):
+def test_it_changes_nothing_on_a_refused_call(world):
     job = Job.objects.get(pk=world.job_a)
     before = (job.state, job.claimed_by_id, job.lease_expires_at, job.progress)
     bench02 = world.clients["bench02"]

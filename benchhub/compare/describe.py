@@ -1,0 +1,108 @@
+"""How compared runs are told to people: their labels, their hardware, length and workload in
+words, and what differs between them besides the version (the differences banner of the Compare
+and Experiment pages, the API's "differences"). Pure code over runs already read: no queries.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from benchhub.configs.hashing import settings_diff
+from benchhub.results.models import Run
+
+if TYPE_CHECKING:
+    from benchhub.compare.selectors import Series
+
+
+@dataclass
+class Difference:
+    """Something other than the version that is not the same in every compared run.
+
+    `values` is (series label, value) per series; `details` holds finer lines, e.g. each
+    setting that differs from the baseline's configuration.
+    """
+
+    name: str
+    values: list[tuple[str, str]]
+    details: list[str] = field(default_factory=list)
+
+
+def series_labels(runs: list[Run]) -> list[str]:
+    """Each run's label: its version, with the run's short UUID when the version repeats."""
+    versions = [run.build.version for run in runs]
+    return [
+        f"{run.build.version} ({str(run.uuid)[:8]})"
+        if versions.count(run.build.version) > 1
+        else run.build.version
+        for run in runs
+    ]
+
+
+def hardware_text(run: Run) -> str:
+    """The CPU, cores, threads and memory of the host the run was measured on."""
+    facts = run.host_facts
+    parts = [facts.cpu_model or "unknown CPU"]
+    if facts.cores:
+        parts.append(f"{facts.cores} cores")
+    if facts.threads:
+        parts.append(f"{facts.threads} threads")
+    if facts.memory_bytes:
+        parts.append(f"{facts.memory_bytes / 2**30:.0f} GiB")
+    return ", ".join(parts)
+
+
+def length_text(run: Run) -> str:
+    """How long each pgbench ran: seconds, or transactions per client."""
+    if run.duration_s:
+        return f"{run.duration_s:g} s"
+    if run.transactions_per_client:
+        return f"{run.transactions_per_client} transactions per client"
+    return "unknown"
+
+
+def workload_text(run: Run) -> str:
+    """The workload's name, protocol, options and the short hash of its definition."""
+    workload = run.workload
+    text = f"{workload.name}, {workload.query_mode} protocol"
+    if workload.options:
+        text += " " + " ".join(workload.options)
+    return f"{text} [{workload.definition_hash[:8]}]"
+
+
+# What may differ between compared runs, other than the version: (name, value of a run).
+ASPECTS: list[tuple[str, Any]] = [
+    ("host", lambda r, s: r.host.name),
+    ("hardware", lambda r, s: f"{hardware_text(r)} [{r.host_facts.fingerprint[:8]}]"),
+    ("kernel / OS", lambda r, s: f"{r.host_facts.kernel} / {r.host_facts.os}"),
+    ("configuration", lambda r, s: r.config.hash[:12]),
+    ("scale", lambda r, s: str(r.scale or "unknown")),
+    ("duration", lambda r, s: length_text(r)),
+    ("pgbench client", lambda r, s: r.pgbench_version or "unknown"),
+    ("workload", lambda r, s: workload_text(r)),
+    ("threads", lambda r, s: ", ".join(map(str, s.threads)) or "unknown"),
+    ("source", lambda r, s: r.source),
+]
+
+
+def differences(series: list[Series]) -> list[Difference]:
+    """Every aspect in ASPECTS whose value is not the same for all series; for the
+    configuration, each setting that differs from the baseline's."""
+    found = []
+    for name, value_of in ASPECTS:
+        values = [(s.label, value_of(s.run, s)) for s in series]
+        if len({v for _, v in values}) < 2:
+            continue
+        details = []
+        if name == "configuration":
+            base = series[0]
+            for other in series[1:]:
+                for setting, a, b in settings_diff(
+                    base.run.config.settings, other.run.config.settings
+                ):
+                    details.append(
+                        f"{other.label}: {setting} = {b if b is not None else '(default)'} "
+                        f"(baseline {base.label}: {a if a is not None else '(default)'})"
+                    )
+        found.append(Difference(name=name, values=values, details=details))
+    return found

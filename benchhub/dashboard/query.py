@@ -1,0 +1,78 @@
+"""Reading the pages' request parameters, so that `?invalid=1`, `?level=8` or `?versions=13,14`
+mean the same on every page. Views parse through these and nothing else.
+
+SignedInRequest types the request of a view behind login_required: its user is a person.
+
+A parameter that must be valid raises ApplicationError naming it (`field`); the view shows the
+message next to that field.
+"""
+
+import uuid
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import HttpRequest, QueryDict
+
+from benchhub.errors import ApplicationError
+
+TRUE = ("1", "true", "on", "yes")
+
+
+class SignedInRequest(HttpRequest):
+    user: User
+
+
+def flag(value: Any) -> bool:
+    """A checkbox or `?name=1`: on for 1, true, on, yes (any case); off otherwise."""
+    return str(value).lower() in TRUE
+
+
+def flag_or_none(value: str | None) -> bool | None:
+    """A flag that may be left out: None when absent, so "leave as it is" differs from "off"."""
+    return None if value is None else flag(value)
+
+
+def level(query: QueryDict) -> int | None:
+    """`?level=n`, the client level a page shows in detail; None when absent or not a number."""
+    try:
+        return int(query.get("level", ""))
+    except ValueError:
+        return None
+
+
+def versions(query: QueryDict) -> list[str]:
+    """`?versions=a,b` or repeated `?versions=a&versions=b` (checkboxes), in order, each once."""
+    found: list[str] = []
+    for value in query.getlist("versions"):
+        for part in value.split(","):
+            if part.strip() and part.strip() not in found:
+                found.append(part.strip())
+    return found
+
+
+def required(query: QueryDict, name: str) -> str:
+    value = (query.get(name) or "").strip()
+    if not value:
+        raise ApplicationError("invalid", f"{name} is required.", field=name)
+    return value
+
+
+def clients(query: QueryDict) -> int:
+    """`?clients=n`, a client level: a whole number, at least 1."""
+    try:
+        value = int(query.get("clients", ""))
+    except ValueError:
+        raise ApplicationError(
+            "invalid", "clients must be a whole number of clients.", field="clients"
+        ) from None
+    if value < 1:
+        raise ApplicationError("invalid", "clients must be at least 1.", field="clients")
+    return value
+
+
+def run_uuid(value: str | None) -> uuid.UUID | None:
+    """A run's UUID as typed into a form; None for anything else."""
+    try:
+        return uuid.UUID((value or "").strip())
+    except ValueError:
+        return None
