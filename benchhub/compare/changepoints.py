@@ -7,10 +7,10 @@ E-Divisive over sliding windows proposes candidates, then a Student's t test bet
 segments either side of each keeps those below `max_p`, merging the weakest away first. It is
 deterministic (no permutation test).
 
-Cost is bounded by looking at the `recent` last values only (docs/statistics.md has the
-figures: a few milliseconds for 200 values). We keep a stricter p than Otava's default
-(1e-4 against 1e-3): on simulated series of 200 points its default raises about one false alarm
-per 1,000 flat points, ours a few per 100,000, for the same recall from twice the noise.
+Cost is bounded by looking at the `recent` last values only: about 10 ms for 200 values
+(docs/statistics.md has the figures). We keep a stricter p than Otava's default (1e-4 against
+1e-3): on simulated series of 200 points with 1% noise, its default raised 0.87 false alarms
+per 1,000 flat points and ours 0.02, with the same recall from twice the noise.
 """
 
 from __future__ import annotations
