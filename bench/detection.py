@@ -37,7 +37,7 @@ Detector = Callable[[np.ndarray], list[int]]
 
 def otava(max_p: float) -> Detector:
     def detect(values: np.ndarray) -> list[int]:
-        return [p.index for p in change_points(values=values.tolist(), max_p=max_p)]
+        return [p.index for p in change_points(values=values, max_p=max_p)]
 
     return detect
 

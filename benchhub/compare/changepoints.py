@@ -19,6 +19,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+import numpy as np
 from otava.analysis import compute_change_points
 
 MAX_P = 1e-4
@@ -47,7 +48,7 @@ class ChangePoint:
 
 def change_points(
     *,
-    values: Sequence[float],
+    values: Sequence[float] | np.ndarray,
     recent: int = RECENT,
     max_p: float = MAX_P,
     min_change: float = 0.0,

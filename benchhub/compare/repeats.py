@@ -64,7 +64,7 @@ class Repeat:
 def run_mean(
     *,
     overall: float | None,
-    samples: Sequence[float] = (),
+    samples: Sequence[float] | np.ndarray = (),
     seed: int = 0,
     replicates: int = WITHIN_REPLICATES,
 ) -> RunMean:
@@ -108,9 +108,9 @@ def block_length(values: np.ndarray) -> int:
 def repeat(
     *,
     tps: float | None,
-    tps_samples: Sequence[float] = (),
+    tps_samples: Sequence[float] | np.ndarray = (),
     latency_ms: float | None = None,
-    latency_samples: Sequence[float] = (),
+    latency_samples: Sequence[float] | np.ndarray = (),
     seed: int = 0,
 ) -> Repeat:
     """A Repeat from what pgbench reports: overall tps and latency (ms), and the per-second
