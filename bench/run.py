@@ -1,6 +1,7 @@
 """`make bench`: measure BenchHub against its floors and targets; print a table, write JSON.
 
-    python -m bench.run [--quick] [--results N] [--sections ingest,compare,queue,agent]
+    python -m bench.run [--quick] [--results N]
+                        [--sections ingest,compare,queue,agent,statistics]
                         [--database NAME] [--output bench/results.json]
 
 Needs DATABASE_URL (only its server is used: the bench works in its own database, default
@@ -20,7 +21,7 @@ from pathlib import Path
 from bench import env
 from bench.figures import Figure, machine, table, write_results
 
-SECTIONS = ("ingest", "compare", "queue", "agent")
+SECTIONS = ("ingest", "compare", "queue", "agent", "statistics")
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -71,7 +72,20 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
         if "agent" in wanted:
             agent = AgentOptions.quick() if args.quick else AgentOptions()
             figures += _section("agent", lambda: agent_bench(server=web.url, options=agent))
+    if "statistics" in wanted:
+        figures += _section("statistics", lambda: _statistics(quick=args.quick))
     return figures
+
+
+def _statistics(*, quick: bool) -> list[Figure]:
+    """Interval coverage and change-point detection on simulated data (docs/statistics.md);
+    pure computation, no server. Their full tables go to stderr."""
+    from bench import coverage, detection
+
+    rows = coverage.coverage_bench(trials=20 if quick else 1000, jobs=os.cpu_count() or 1)
+    found = detection.detection_bench(series=20 if quick else 500)
+    print(coverage.table(rows), detection.table(found), sep="\n\n", file=sys.stderr)
+    return coverage.figures(rows) + detection.figures(found)
 
 
 def _section(name: str, measure) -> list[Figure]:

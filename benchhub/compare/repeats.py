@@ -1,0 +1,126 @@
+"""What one pgbench repeat contributes to a verdict: its mean, and how precisely its per-second
+samples pin that mean down. Pure code (numpy, arch), no Django.
+
+A repeat's value is the mean of its steady-state per-second progress samples (`-P 1`, after the
+warm-up the caller cut off), or pgbench's overall figure when it has too few samples. The
+within-run standard error of that mean comes from a circular block bootstrap of the samples
+(arch), with the block length chosen by Politis and White's method (arch's
+`optimal_block_length`): neighbouring seconds of a pgbench run are correlated (checkpoints,
+autovacuum, the OS page cache), so resampling single seconds would understate it.
+
+The within-run error depends on one result only, so it can be computed once per result and
+stored; `verdicts.level_verdict` takes the finished `RunMean`s.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from arch.bootstrap import CircularBlockBootstrap, optimal_block_length
+
+# Fewer steady-state seconds than this do not make a mean worth preferring to pgbench's own
+# overall figure, nor a block bootstrap worth running.
+MIN_SECONDS = 10
+WITHIN_REPLICATES = 200
+
+
+@dataclass(frozen=True)
+class RunMean:
+    """One repeat's value of one metric (tps, or latency in ms).
+
+    `value` is the mean of `seconds` steady-state samples, or pgbench's overall figure when
+    `seconds` is 0; `within_se` is the standard error of `value` from the per-second samples
+    alone (0 without samples); `block` the bootstrap's block length in seconds.
+    """
+
+    value: float
+    within_se: float = 0.0
+    seconds: int = 0
+    block: int = 0
+
+    def __post_init__(self) -> None:
+        if not (math.isfinite(self.value) and self.value > 0):
+            raise ValueError(f"a repeat's value must be a positive number, got {self.value!r}")
+        if not (math.isfinite(self.within_se) and self.within_se >= 0):
+            raise ValueError(f"within_se must be a number >= 0, got {self.within_se!r}")
+
+    @property
+    def log_within_var(self) -> float:
+        """Variance of log(value) from within the run (delta method)."""
+        return (self.within_se / self.value) ** 2
+
+
+@dataclass(frozen=True)
+class Repeat:
+    """One repeat at one client level: its tps and, when known, its mean latency."""
+
+    tps: RunMean
+    latency: RunMean | None = None
+
+
+def run_mean(
+    *,
+    overall: float | None,
+    samples: Sequence[float] | np.ndarray = (),
+    seed: int = 0,
+    replicates: int = WITHIN_REPLICATES,
+) -> RunMean:
+    """The RunMean of one repeat from its steady-state per-second `samples` (same unit as
+    `overall`), falling back to `overall` (pgbench's figure for the whole run) when there are
+    fewer than MIN_SECONDS samples. Deterministic for a given seed.
+
+    Raises ValueError for a non-finite sample, or when neither gives a positive value.
+    """
+    values = np.asarray(samples, dtype=float)
+    if values.size and not np.all(np.isfinite(values)):
+        raise ValueError("per-second samples must be finite numbers")
+    if values.size < MIN_SECONDS:
+        if overall is None:
+            raise ValueError(f"need pgbench's overall figure or {MIN_SECONDS} per-second samples")
+        return RunMean(value=float(overall))
+    mean = float(values.mean())
+    if np.ptp(values) == 0:
+        return RunMean(value=mean, seconds=int(values.size), block=1)
+    block = block_length(values)
+    bootstrap = CircularBlockBootstrap(block, values, seed=np.random.default_rng(seed))
+    means = bootstrap.apply(np.mean, replicates)
+    return RunMean(
+        value=mean,
+        within_se=float(np.std(means, ddof=1)),
+        seconds=int(values.size),
+        block=block,
+    )
+
+
+def block_length(values: np.ndarray) -> int:
+    """Politis-White block length for a circular block bootstrap of the mean, in samples,
+    rounded up and kept between 1 and a third of the series (a longer block leaves too few
+    blocks to resample)."""
+    estimate = float(optimal_block_length(values)["circular"].iloc[0])
+    if not math.isfinite(estimate):
+        estimate = 1.0
+    return max(1, min(math.ceil(estimate), values.size // 3))
+
+
+def repeat(
+    *,
+    tps: float | None,
+    tps_samples: Sequence[float] | np.ndarray = (),
+    latency_ms: float | None = None,
+    latency_samples: Sequence[float] | np.ndarray = (),
+    seed: int = 0,
+) -> Repeat:
+    """A Repeat from what pgbench reports: overall tps and latency (ms), and the per-second
+    samples of the steady-state window. Latency is left out when neither is given."""
+    has_latency = latency_ms is not None or len(latency_samples) >= MIN_SECONDS
+    return Repeat(
+        tps=run_mean(overall=tps, samples=tps_samples, seed=seed),
+        latency=(
+            run_mean(overall=latency_ms, samples=latency_samples, seed=seed + 1)
+            if has_latency
+            else None
+        ),
+    )

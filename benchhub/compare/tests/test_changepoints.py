@@ -1,0 +1,48 @@
+import numpy as np
+import pytest
+
+from benchhub.compare.changepoints import change_points
+
+
+def series(seed: int, *, points: int, step_at: int | None = None, step: float = 0.0) -> list[float]:
+    """Run results around 1000 tps with 1% noise, stepping by `step` (0.1 = +10%)."""
+    values = 1000 * (1 + 0.01 * np.random.default_rng(seed).standard_normal(points))
+    if step_at is not None:
+        values[step_at:] *= 1 + step
+    return values.tolist()
+
+
+def test_it_finds_a_step_at_the_right_index():
+    found = change_points(values=series(1, points=100, step_at=60, step=-0.1))
+    assert len(found) == 1
+    point = found[0]
+    assert point.index == 60
+    assert point.before == pytest.approx(1000, rel=0.01)
+    assert point.after == pytest.approx(900, rel=0.01)
+    assert point.change == pytest.approx(-0.1, abs=0.01)
+    assert point.p_value < 1e-6
+
+
+def test_it_finds_nothing_in_a_flat_series():
+    assert change_points(values=series(2, points=200)) == []
+
+
+def test_it_looks_at_the_recent_values_only_and_counts_indexes_in_the_whole_series():
+    values = series(3, points=500, step_at=100, step=0.2)
+    values[450:] = [v * 0.9 for v in values[450:]]
+    found = change_points(values=values, recent=200)
+    assert [p.index for p in found] == [450]
+
+
+def test_it_drops_changes_smaller_than_asked():
+    values = series(4, points=120, step_at=60, step=0.05)
+    assert [p.index for p in change_points(values=values)] == [60]
+    assert change_points(values=values, min_change=0.1) == []
+
+
+def test_it_needs_a_few_values_and_finite_ones():
+    assert change_points(values=[1000.0, 2000.0]) == []
+    with pytest.raises(ValueError):
+        change_points(values=[1000.0] * 10 + [float("nan")])
+    with pytest.raises(ValueError):
+        change_points(values=[1000.0] * 10, recent=3)

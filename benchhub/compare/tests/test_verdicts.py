@@ -1,0 +1,219 @@
+import math
+
+import numpy as np
+import pytest
+from scipy.stats import ttest_ind
+
+from benchhub.compare.noise import HostNoise
+from benchhub.compare.repeats import Repeat, RunMean, repeat
+from benchhub.compare.verdicts import History, Verdict, curve_verdict, level_verdict
+
+
+def runs(*tps: float, within_se: float = 0.0, latency_ms: float | None = None) -> list[Repeat]:
+    latency = RunMean(value=latency_ms) if latency_ms else None
+    return [Repeat(tps=RunMean(value=v, within_se=within_se), latency=latency) for v in tps]
+
+
+def simulated(seed: int, *, tps: float, count: int, run_cv: float = 0.02) -> list[Repeat]:
+    """Repeats of 60 steady-state seconds: a run-to-run effect, then AR(1) seconds."""
+    rng = np.random.default_rng(seed)
+    made = []
+    for i in range(count):
+        level = tps * math.exp(rng.normal(0, run_cv))
+        seconds = np.empty(60)
+        seconds[0] = rng.normal(0, 0.03)
+        for s in range(1, 60):
+            seconds[s] = 0.7 * seconds[s - 1] + rng.normal(0, 0.03 * math.sqrt(1 - 0.49))
+        samples = level * (1 + seconds)
+        made.append(repeat(tps=float(samples.mean()), tps_samples=samples, seed=seed * 10 + i))
+    return made
+
+
+def test_it_calls_a_clear_ten_percent_gain_over_five_repeats_faster():
+    verdict = level_verdict(
+        baseline=simulated(1, tps=1000, count=5), other=simulated(2, tps=1100, count=5)
+    )
+    assert verdict.verdict is Verdict.FASTER
+    assert verdict.tps.low > 1.0 and verdict.tps.low < 1.10 < verdict.tps.high
+    assert "Faster" in verdict.description
+
+
+def test_it_calls_a_clear_ten_percent_loss_over_five_repeats_slower():
+    verdict = level_verdict(
+        baseline=simulated(3, tps=1000, count=5), other=simulated(4, tps=900, count=5)
+    )
+    assert verdict.verdict is Verdict.SLOWER
+    assert verdict.tps.high < 1.0
+
+
+def test_it_computes_the_interval_as_a_pooled_t_test_on_log_tps():
+    base, other = [1000.0, 1030.0, 985.0, 1010.0], [1080.0, 1050.0, 1100.0, 1060.0]
+    verdict = level_verdict(baseline=runs(*base), other=runs(*other))
+    independent = ttest_ind(np.log(other), np.log(base), equal_var=True)
+    low, high = independent.confidence_interval(0.95)
+    assert verdict.tps.value == pytest.approx(math.exp(np.log(other).mean() - np.log(base).mean()))
+    assert (verdict.tps.low, verdict.tps.high) == pytest.approx((math.exp(low), math.exp(high)))
+    assert verdict.p_difference == pytest.approx(independent.pvalue)
+    assert verdict.tps.dof == 6
+
+
+def test_it_never_calls_identical_runs_faster_or_slower():
+    same = simulated(5, tps=1000, count=5)
+    verdict = level_verdict(baseline=same, other=same)
+    assert verdict.tps.value == pytest.approx(1.0)
+    assert verdict.verdict in (Verdict.SAME, Verdict.INCONCLUSIVE)
+
+
+def test_it_rarely_calls_a_version_against_itself_different():
+    verdicts = [
+        level_verdict(
+            baseline=simulated(100 + i, tps=1000, count=3),
+            other=simulated(200 + i, tps=1000, count=3),
+        ).verdict
+        for i in range(40)
+    ]
+    # A 95% interval misses 1 in 20 by design: 2 of 40 expected.
+    assert sum(v in (Verdict.FASTER, Verdict.SLOWER) for v in verdicts) <= 4
+
+
+def test_it_calls_a_tiny_difference_between_quiet_runs_the_same():
+    verdict = level_verdict(
+        baseline=runs(1000.0, 1001.0, 999.0, 1000.5, 999.5),
+        other=runs(1005.0, 1006.0, 1004.0, 1005.5, 1004.5),
+    )
+    assert verdict.verdict is Verdict.SAME
+    assert 0.98 < verdict.tps.low and verdict.tps.high < 1.02
+    assert verdict.p_same < 0.05
+
+
+@pytest.mark.parametrize("gain", [1.03, 1.5])
+def test_it_never_judges_one_repeat_a_side_without_the_host_history(gain):
+    verdict = level_verdict(
+        baseline=runs(1000.0, within_se=1.0), other=runs(1000.0 * gain, within_se=1.0)
+    )
+    assert verdict.verdict is Verdict.INCONCLUSIVE
+    assert verdict.tps.low is None and verdict.p_difference is None
+    assert verdict.tps.value == pytest.approx(gain)
+    assert "unknown" in verdict.description
+
+
+def test_it_judges_one_repeat_a_side_with_the_host_history():
+    noise = HostNoise(cv=0.01, dof=30, groups=10)
+    clear = level_verdict(baseline=runs(1000.0), other=runs(1100.0), tps_noise=noise)
+    close = level_verdict(baseline=runs(1000.0), other=runs(1020.0), tps_noise=noise)
+    assert clear.verdict is Verdict.FASTER and clear.tps.history is History.USED
+    assert clear.tps.dof == 30 and clear.tps.cv == pytest.approx(0.01)
+    assert close.verdict is Verdict.INCONCLUSIVE
+    assert "host's history" in clear.description
+
+
+def test_it_sets_the_history_aside_when_these_runs_vary_far_more():
+    quiet_history = HostNoise(cv=0.002, dof=40, groups=20)
+    verdict = level_verdict(
+        baseline=runs(1000.0, 1100.0, 900.0),
+        other=runs(1150.0, 1050.0, 1250.0),
+        tps_noise=quiet_history,
+    )
+    assert verdict.tps.history is History.SET_ASIDE
+    assert verdict.tps.dof == 4
+    assert verdict.verdict is Verdict.INCONCLUSIVE
+
+
+def test_it_does_not_let_runs_agree_better_than_their_seconds_are_measured():
+    # Three repeats a side that happen to agree exactly, each with 1% within-run noise.
+    verdict = level_verdict(
+        baseline=runs(1000.0, 1000.0, 1000.0, within_se=10.0),
+        other=runs(1015.0, 1015.0, 1015.0, within_se=10.15),
+    )
+    assert verdict.tps.cv == pytest.approx(0.01)
+    assert verdict.tps.low < 1.0
+    assert verdict.verdict is Verdict.INCONCLUSIVE
+
+
+def test_it_adds_the_rank_test_and_effect_size_from_four_repeats_a_side():
+    three = level_verdict(baseline=runs(1000.0, 1010.0, 990.0), other=runs(1100.0, 1110.0, 1090.0))
+    assert three.mann_whitney_p is None and three.cliffs_delta is None
+    four = level_verdict(
+        baseline=runs(1000.0, 1010.0, 990.0, 1005.0), other=runs(1100.0, 1110.0, 1090.0, 995.0)
+    )
+    # other > baseline in 13 of 16 pairs, other < baseline in 3: delta (13 - 3) / 16
+    assert four.cliffs_delta == pytest.approx(10 / 16)
+    assert 0.05 < four.mann_whitney_p < 1
+
+
+def test_it_says_how_many_repeats_would_settle_an_inconclusive_level():
+    verdict = level_verdict(
+        baseline=runs(1000.0, 1040.0, 970.0), other=runs(1030.0, 1060.0, 1010.0)
+    )
+    assert verdict.verdict is Verdict.INCONCLUSIVE
+    assert verdict.repeats_needed is not None and verdict.repeats_needed > 3
+    assert f"about {verdict.repeats_needed} repeats a side" in verdict.description
+
+
+def test_it_gives_the_latency_ratio_when_every_repeat_has_one():
+    verdict = level_verdict(
+        baseline=runs(1000.0, 1010.0, latency_ms=8.0), other=runs(1100.0, 1110.0, latency_ms=7.2)
+    )
+    assert verdict.latency is not None and verdict.latency.value == pytest.approx(0.9)
+    partial = [*runs(1000.0, latency_ms=8.0), *runs(1010.0)]
+    assert level_verdict(baseline=partial, other=runs(1100.0, 1110.0)).latency is None
+
+
+def test_it_refuses_an_empty_side_or_a_threshold_outside_zero_and_one():
+    with pytest.raises(ValueError):
+        level_verdict(baseline=[], other=runs(1000.0))
+    with pytest.raises(ValueError):
+        level_verdict(baseline=runs(1000.0), other=runs(1000.0), threshold=0)
+
+
+def borderline_levels() -> dict[int, object]:
+    """One level at p ~ 0.03 (faster alone), five clearly inconclusive ones."""
+    borderline = level_verdict(
+        baseline=runs(1000.0, 1020.0, 990.0, 1010.0, 1000.0),
+        other=runs(1030.0, 1045.0, 1015.0, 1030.0, 1010.0),
+    )
+    noisy = level_verdict(baseline=runs(1000.0, 1100.0, 950.0), other=runs(1010.0, 1120.0, 930.0))
+    return {1: borderline, **{c: noisy for c in (2, 4, 8, 16, 32)}}
+
+
+def test_it_corrects_for_the_number_of_levels_with_holm():
+    levels = borderline_levels()
+    assert levels[1].verdict is Verdict.FASTER
+    assert 0.05 / 6 < levels[1].p_difference < 0.05
+    alone = curve_verdict(levels={1: levels[1]})
+    assert alone.counts[Verdict.FASTER] == 1
+    curve = curve_verdict(levels=levels)
+    assert curve.counts[Verdict.FASTER] == 0
+    assert curve.counts[Verdict.INCONCLUSIVE] == 6
+    assert curve.levels[1] is Verdict.INCONCLUSIVE
+
+
+def test_it_keeps_clear_levels_through_holm_and_takes_the_geometric_mean():
+    levels = {
+        c: level_verdict(
+            baseline=simulated(10 + c, tps=1000, count=5),
+            other=simulated(50 + c, tps=1000 * gain, count=5),
+        )
+        for c, gain in ((1, 1.15), (2, 1.20), (4, 1.15))
+    }
+    curve = curve_verdict(levels=levels, baseline_label="13.23", other_label="14.23")
+    assert curve.counts == {
+        Verdict.FASTER: 3,
+        Verdict.SLOWER: 0,
+        Verdict.SAME: 0,
+        Verdict.INCONCLUSIVE: 0,
+    }
+    expected = math.prod(v.tps.value for v in levels.values()) ** (1 / 3)
+    assert curve.geomean == pytest.approx(expected)
+    assert curve.low < expected < curve.high and curve.low > 1.1
+    assert curve.summary.startswith("14.23 against 13.23: faster at 3 of 3 client levels")
+
+
+def test_it_has_no_curve_interval_when_a_level_has_none():
+    levels = {
+        1: level_verdict(baseline=runs(1000.0), other=runs(1100.0)),
+        2: level_verdict(baseline=runs(1000.0, 1010.0), other=runs(1100.0, 1090.0)),
+    }
+    curve = curve_verdict(levels=levels)
+    assert curve.geomean is not None and curve.low is None and curve.high is None
+    assert curve.levels[1] is Verdict.INCONCLUSIVE

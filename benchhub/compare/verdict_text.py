@@ -1,0 +1,148 @@
+"""The words of the verdicts: how a level's verdict was computed, the sentence that heads a
+comparison, and what a host's noise lets one see. Plain text for the pages (escape it as any
+text); the numbers come from `verdicts` and `noise`.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
+
+from benchhub.compare.noise import HostNoise, detectable_difference
+
+if TYPE_CHECKING:
+    from benchhub.compare.verdicts import Ratio, Verdict
+
+
+def percent(fraction: float) -> str:
+    """0.0412 -> "4.1%", 0.5 -> "50%"."""
+    value = abs(fraction) * 100
+    return f"{value:.1f}%" if value < 10 else f"{value:.0f}%"
+
+
+def signed_percent(ratio: float) -> str:
+    """1.043 -> "+4.3%", 0.9 -> "-10%"."""
+    return ("+" if ratio >= 1 else "-") + percent(ratio - 1)
+
+
+def interval_text(low: float | None, high: float | None) -> str:
+    if low is None or high is None:
+        return "no interval"
+    return f"95% interval {low:.3f} to {high:.3f}"
+
+
+def level_description(
+    *,
+    verdict: Verdict,
+    tps: Ratio,
+    threshold: float,
+    repeats: tuple[int, int],
+    seconds: Sequence[int],
+    blocks: Sequence[int],
+    noise: HostNoise | None,
+    repeats_needed: int | None,
+) -> str:
+    """How the verdict at one level was reached, in a few sentences."""
+    parts = [
+        f"Ratio of mean tps {tps.value:.3f} ({signed_percent(tps.value)}), "
+        f"{interval_text(tps.low, tps.high)}.",
+        _values_text(repeats, seconds, blocks),
+        _variation_text(tps, noise),
+        _verdict_text(verdict, threshold, repeats_needed, tps),
+    ]
+    return " ".join(p for p in parts if p)
+
+
+def _values_text(repeats: tuple[int, int], seconds: Sequence[int], blocks: Sequence[int]) -> str:
+    runs = f"{repeats[1]} run{'s' if repeats[1] != 1 else ''} against {repeats[0]}"
+    measured = [s for s in seconds if s]
+    if not measured:
+        return f"Each run counts as one value, pgbench's overall tps; {runs}."
+    block = statistics.median(b for b in blocks if b)
+    how = (
+        f"the mean of its steady-state seconds (median {statistics.median(measured):.0f} s; "
+        f"their noise from a block bootstrap, blocks of {block:.0f} s)"
+    )
+    if len(measured) < len(seconds):
+        how += ", or pgbench's overall tps without per-second samples"
+    return f"Each run counts as one value, {how}; {runs}."
+
+
+def _variation_text(tps: Ratio, noise: HostNoise | None) -> str:
+    if tps.cv is None:
+        return ""
+    source = "from these runs"
+    if tps.history == "used" and noise is not None:
+        source = (
+            f"from these runs and the host's history ({noise.dof + noise.groups} repeats "
+            f"in {noise.groups} runs)"
+        )
+    elif tps.history == "set aside" and noise is not None:
+        source = (
+            f"from these runs, which vary more than the host's history ({percent(noise.cv)}), "
+            "so the history was set aside"
+        )
+    floor = ""
+    if tps.within_cv >= tps.cv:
+        floor = ", no less than each run's own per-second noise"
+    return (
+        f"Run-to-run variation {percent(tps.cv)} {source}{floor}; Student's t with "
+        f"{tps.dof:.0f} degrees of freedom on the log of the ratio."
+    )
+
+
+def _verdict_text(
+    verdict: Verdict, threshold: float, repeats_needed: int | None, tps: Ratio
+) -> str:
+    band = f"\u00b1{percent(threshold)}"
+    if verdict == "faster":
+        return f"Faster: the whole interval is above 1, and not all of it within {band}."
+    if verdict == "slower":
+        return f"Slower: the whole interval is below 1, and not all of it within {band}."
+    if verdict == "same":
+        return f"The same: the whole interval lies within {band}."
+    if tps.cv is None:
+        return (
+            "Inconclusive: with one run a side and no history of this host's noise, the "
+            "run-to-run variation is unknown; run 3 or more repeats a side."
+        )
+    text = f"Inconclusive: the interval includes 1 and reaches beyond {band}"
+    if repeats_needed is not None:
+        return text + f"; about {repeats_needed} repeats a side would likely settle it."
+    return text + "; the difference is too close to the threshold for more repeats to settle."
+
+
+def curve_summary(
+    *,
+    counts: Mapping[Verdict, int],
+    geomean: float | None,
+    low: float | None,
+    high: float | None,
+    threshold: float,
+    baseline_label: str,
+    other_label: str,
+) -> str:
+    """One sentence: counts of levels per verdict after Holm (in the order of `counts`), and the
+    geometric-mean ratio."""
+    total = sum(counts.values())
+    named = {"same": f"the same within \u00b1{percent(threshold)}"}
+    found = [f"{named.get(v, v)} at {n}" for v, n in counts.items() if n]
+    levels = f"{total} client level{'s' if total != 1 else ''}"
+    text = f"{other_label} against {baseline_label}: " + ", ".join(found) + f" of {levels}"
+    if total > 1:
+        text += " (Holm-corrected)"
+    if geomean is not None:
+        text += f"; geometric-mean tps ratio {geomean:.3f} ({signed_percent(geomean)}"
+        text += f", {interval_text(low, high)})" if low is not None else ")"
+    return text + "."
+
+
+def noise_sentence(*, noise: HostNoise, repeats: int) -> str:
+    """ "On this host, differences under 4.1% are not reliably visible with 3 repeats a side"."""
+    smallest = detectable_difference(noise=noise, repeats=repeats)
+    return (
+        f"On this host (run-to-run variation {percent(noise.cv)}), differences under "
+        f"{percent(smallest)} are not reliably visible with {repeats} repeat"
+        f"{'s' if repeats != 1 else ''} a side."
+    )

@@ -1,0 +1,346 @@
+"""Verdicts you can trust: is one version faster than the baseline at a client level, and over
+the whole curve. Pure code (numpy, scipy, statsmodels), no Django; docs/statistics.md explains the
+method for readers of the page.
+
+Per level, each repeat is one number: the mean of its steady-state per-second samples (see
+`repeats`). The ratio of the two versions' mean tps is estimated on the log scale, and its 95%
+interval is a pooled Student's t interval over the repeats of both sides:
+
+- the run-to-run variation is the pooled variance of log(tps) between the repeats of each side,
+  pooled further with the host's history (`noise.HostNoise`) when given, unless these runs vary
+  significantly more than that history (F test at 1 %), in which case the history is set aside;
+- it is never taken below the variance of a run's mean that its own per-second samples show
+  (block bootstrap), since two runs cannot agree better than each is measured;
+- with one repeat a side and no history, the run-to-run variation is unknown: no interval, and
+  the verdict is inconclusive.
+
+The verdict reads the interval: `same` when it lies inside +-threshold (two one-sided tests at
+2.5 % each), else `faster` or `slower` when it excludes 1, else `inconclusive`. With three
+repeats a side a rank test cannot reach p < 0.05, which is why the verdict is not a bare test;
+Mann-Whitney's p and Cliff's delta are added from four repeats a side, as information.
+
+Over the curve, Holm's correction for the number of levels is applied to both families of
+p-values (difference and sameness) before counting, and the geometric mean of the level ratios
+gets an interval that treats the levels as independent measurements.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+
+import numpy as np
+from scipy.stats import f as fisher_f
+from scipy.stats import mannwhitneyu
+from scipy.stats import t as student_t
+from statsmodels.stats.multitest import multipletests
+
+from benchhub.compare import verdict_text
+from benchhub.compare.noise import HostNoise, repeats_needed
+from benchhub.compare.repeats import Repeat, RunMean
+
+ALPHA = 0.05
+DEFAULT_THRESHOLD = 0.02
+# Below this p, the compared runs vary more than the host's history says it does: something
+# differs today (a noisy neighbour), and pooling with the history would hide it.
+HISTORY_MISMATCH_P = 0.01
+RANK_TEST_REPEATS = 4
+
+
+class Verdict(StrEnum):
+    FASTER = "faster"
+    SLOWER = "slower"
+    SAME = "same"
+    INCONCLUSIVE = "inconclusive"
+
+
+class History(StrEnum):
+    """What became of the host's noise estimate in an interval."""
+
+    NOT_GIVEN = "not given"
+    USED = "used"
+    SET_ASIDE = "set aside"
+
+
+@dataclass(frozen=True)
+class Ratio:
+    """other / baseline of one metric at one level, and its 95% interval.
+
+    `low`/`high` are None when the run-to-run variation is unknown (one repeat a side and no
+    history). `cv` is the run-to-run variation used (standard deviation of log of one run's
+    value), `within_cv` the part of it the per-second samples show, `dof` the degrees of
+    freedom of the t interval, `log_se` the standard error of log(value).
+    """
+
+    value: float
+    low: float | None
+    high: float | None
+    log_se: float | None
+    dof: float | None
+    cv: float | None
+    within_cv: float
+    history: History
+
+    @property
+    def log_value(self) -> float:
+        return math.log(self.value)
+
+
+@dataclass(frozen=True)
+class LevelVerdict:
+    """One version against the baseline at one client level.
+
+    `tps` decides the verdict; `latency` is reported beside it (None unless every repeat has
+    one). `p_difference` is the two-sided p of "the ratio is 1", `p_same` that of "the ratio is
+    outside +-threshold" (None with an unknown variation); `repeats` is (baseline, other);
+    `repeats_needed` (per side) is set for an inconclusive level when it can be estimated.
+    """
+
+    verdict: Verdict
+    tps: Ratio
+    latency: Ratio | None
+    threshold: float
+    p_difference: float | None
+    p_same: float | None
+    repeats: tuple[int, int]
+    mann_whitney_p: float | None
+    cliffs_delta: float | None
+    repeats_needed: int | None
+    description: str
+
+
+@dataclass(frozen=True)
+class CurveVerdict:
+    """A version against the baseline over all compared client levels, after Holm.
+
+    `levels` maps clients to the corrected verdict; `counts` has a key per Verdict value;
+    `geomean` is the geometric mean of the tps ratios, `low`/`high` its 95% interval (None when
+    a level's variation is unknown); `summary` the sentence that heads the comparison.
+    """
+
+    levels: dict[int, Verdict]
+    counts: dict[Verdict, int]
+    geomean: float | None
+    low: float | None
+    high: float | None
+    summary: str
+
+
+def level_verdict(
+    *,
+    baseline: Sequence[Repeat],
+    other: Sequence[Repeat],
+    threshold: float = DEFAULT_THRESHOLD,
+    tps_noise: HostNoise | None = None,
+    latency_noise: HostNoise | None = None,
+) -> LevelVerdict:
+    """The verdict on `other` against `baseline` at one client level, from their repeats.
+
+    `threshold` is the practical difference under which two versions are the same (0.02 = 2 %);
+    `tps_noise`/`latency_noise` the host's run-to-run variation for this workload and level,
+    from its history (noise.host_noise), pooled in when given.
+
+    Raises ValueError without a repeat on either side or with a threshold outside (0, 1).
+    """
+    if not baseline or not other:
+        raise ValueError("need at least one repeat on each side")
+    if not 0 < threshold < 1:
+        raise ValueError(f"threshold must be between 0 and 1, got {threshold!r}")
+    tps = ratio([r.tps for r in baseline], [r.tps for r in other], noise=tps_noise)
+    latency = None
+    if all(r.latency for r in (*baseline, *other)):
+        latency = ratio(
+            [r.latency for r in baseline if r.latency],
+            [r.latency for r in other if r.latency],
+            noise=latency_noise,
+        )
+    p_difference, p_same = _p_values(tps, threshold)
+    verdict = verdict_from(
+        p_difference=p_difference, p_same=p_same, log_ratio=tps.log_value, alpha=ALPHA
+    )
+    rank_p, delta = _rank_test([r.tps.value for r in baseline], [r.tps.value for r in other])
+    needed = None
+    if verdict is Verdict.INCONCLUSIVE and tps.cv is not None:
+        prior = tps_noise.dof if tps_noise and tps.history is History.USED else 0
+        needed = repeats_needed(
+            log_ratio=tps.log_value, cv=tps.cv, threshold=threshold, prior_dof=prior
+        )
+    return LevelVerdict(
+        verdict=verdict,
+        tps=tps,
+        latency=latency,
+        threshold=threshold,
+        p_difference=p_difference,
+        p_same=p_same,
+        repeats=(len(baseline), len(other)),
+        mann_whitney_p=rank_p,
+        cliffs_delta=delta,
+        repeats_needed=needed,
+        description=verdict_text.level_description(
+            verdict=verdict,
+            tps=tps,
+            threshold=threshold,
+            repeats=(len(baseline), len(other)),
+            seconds=[r.tps.seconds for r in (*baseline, *other)],
+            blocks=[r.tps.block for r in (*baseline, *other)],
+            noise=tps_noise,
+            repeats_needed=needed,
+        ),
+    )
+
+
+def ratio(
+    baseline: Sequence[RunMean], other: Sequence[RunMean], *, noise: HostNoise | None = None
+) -> Ratio:
+    """other / baseline of the mean values, with the pooled t interval described above."""
+    base_logs = np.log([m.value for m in baseline])
+    other_logs = np.log([m.value for m in other])
+    log_ratio = float(other_logs.mean() - base_logs.mean())
+    squares = float(np.sum((base_logs - base_logs.mean()) ** 2))
+    squares += float(np.sum((other_logs - other_logs.mean()) ** 2))
+    dof = len(base_logs) + len(other_logs) - 2
+    history = History.NOT_GIVEN
+    if noise is not None:
+        history = History.USED
+        if dof and _varies_more(squares / dof, dof, noise):
+            history = History.SET_ASIDE
+        else:
+            squares += noise.dof * noise.cv**2
+            dof += noise.dof
+    within = float(np.mean([m.log_within_var for m in (*baseline, *other)]))
+    if dof == 0:
+        return Ratio(math.exp(log_ratio), None, None, None, None, None, math.sqrt(within), history)
+    run_var = max(squares / dof, within)
+    log_se = math.sqrt(run_var * (1 / len(base_logs) + 1 / len(other_logs)))
+    half = float(student_t.ppf(1 - ALPHA / 2, dof)) * log_se
+    return Ratio(
+        value=math.exp(log_ratio),
+        low=math.exp(log_ratio - half),
+        high=math.exp(log_ratio + half),
+        log_se=log_se,
+        dof=float(dof),
+        cv=math.sqrt(run_var),
+        within_cv=math.sqrt(within),
+        history=history,
+    )
+
+
+def _varies_more(observed_var: float, dof: int, noise: HostNoise) -> bool:
+    if noise.cv == 0:
+        return observed_var > 0
+    return fisher_f.sf(observed_var / noise.cv**2, dof, noise.dof) < HISTORY_MISMATCH_P
+
+
+def _p_values(tps: Ratio, threshold: float) -> tuple[float | None, float | None]:
+    """Two-sided p of "no difference", and p of "a difference beyond the threshold" from two
+    one-sided tests, doubled so that p_same < 0.05 exactly when the 95% interval fits inside."""
+    if tps.log_se is None or tps.dof is None:
+        return None, None
+    if tps.log_se == 0:
+        inside = math.log1p(-threshold) < tps.log_value < math.log1p(threshold)
+        return (1.0 if tps.log_value == 0 else 0.0), (0.0 if inside else 1.0)
+    log_ratio, se, dof = tps.log_value, tps.log_se, tps.dof
+    p_difference = float(2 * student_t.sf(abs(log_ratio) / se, dof))
+    above_low = student_t.sf((log_ratio - math.log1p(-threshold)) / se, dof)
+    below_high = student_t.cdf((log_ratio - math.log1p(threshold)) / se, dof)
+    return p_difference, float(min(1.0, 2 * max(above_low, below_high)))
+
+
+def verdict_from(
+    *, p_difference: float | None, p_same: float | None, log_ratio: float, alpha: float
+) -> Verdict:
+    """The verdict from (possibly Holm-adjusted) p-values: same wins over a difference too
+    small to matter."""
+    if p_same is not None and p_same < alpha:
+        return Verdict.SAME
+    if p_difference is not None and p_difference < alpha:
+        return Verdict.FASTER if log_ratio > 0 else Verdict.SLOWER
+    return Verdict.INCONCLUSIVE
+
+
+def _rank_test(
+    baseline: Sequence[float], other: Sequence[float]
+) -> tuple[float | None, float | None]:
+    """Mann-Whitney's two-sided p and Cliff's delta (P(other > base) - P(other < base), from
+    the U statistic), with at least RANK_TEST_REPEATS repeats a side."""
+    if min(len(baseline), len(other)) < RANK_TEST_REPEATS:
+        return None, None
+    result = mannwhitneyu(other, baseline, alternative="two-sided")
+    delta = 2 * float(result.statistic) / (len(other) * len(baseline)) - 1
+    return float(result.pvalue), delta
+
+
+def curve_verdict(
+    *,
+    levels: Mapping[int, LevelVerdict],
+    baseline_label: str = "the baseline",
+    other_label: str = "this version",
+) -> CurveVerdict:
+    """The verdict over a curve from its levels' verdicts (clients -> LevelVerdict): Holm's
+    correction for the number of levels, the counts, and the geometric-mean ratio.
+
+    Raises ValueError without levels or when their thresholds differ.
+    """
+    if not levels:
+        raise ValueError("need at least one level")
+    thresholds = {v.threshold for v in levels.values()}
+    if len(thresholds) > 1:
+        raise ValueError("the levels of one curve must share their threshold")
+    corrected = _holm(levels)
+    counts = {v: 0 for v in Verdict}
+    for verdict in corrected.values():
+        counts[verdict] += 1
+    geomean, low, high = _geomean([v.tps for v in levels.values()])
+    return CurveVerdict(
+        levels=corrected,
+        counts=counts,
+        geomean=geomean,
+        low=low,
+        high=high,
+        summary=verdict_text.curve_summary(
+            counts=counts,
+            geomean=geomean,
+            low=low,
+            high=high,
+            threshold=thresholds.pop(),
+            baseline_label=baseline_label,
+            other_label=other_label,
+        ),
+    )
+
+
+def _holm(levels: Mapping[int, LevelVerdict]) -> dict[int, Verdict]:
+    tested = sorted(c for c, v in levels.items() if v.p_difference is not None)
+    corrected = {c: Verdict.INCONCLUSIVE for c in levels}
+    if not tested:
+        return corrected
+    families = []
+    for name in ("p_difference", "p_same"):
+        pvalues = [getattr(levels[c], name) for c in tested]
+        families.append(multipletests(pvalues, alpha=ALPHA, method="holm")[1])
+    for clients, p_difference, p_same in zip(tested, *families, strict=True):
+        corrected[clients] = verdict_from(
+            p_difference=float(p_difference),
+            p_same=float(p_same),
+            log_ratio=levels[clients].tps.log_value,
+            alpha=ALPHA,
+        )
+    return corrected
+
+
+def _geomean(ratios: Sequence[Ratio]) -> tuple[float, float | None, float | None]:
+    """Geometric mean of the ratios, and its 95% t interval with Welch-Satterthwaite degrees of
+    freedom, treating each level as an independent measurement."""
+    n = len(ratios)
+    log_mean = sum(r.log_value for r in ratios) / n
+    if any(r.log_se is None or r.dof is None for r in ratios):
+        return math.exp(log_mean), None, None
+    variances = [(r.log_se or 0.0) ** 2 / n**2 for r in ratios]
+    total = sum(variances)
+    if total == 0:
+        return math.exp(log_mean), math.exp(log_mean), math.exp(log_mean)
+    dof = total**2 / sum(v**2 / (r.dof or 1.0) for v, r in zip(variances, ratios, strict=True))
+    half = float(student_t.ppf(1 - ALPHA / 2, dof)) * math.sqrt(total)
+    return math.exp(log_mean), math.exp(log_mean - half), math.exp(log_mean + half)
