@@ -9,7 +9,7 @@ def series(seed: int, *, points: int, step_at: int | None = None, step: float = 
     values = 1000 * (1 + 0.01 * np.random.default_rng(seed).standard_normal(points))
     if step_at is not None:
         values[step_at:] *= 1 + step
-    return values.tolist()
+    return [float(v) for v in values]
 
 
 def test_it_finds_a_step_at_the_right_index():

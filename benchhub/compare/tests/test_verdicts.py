@@ -6,7 +6,7 @@ from scipy.stats import ttest_ind
 
 from benchhub.compare.noise import HostNoise
 from benchhub.compare.repeats import Repeat, RunMean, repeat
-from benchhub.compare.verdicts import History, Verdict, curve_verdict, level_verdict
+from benchhub.compare.verdicts import History, LevelVerdict, Verdict, curve_verdict, level_verdict
 
 
 def runs(*tps: float, within_se: float = 0.0, latency_ms: float | None = None) -> list[Repeat]:
@@ -166,7 +166,7 @@ def test_it_refuses_an_empty_side_or_a_threshold_outside_zero_and_one():
         level_verdict(baseline=runs(1000.0), other=runs(1000.0), threshold=0)
 
 
-def borderline_levels() -> dict[int, object]:
+def borderline_levels() -> dict[int, LevelVerdict]:
     """One level at p ~ 0.03 (faster alone), five clearly inconclusive ones."""
     borderline = level_verdict(
         baseline=runs(1000.0, 1020.0, 990.0, 1010.0, 1000.0),
