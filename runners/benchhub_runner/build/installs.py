@@ -112,8 +112,10 @@ class InstallCache:
         """Remove what killed builds left behind: prefixes without their marker. Only with the
         build lock held, when no build can be running."""
         for entry in self.installs.iterdir():
-            if entry.is_dir() and not entry.name.startswith(".") and not self.is_complete(
-                entry.name
+            if (
+                entry.is_dir()
+                and not entry.name.startswith(".")
+                and not self.is_complete(entry.name)
             ):
                 shutil.rmtree(entry, ignore_errors=True)
 
