@@ -90,23 +90,11 @@ class InstallCache:
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         return self.logs / f"build-{stamp}-{os.getpid()}-{threading.get_ident() % 10000}.log"
 
-    @contextlib.contextmanager
-    def build_lock(self, *, stop: threading.Event, waiting: Callable[[], None]) -> Iterator[None]:
-        """Exclusive for the whole host. Polls, so a stop request is honoured while another
-        build holds it (BuildStopped); ``waiting()`` is called about once a second meanwhile."""
-        with open(self.root / "build.lock", "a") as handle:
-            while True:
-                try:
-                    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                    break
-                except BlockingIOError:
-                    waiting()
-                    if stop.wait(1.0):
-                        raise BuildStopped("wait") from None
-            try:
-                yield
-            finally:
-                fcntl.flock(handle, fcntl.LOCK_UN)
+    def build_lock(
+        self, *, stop: threading.Event, waiting: Callable[[], None]
+    ) -> contextlib.AbstractContextManager[None]:
+        """Exclusive for the whole host (see ``flock_waiting``)."""
+        return flock_waiting(self.root / "build.lock", stop=stop, waiting=waiting)
 
     def discard_incomplete(self) -> None:
         """Remove what killed builds left behind: prefixes without their marker. Only with the
@@ -170,6 +158,27 @@ class InstallCache:
             shutil.rmtree(self.entry(key), ignore_errors=True)
             fcntl.flock(handle, fcntl.LOCK_UN)
         return True
+
+
+@contextlib.contextmanager
+def flock_waiting(
+    path: Path, *, stop: threading.Event, waiting: Callable[[], None]
+) -> Iterator[None]:
+    """An exclusive flock on ``path``. Polls, so a stop request is honoured while another
+    process holds it (BuildStopped); ``waiting()`` is called about once a second meanwhile."""
+    with open(path, "a") as handle:
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                waiting()
+                if stop.wait(1.0):
+                    raise BuildStopped("wait") from None
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def _disk_bytes(path: Path) -> int:

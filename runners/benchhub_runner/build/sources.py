@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..provision import ProvisionError, _open_url
+from .installs import flock_waiting
 from .spec import GitSource, ReleaseSource, Source, TarballSource
 from .steps import Steps
 
@@ -67,6 +68,16 @@ class SourceCache:
             (root / sub).mkdir(parents=True, exist_ok=True)
 
     def resolve(self, source: Source, steps: Steps) -> ResolvedSource:
+        """The exact input of ``source``, fetching what is missing. Agents of one host share
+        the cache, so one resolves at a time (two clones of one mirror would collide)."""
+
+        def waiting() -> None:
+            steps.report("wait", "waiting for another agent's fetch")
+
+        with flock_waiting(self.root / ".lock", stop=steps.stop, waiting=waiting):
+            return self._resolve(source, steps)
+
+    def _resolve(self, source: Source, steps: Steps) -> ResolvedSource:
         if isinstance(source, ReleaseSource):
             return self._release(source, steps)
         if isinstance(source, TarballSource):
