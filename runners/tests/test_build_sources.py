@@ -3,6 +3,7 @@ made from the 15.18 tarball, releases and tarballs from a real local HTTP mirror
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 import shutil
 from collections.abc import Iterator
@@ -76,8 +77,6 @@ def test_it_records_the_commit_date_in_utc_and_the_subject(origin, cache_dir) ->
 def test_it_takes_the_last_commit_of_a_branch_by_the_end_of_a_day(
     origin, cache_dir, day, expected
 ) -> None:
-    import datetime as dt
-
     source = GitSource(url=str(origin["repo"]), branch="master", date=dt.date.fromisoformat(day))
     resolved = resolve(source, cache_dir)
     assert resolved.commit == origin[expected]
@@ -85,8 +84,6 @@ def test_it_takes_the_last_commit_of_a_branch_by_the_end_of_a_day(
 
 
 def test_it_explains_refs_and_dates_it_cannot_resolve(origin, cache_dir) -> None:
-    import datetime as dt
-
     url = str(origin["repo"])
     cases = [
         (GitSource(url=url, ref="deadbeef"), "'deadbeef' is not a commit, tag or branch"),

@@ -5,9 +5,13 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
+from conftest import RUNNERS
 
 from benchhub_runner.build import SpecError, spec_from_json, spec_parse
 from benchhub_runner.build.majors import TABLE, defaults_for, table_digest
@@ -145,3 +149,18 @@ def test_it_builds_unknown_majors_like_the_nearest_one_below() -> None:
     assert defaults_for("19").major == "18"
     assert defaults_for("9.1") is None
     assert len(table_digest()) == 16
+
+
+def test_it_names_the_bad_field_from_the_command_line(tmp_path) -> None:
+    path = tmp_path / "spec.json"
+    path.write_text(json.dumps(spec(source={"kind": "tarball", "path": "/x.tgz", "sha256": "1"})))
+    done = subprocess.run(
+        [sys.executable, "-m", "benchhub_runner.cli", "build", str(path), "--cache-dir",
+         str(tmp_path / "cache")],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(RUNNERS)},
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "spec: source.sha256: must be a sha256" in done.stderr
+    assert done.stdout == ""
+    assert not (tmp_path / "cache").exists(), "a refused spec must touch nothing"

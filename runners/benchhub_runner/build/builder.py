@@ -209,6 +209,9 @@ def _build(
         shutil.rmtree(prefix, ignore_errors=True)
         raise
     seconds = round(time.monotonic() - started, 1)
+    # The tree is 200+ MB and ccache already holds what a later build can reuse from it; a
+    # failed build's tree stays for inspection until the next build.
+    shutil.rmtree(cache.work / "src", ignore_errors=True)
     provenance = _provenance(spec, resolved, compiled, toolchain, key=key, seconds=seconds)
     provenance["log"] = str(prefix / "build.log")
     provenance["install_dir"] = str(prefix)
