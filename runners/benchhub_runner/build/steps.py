@@ -95,7 +95,8 @@ class Steps:
 
     def note(self, stage: str, line: str) -> None:
         """Write a line of the builder's own to the log and report it now."""
-        self._write(f"### [{stage}] {line}\n")
+        elapsed = time.monotonic() - self.started
+        self._write(f"### [{stage} +{elapsed:.1f}s] {line}\n")
         self.report(stage, line, force=True)
 
     def report(self, stage: str, line: str, *, force: bool = False) -> None:
