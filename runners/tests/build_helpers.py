@@ -86,7 +86,9 @@ def repo_from_tarball(repo: Path, tarball: Path, *, members: list[str] | None = 
     argv = ["tar", "-xf", str(tarball), "--strip-components=1", "-C", str(repo)]
     subprocess.run(argv + [f"postgresql-{RELEASE}/{m}" for m in members or []], check=True)
     git(repo, "init", "-q", "-b", "master")
-    git(repo, "add", "-A")
+    # -f: the tarball's generated files (gram.c, ...) are in its .gitignore files; keeping them
+    # lets this repository build without bison and flex, like the tarball itself.
+    git(repo, "add", "-A", "-f")
     git(repo, "commit", "-q", "-m", "PostgreSQL 15.18", date="2021-04-30T12:00:00Z")
     git(repo, "tag", "-a", "REL_15_18", "-m", "15.18", date="2021-04-30T12:00:00Z")
     return git(repo, "rev-parse", "HEAD")
