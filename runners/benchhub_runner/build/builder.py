@@ -26,8 +26,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..cluster import Account, runner_account
-from ..provision import CLIENT_TOOLS, SERVER_TOOLS, Installation
+from ..account import Account, runner_account
+from ..bindirs import CLIENT_TOOLS, SERVER_TOOLS
+from ..provision import Installation
 from .compile import Compiled, Compiler, Toolchain, toolchain_for
 from .errors import BuildError
 from .installs import MARKER, USED, Hold, InstallCache, install_key

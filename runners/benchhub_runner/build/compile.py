@@ -16,8 +16,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..cluster import Account
-from ..provision import version_major
+from ..account import Account
+from ..versions import VersionError, version_major
 from .errors import BuildError
 from .majors import MajorDefaults, defaults_for
 from .settings import BuildSettings
@@ -106,7 +106,10 @@ class Compiler:
     ) -> Compiled:
         self._unpack(resolved, sources)
         version = self._version()
-        major = version_major(version)
+        try:
+            major = version_major(version)
+        except VersionError as exc:
+            raise self.steps.fail("unpack", f"configure names an unknown version: {exc}") from exc
         defaults = defaults_for(major) if spec.major_defaults else None
         label = f"{defaults.major} ({defaults.verified})" if defaults else "none"
         self.steps.note("unpack", f"PostgreSQL {version}; per-major defaults: {label}")

@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
+from ..versions import VersionError, version_parse
+
 MAX_NAME = 100
 MAX_PATCHES = 50
 MAX_PATCH_BYTES = 10 * 1024 * 1024
@@ -40,11 +42,6 @@ MAX_CFLAGS_CHARS = 1000
 MAX_CONTRIB = 60
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_RELEASE = re.compile(
-    r"^(?:[1-9]\d\.\d{1,2}"  # 10.0 .. 18.1: two parts from 10 on
-    r"|[6-9]\.\d\.\d{1,2}"  # 9.6.24: three parts before 10
-    r"|(?:[1-9]\d|[6-9]\.\d)(?:alpha|beta|rc)\d{1,2})$"  # 14beta1, 9.6rc1
-)
 _REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,199}$")
 _PATCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
 _CONTRIB = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
@@ -177,17 +174,27 @@ def _source(value: Any) -> Source:
     kind = obj.get("kind")
     if kind == "release":
         _no_unknown(obj, "source.", {"kind", "version"})
-        version = obj.get("version")
-        if not isinstance(version, str) or not _RELEASE.match(version):
-            raise SpecError(
-                "source.version", "must be a release name such as 15.18, 14beta1 or 9.6.24"
-            )
-        return ReleaseSource(version=version)
+        return ReleaseSource(version=_release(obj.get("version")))
     if kind == "tarball":
         return _tarball(obj)
     if kind == "git":
         return _git(obj)
     raise SpecError("source.kind", "must be one of release, tarball, git")
+
+
+def _release(value: Any) -> str:
+    """A released version by its exact name (the tarball's): BenchHub's version grammar, minus
+    bare majors, snapshots, commits and patch labels, which name no tarball."""
+    problem = "must be a release name such as 15.18, 14beta1 or 9.6.24"
+    if not isinstance(value, str) or value != value.strip().lower():
+        raise SpecError("source.version", problem)
+    try:
+        version = version_parse(value)
+    except VersionError:
+        raise SpecError("source.version", problem) from None
+    if version.series or version.needs_build or version.stage == "devel":
+        raise SpecError("source.version", problem)
+    return value
 
 
 def _tarball(obj: Mapping[str, Any]) -> TarballSource:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..cluster import Account
+from ..account import Account
 from .errors import BuildError, BuildStopped
 
 TAIL_LINES = 40
