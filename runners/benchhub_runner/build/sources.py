@@ -33,7 +33,7 @@ from .steps import Steps
 
 DOWNLOAD_TIMEOUT_S = 60
 _CHUNK = 1 << 20
-_HEX = re.compile(r"^[0-9a-f]{7,40}$")
+_HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
 _SHA256_TOKEN = re.compile(r"\b([0-9a-fA-F]{64})\b")
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ALLOW_PROTOCOL": "https:http:git:file"}
 

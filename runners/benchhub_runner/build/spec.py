@@ -41,13 +41,14 @@ MAX_FLAG_CHARS = 300
 MAX_CFLAGS_CHARS = 1000
 MAX_CONTRIB = 60
 
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,199}$")
-_PATCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}$")
-_CONTRIB = re.compile(r"^[a-z][a-z0-9_]{0,62}$")
+# \Z, not $: a value ending in a newline must not slip through.
+_HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
+_REF = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/+-]{0,199}\Z")
+_PATCH_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]{0,99}\Z")
+_CONTRIB = re.compile(r"^[a-z][a-z0-9_]{0,62}\Z")
 # configure's feature switches only: installation directories, cache files, host triplets and
 # VAR=value assignments all change where or how things land and stay under the agent's control.
-_FLAG = re.compile(r"^--(?:enable|disable|with|without)-[a-z0-9][a-z0-9-]*(?:=[^\x00-\x1f]*)?$")
+_FLAG = re.compile(r"^--(?:enable|disable|with|without)-[a-z0-9][a-z0-9-]*(?:=[^\x00-\x1f]*)?\Z")
 _LOCATION_FLAGS = re.compile(
     r"^--(?:prefix|exec-prefix|bindir|sbindir|libexecdir|sysconfdir|sharedstatedir|"
     r"localstatedir|runstatedir|libdir|includedir|oldincludedir|datarootdir|datadir|infodir|"
