@@ -24,8 +24,8 @@ from dataclasses import dataclass
 
 BASE_FLAGS = ("--without-readline", "--without-zlib")
 FLAGS_10_ON = (*BASE_FLAGS, "--without-icu")
-# gcc 10 made -fno-common the default; the 9.x branches define some globals in several files
-# and fail to link without -fcommon. gcc 15 defaults to C23, where bool/true/false are keywords
+# gcc 10 made -fno-common the default; releases from before the 2020 fixes define some globals
+# in several files (ecpg among them) and fail to link without -fcommon. gcc 15 defaults to C23, where bool/true/false are keywords
 # and 9.x's own "typedef char bool" no longer compiles; gnu99 is the dialect 9.x was written
 # against.
 OLD_COPT = ("-fcommon", "-std=gnu99")
@@ -71,7 +71,11 @@ TABLE: dict[str, MajorDefaults] = {
         ),
         _new("11", notes="as 10 for -fcommon on minors before mid-2020"),
         _new("12", notes="as 10 for -fcommon on minors before mid-2020"),
-        _new("13", notes="13.x tarballs are in Debian bullseye(-security)"),
+        _new(
+            "13",
+            verified="built here: 13.23 (Debian's orig tarball) with gcc 12.2, started, "
+            "pgbench and pg_stat_statements run (by hand)",
+        ),
         _new("14"),
         _new("15", verified="built here: 15.18 with gcc 12.2 (tests and by hand)"),
         _new("16", notes="--without-icu is required unless ICU's headers are installed"),
