@@ -71,6 +71,18 @@ def toolchain_for(settings: BuildSettings, *, builds_root: Path) -> Toolchain:
     return Toolchain(settings.cc, version, ccache, ccache_dir, settings.make_jobs)
 
 
+GENERATORS = ("bison", "flex", "perl")
+
+
+def generators_missing(src: Path) -> list[str]:
+    """The tools a tree without its generated files (gram.c, scan.c, ...) needs and this host's
+    PATH lacks. Release tarballs up to 16 ship those files; 17 dropped them, and git never had
+    them."""
+    if (src / "src" / "backend" / "parser" / "gram.c").exists():
+        return []
+    return [tool for tool in GENERATORS if shutil.which(tool) is None]
+
+
 @dataclass
 class Compiled:
     """What the build did, for the provenance."""
@@ -118,6 +130,13 @@ class Compiler:
             if not (self.src / "contrib" / name / "Makefile").is_file():
                 raise self.steps.fail("configure", f"this source has no contrib module {name!r}")
         self._patch(spec)
+        if missing := generators_missing(self.src):
+            raise self.steps.fail(
+                "configure",
+                "this source carries no generated parser files (a git checkout, or a release "
+                f"from 17 on), so the build needs {', '.join(missing)} on this host "
+                "(Debian: apt-get install bison flex perl)",
+            )
         configure_args = self._configure(spec, defaults, prefix)
         copt = list(defaults.copt) if defaults else []
         compiled = Compiled(version, major, defaults, configure_args, copt, contrib)

@@ -25,11 +25,12 @@ from dataclasses import dataclass
 BASE_FLAGS = ("--without-readline", "--without-zlib")
 FLAGS_10_ON = (*BASE_FLAGS, "--without-icu")
 # gcc 10 made -fno-common the default; releases from before the 2020 fixes define some globals
-# in several files (ecpg among them) and fail to link without -fcommon. gcc 15 defaults to C23, where bool/true/false are keywords
-# and 9.x's own "typedef char bool" no longer compiles; gnu99 is the dialect 9.x was written
-# against.
+# in several files (ecpg among them) and fail to link without -fcommon. gcc 15 defaults to C23,
+# where bool/true/false are keywords and 9.x's own "typedef char bool" no longer compiles; gnu99
+# is the dialect 9.x was written against.
 OLD_COPT = ("-fcommon", "-std=gnu99")
 KNOWLEDGE = "from knowledge, not compiled here"
+NO_DISTPREP = "release tarballs no longer carry gram.c and friends: bison, flex and perl needed"
 
 
 @dataclass(frozen=True)
@@ -79,8 +80,8 @@ TABLE: dict[str, MajorDefaults] = {
         _new("14"),
         _new("15", verified="built here: 15.18 with gcc 12.2 (tests and by hand)"),
         _new("16", notes="--without-icu is required unless ICU's headers are installed"),
-        _new("17"),
-        _new("18"),
+        _new("17", notes=NO_DISTPREP),
+        _new("18", notes=NO_DISTPREP),
     )
 }
 
