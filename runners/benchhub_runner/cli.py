@@ -11,10 +11,11 @@ import sys
 from collections.abc import Sequence
 
 from .commands import agent as agent_commands
+from .commands import build as build_command
 from .commands import importing as import_command
 from .commands import parse as parse_command
 
-COMMANDS = (parse_command, agent_commands, import_command)
+COMMANDS = (parse_command, agent_commands, import_command, build_command)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -15,6 +15,10 @@ cache_dir = "/var/cache/benchhub-runner"   # prebuilt servers; default <work_dir
 
 [installations]                   # PostgreSQL servers this host has, by version
 "15" = "/usr/lib/postgresql/15/bin"
+
+[build]                           # building from source: see build/settings.py
+release_url = "https://ftp.postgresql.org/pub/source"
+max_cache_gb = 20
 ```
 Environment: BENCHHUB_SERVER, BENCHHUB_TOKEN, BENCHHUB_HOST, BENCHHUB_WORK_DIR,
 BENCHHUB_CLIENT_BINDIR, BENCHHUB_CACHE_DIR, BENCHHUB_CONFIG (the file's path).
@@ -31,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .bindirs import CLIENT_TOOLS, bindir_candidates
+from .build.settings import BuildSettings, build_settings_from
 
 
 class ConfigError(Exception):
@@ -52,6 +57,7 @@ class Config:
     npm_registry: str = "https://registry.npmjs.org"
     job_timeout_s: float = 6 * 3600.0
     cache_override: Path | None = None
+    build: BuildSettings = field(default_factory=BuildSettings)
 
     @property
     def spool_dir(self) -> Path:
@@ -130,6 +136,7 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
             npm_registry=str(values.get("npm_registry", "https://registry.npmjs.org")),
             job_timeout_s=float(values.get("job_timeout_s", 6 * 3600)),
             cache_override=Path(values["cache_dir"]) if values.get("cache_dir") else None,
+            build=build_settings_from(values.get("build") or {}),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad configuration value: {exc}") from None

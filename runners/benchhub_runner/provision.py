@@ -51,7 +51,8 @@ _CHUNK = 1 << 20
 # Written last into a cache entry; an entry without it is never used.
 _COMPLETE_MARKER = ".benchhub-complete"
 
-Origin = Literal["system", "prebuilt", "configured"]
+# "built": compiled from source on this host (benchhub_runner.build).
+Origin = Literal["system", "prebuilt", "configured", "built"]
 
 _SERVER_VERSION_RE = re.compile(r"\(PostgreSQL\)\s+(\d+(?:\.\d+)*(?:(?:alpha|beta|rc|devel)\d*)?)")
 _NPM_VERSION_RE = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([a-z]+)\.(\d+))?$")

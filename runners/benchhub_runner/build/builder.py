@@ -1,0 +1,316 @@
+"""``ensure_build``: the installation for a build spec, from the cache or built now.
+
+The integrator's whole interface::
+
+    with ensure_build(spec, cache_dir=config.cache_dir, settings=config.build,
+                      progress=report, stop=stop_event) as build:
+        build.installation   # provision.Installation (origin "built"), for Cluster
+        build.provenance     # JSON-ready dict, the same one stored beside the install
+        build.reused         # True when nothing was built
+
+Hold the ``Build`` (``with``, or ``close()`` later) for as long as its installation is in use:
+eviction never removes an install someone holds. Errors: ``SpecError`` never (the spec is
+already parsed), ``BuildError`` (with ``stage`` and ``log_tail``) when the build fails,
+``BuildStopped`` when ``stop`` was set.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import shutil
+import threading
+import time
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..account import Account, runner_account
+from ..bindirs import CLIENT_TOOLS, SERVER_TOOLS
+from ..provision import Installation
+from .compile import Compiled, Compiler, Toolchain, toolchain_for
+from .errors import BuildError
+from .installs import MARKER, USED, Hold, InstallCache, install_key
+from .majors import table_digest
+from .settings import BuildSettings
+from .sources import GIT_ENV, ResolvedSource, SourceCache
+from .spec import BuildSpec, Source
+from .steps import ProgressCallback, Steps, clean_env
+
+# Bump when the builder changes what an install holds; old installs then age out.
+BUILDER_FORMAT = 1
+PROVENANCE = "provenance.json"
+
+
+class Build:
+    """An installation ready to use, its provenance, and a hold on it against eviction."""
+
+    def __init__(
+        self, *, installation: Installation, provenance: dict[str, Any], reused: bool, hold: Hold
+    ) -> None:
+        self.installation = installation
+        self.provenance = provenance
+        self.reused = reused
+        self._hold = hold
+
+    def close(self) -> None:
+        self._hold.close()
+
+    def __enter__(self) -> Build:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()
+
+
+def ensure_build(
+    spec: BuildSpec,
+    *,
+    cache_dir: Path,
+    settings: BuildSettings | None = None,
+    progress: ProgressCallback | None = None,
+    stop: threading.Event | None = None,
+) -> Build:
+    """The installation of ``spec``: reused when an install of the same resolved input exists,
+    else built (one build at a time per host), then the cache trimmed to its size limit.
+
+    ``cache_dir`` is the agent's cache directory (``Config.cache_dir``); builds live in
+    ``cache_dir/builds``, which the runner account must be able to traverse. ``progress`` gets
+    ``BuildProgress`` reports in the calling thread; setting ``stop`` ends the build within a
+    second or so with ``BuildStopped``. Raises ``BuildError`` naming the failed stage.
+    """
+    settings = settings or BuildSettings()
+    stop = stop or threading.Event()
+    cache = InstallCache(Path(cache_dir).absolute() / "builds")
+    account = runner_account()
+    try:
+        toolchain = toolchain_for(settings, builds_root=cache.root)
+    except ValueError as exc:
+        raise BuildError("configure", str(exc)) from None
+    steps = _steps(cache, account, toolchain, progress=progress, stop=stop)
+    try:
+        sources = SourceCache(cache.root / "sources", release_url=settings.release_url)
+        resolved = sources.resolve(spec.source, steps)
+        key = install_key(_key_inputs(spec, resolved, toolchain))
+        hold = cache.hold(key)
+        try:
+            build = _reuse(cache, key, hold, steps)
+            if build is None:
+                with cache.build_lock(stop=stop, waiting=lambda: _waiting(steps)):
+                    build = _reuse(cache, key, hold, steps) or _build(
+                        spec, resolved, key, hold,
+                        cache=cache, sources=sources, toolchain=toolchain, steps=steps,
+                        account=account,
+                    )  # fmt: skip
+                cache.evict(max_bytes=settings.max_cache_bytes)
+        except BaseException:
+            hold.close()
+            raise
+    finally:
+        steps.close()
+        cache.prune_logs()
+    return build
+
+
+def resolve_source(
+    source: Source,
+    *,
+    cache_dir: Path,
+    settings: BuildSettings | None = None,
+    progress: ProgressCallback | None = None,
+    stop: threading.Event | None = None,
+) -> ResolvedSource:
+    """The exact input ``source`` names now (commit and commit date, or tarball sha256),
+    fetching into the source cache as needed but building nothing. BuildError at fetch or
+    resolve; the resolution's log is discarded when it succeeds."""
+    settings = settings or BuildSettings()
+    cache = InstallCache(Path(cache_dir).absolute() / "builds")
+    env = clean_env(home=cache.root, extra=_git_env())
+    steps = Steps(log_path=cache.new_log(), account=None, env=env, progress=progress, stop=stop)
+    try:
+        sources = SourceCache(cache.root / "sources", release_url=settings.release_url)
+        resolved = sources.resolve(source, steps)
+    finally:
+        steps.close()
+    steps.log_path.unlink(missing_ok=True)
+    return resolved
+
+
+def _steps(
+    cache: InstallCache,
+    account: Account | None,
+    toolchain: Toolchain,
+    *,
+    progress: ProgressCallback | None,
+    stop: threading.Event,
+) -> Steps:
+    tmp = cache.work / "tmp"
+    extra = {**toolchain.env(work=cache.work), **_git_env(), "TMPDIR": str(tmp)}
+    env = clean_env(home=tmp, extra=extra)
+    return Steps(log_path=cache.new_log(), account=account, env=env, progress=progress, stop=stop)
+
+
+def _key_inputs(spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain) -> dict[str, Any]:
+    """Everything that changes the installed files; not the name, parallelism or ccache."""
+    return {
+        "format": BUILDER_FORMAT,
+        "source": resolved.digest,
+        "patches": [p.sha256 for p in spec.patches],
+        "configure_flags": list(spec.configure_flags),
+        "cflags": spec.cflags,
+        "contrib": list(spec.contrib),
+        "major_defaults": table_digest() if spec.major_defaults else None,
+        "compiler": toolchain.version,
+    }
+
+
+def _reuse(cache: InstallCache, key: str, hold: Hold, steps: Steps) -> Build | None:
+    if not cache.is_complete(key):
+        return None
+    provenance = json.loads((cache.entry(key) / PROVENANCE).read_text())
+    cache.touch(key)
+    steps.note("done", f"reusing the install {cache.entry(key)}")
+    # A reused build's log is the one written when it was built; this one only says "reused".
+    steps.log_path.unlink(missing_ok=True)
+    return Build(
+        installation=_installation(cache.entry(key), provenance["version"]),
+        provenance=provenance,
+        reused=True,
+        hold=hold,
+    )
+
+
+def _build(
+    spec: BuildSpec,
+    resolved: ResolvedSource,
+    key: str,
+    hold: Hold,
+    *,
+    cache: InstallCache,
+    sources: SourceCache,
+    toolchain: Toolchain,
+    steps: Steps,
+    account: Account | None,
+) -> Build:
+    started = time.monotonic()
+    prefix = cache.entry(key)
+    # With the host's build lock held, an unfinished install can only be a dead build's.
+    cache.discard_incomplete()
+    _prepare_ccache(toolchain, account)
+    compiler = Compiler(steps=steps, work=cache.work, account=account, toolchain=toolchain)
+    try:
+        compiled = compiler.run(spec=spec, resolved=resolved, sources=sources, prefix=prefix)
+    except BaseException:
+        shutil.rmtree(prefix, ignore_errors=True)
+        raise
+    seconds = round(time.monotonic() - started, 1)
+    # The tree is 200+ MB and ccache already holds what a later build can reuse from it; a
+    # failed build's tree stays for inspection until the next build.
+    shutil.rmtree(cache.work / "src", ignore_errors=True)
+    provenance = _provenance(spec, resolved, compiled, toolchain, key=key, seconds=seconds)
+    provenance["log"] = str(prefix / "build.log")
+    provenance["install_dir"] = str(prefix)
+    steps.note("done", f"built {compiled.version} in {seconds} s into {prefix}")
+    _seal(prefix, account)
+    # The log moves in before the marker: a complete install always has its log.
+    os.replace(steps.log_path, prefix / "build.log")
+    _write_new(prefix / PROVENANCE, json.dumps(provenance, indent=2) + "\n")
+    _write_new(prefix / USED, "")
+    _write_new(prefix / MARKER, key + "\n")
+    return Build(
+        installation=_installation(prefix, compiled.version),
+        provenance=provenance,
+        reused=False,
+        hold=hold,
+    )
+
+
+def _provenance(
+    spec: BuildSpec,
+    resolved: ResolvedSource,
+    compiled: Compiled,
+    toolchain: Toolchain,
+    *,
+    key: str,
+    seconds: float,
+) -> dict[str, Any]:
+    defaults = compiled.defaults
+    return {
+        "name": spec.name,
+        "key": key,
+        "version": compiled.version,
+        "major": compiled.major,
+        "postgres_version": compiled.postgres_version,
+        "source": resolved.as_dict(),
+        "patches": [{"name": p.name, "sha256": p.sha256} for p in spec.patches],
+        "configure_flags": list(spec.configure_flags),
+        "configure_args": compiled.configure_args,
+        "cflags": spec.cflags,
+        "copt": " ".join(compiled.copt),
+        "contrib": compiled.contrib,
+        "major_defaults": None
+        if defaults is None
+        else {
+            "major": defaults.major,
+            "configure_flags": list(defaults.configure_flags),
+            "copt": list(defaults.copt),
+            "pgbench_dir": defaults.pgbench_dir,
+            "verified": defaults.verified,
+        },
+        "compiler": {"cc": toolchain.cc, "version": toolchain.version},
+        "ccache": {"used": toolchain.ccache is not None, **compiled.ccache},
+        "jobs": toolchain.jobs,
+        "pg_config": compiled.pg_config,
+        "build_seconds": seconds,
+        "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+    }
+
+
+def _installation(prefix: Path, version: str) -> Installation:
+    bindir = prefix / "bin"
+    tools = frozenset(t for t in SERVER_TOOLS + CLIENT_TOOLS if os.access(bindir / t, os.X_OK))
+    return Installation(bindir=bindir, version=version, origin="built", tools=tools)
+
+
+def _prepare_ccache(toolchain: Toolchain, account: Account | None) -> None:
+    if toolchain.ccache_dir is None:
+        return
+    toolchain.ccache_dir.mkdir(parents=True, exist_ok=True)
+    if account is not None:
+        os.chown(toolchain.ccache_dir, account.uid, account.gid)
+
+
+def _seal(prefix: Path, account: Account | None) -> None:
+    """Hand the finished install to root: the servers run as the runner account, and a job's
+    SQL (COPY TO a file, as superuser) must not be able to alter binaries later jobs use."""
+    if account is None:
+        return
+    # Top first, so nothing new can appear in it; lchown, so no planted link is followed.
+    os.chown(prefix, 0, 0, follow_symlinks=False)
+    for dirpath, dirnames, filenames in os.walk(prefix):
+        for name in dirnames + filenames:
+            os.chown(os.path.join(dirpath, name), 0, 0, follow_symlinks=False)
+
+
+def _write_new(path: Path, text: str) -> None:
+    # Written beside and renamed over: a rename replaces a planted link instead of following it.
+    staging = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(staging, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "w") as handle:
+        handle.write(text)
+    os.replace(staging, path)
+
+
+def _waiting(steps: Steps) -> None:
+    steps.report("wait", "waiting for another build on this host to finish")
+
+
+def _git_env() -> dict[str, str]:
+    proxies = {k: v for k, v in os.environ.items() if k.lower().endswith("_proxy")}
+    return {**GIT_ENV, **proxies}

@@ -1,0 +1,277 @@
+"""The source cache: one git mirror per repository, tarballs by sha256, release names resolved.
+
+Layout under ``<cache_dir>/builds/sources/``::
+
+    git/<sha256(url)[:16]>.git     git clone --mirror, then git fetch --prune
+    tarballs/<sha256>              verified tarballs (tar detects the compression)
+    releases/<name>.sha256         the published digest of a release once it was fetched
+
+Resolution turns a spec's source into the exact input of a build: a commit sha with its commit
+date, or a tarball's sha256. A commit or a tag the mirror already has, and a release or tarball
+already in the cache, resolve without the network; a branch (or a branch and a date) always
+fetches first, since the branch moves.
+
+git runs as the agent (it only reads and writes this cache, never the source's own scripts),
+restricted to the https, http, git and file transports and with no terminal prompts.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import hashlib
+import os
+import re
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..provision import ProvisionError, _open_url
+from .installs import flock_waiting
+from .spec import GitSource, ReleaseSource, Source, TarballSource
+from .steps import Steps
+
+DOWNLOAD_TIMEOUT_S = 60
+_CHUNK = 1 << 20
+_HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
+_SHA256_TOKEN = re.compile(r"\b([0-9a-fA-F]{64})\b")
+GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ALLOW_PROTOCOL": "https:http:git:file"}
+
+
+@dataclass(frozen=True)
+class ResolvedSource:
+    """The exact input of a build. ``digest`` ("commit:<sha>" or "tarball:<sha256>") is what
+    the install key uses; the rest is provenance."""
+
+    kind: str
+    digest: str
+    tarball: Path | None = None
+    tarball_sha256: str | None = None
+    location: str | None = None
+    release: str | None = None
+    repository: str | None = None
+    ref: str | None = None
+    commit: str | None = None
+    commit_date: str | None = None
+    subject: str | None = None
+
+    def as_dict(self) -> dict[str, Any]:
+        data = {k: v for k, v in vars(self).items() if k not in ("tarball", "digest")}
+        return {k: v for k, v in data.items() if v is not None}
+
+
+class SourceCache:
+    def __init__(self, root: Path, *, release_url: str) -> None:
+        self.root = root
+        self.release_url = release_url.rstrip("/")
+        for sub in ("git", "tarballs", "releases", "tmp"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+
+    def resolve(self, source: Source, steps: Steps) -> ResolvedSource:
+        """The exact input of ``source``, fetching what is missing. Agents of one host share
+        the cache, so one resolves at a time (two clones of one mirror would collide)."""
+
+        def waiting() -> None:
+            steps.report("wait", "waiting for another agent's fetch")
+
+        with flock_waiting(self.root / ".lock", stop=steps.stop, waiting=waiting):
+            return self._resolve(source, steps)
+
+    def _resolve(self, source: Source, steps: Steps) -> ResolvedSource:
+        if isinstance(source, ReleaseSource):
+            return self._release(source, steps)
+        if isinstance(source, TarballSource):
+            path = self._tarball(source, steps)
+            where = source.url or source.path
+            return ResolvedSource("tarball", f"tarball:{source.sha256}", path, source.sha256, where)
+        return self._git(source, steps)
+
+    # --- tarballs ------------------------------------------------------------------------------
+
+    def tarball_path(self, sha256: str) -> Path:
+        return self.root / "tarballs" / sha256
+
+    def _tarball(self, source: TarballSource, steps: Steps) -> Path:
+        cached = self.tarball_path(source.sha256)
+        if cached.is_file():
+            return cached
+        if source.url is not None:
+            steps.note("fetch", f"downloading {source.url}")
+            self._download(source.url, sha256=source.sha256, steps=steps)
+        else:
+            assert source.path is not None
+            steps.note("fetch", f"copying {source.path}")
+            self._copy(Path(source.path), sha256=source.sha256, steps=steps)
+        return cached
+
+    def _download(self, url: str, *, sha256: str, steps: Steps) -> None:
+        staging = self._staging(sha256)
+        digest = hashlib.sha256()
+        try:
+            with _open_url(url, timeout=DOWNLOAD_TIMEOUT_S) as response, open(staging, "wb") as out:
+                while chunk := response.read(_CHUNK):
+                    steps.check_stop("fetch")
+                    digest.update(chunk)
+                    out.write(chunk)
+        except (ProvisionError, OSError) as exc:
+            staging.unlink(missing_ok=True)
+            raise steps.fail("fetch", str(exc)) from exc
+        self._publish(staging, digest.hexdigest(), sha256=sha256, what=url, steps=steps)
+
+    def _copy(self, path: Path, *, sha256: str, steps: Steps) -> None:
+        staging = self._staging(sha256)
+        digest = hashlib.sha256()
+        try:
+            with open(path, "rb") as src, open(staging, "wb") as out:
+                while chunk := src.read(_CHUNK):
+                    digest.update(chunk)
+                    out.write(chunk)
+        except OSError as exc:
+            staging.unlink(missing_ok=True)
+            raise steps.fail("fetch", f"cannot read {path}: {exc.strerror or exc}") from exc
+        self._publish(staging, digest.hexdigest(), sha256=sha256, what=str(path), steps=steps)
+
+    def _staging(self, sha256: str) -> Path:
+        return self.root / "tmp" / f"{sha256}.{os.getpid()}.part"
+
+    def _publish(self, staging: Path, got: str, *, sha256: str, what: str, steps: Steps) -> None:
+        if got != sha256:
+            staging.unlink(missing_ok=True)
+            raise steps.fail("fetch", f"sha256 of {what} is {got}, expected {sha256}")
+        staging.chmod(0o644)
+        os.replace(staging, self.tarball_path(sha256))
+
+    # --- releases ------------------------------------------------------------------------------
+
+    def _release(self, source: ReleaseSource, steps: Steps) -> ResolvedSource:
+        name = source.version
+        url = f"{self.release_url}/v{name}/postgresql-{name}.tar.bz2"
+        known = self.root / "releases" / f"{name}.sha256"
+        sha = known.read_text().strip() if known.is_file() else ""
+        if not sha or not self.tarball_path(sha).is_file():
+            sha = self._published_sha256(url, steps)
+            self._tarball(TarballSource(sha256=sha, url=url), steps)
+            known.write_text(sha + "\n")
+        return ResolvedSource(
+            "release", f"tarball:{sha}", self.tarball_path(sha), sha, url, release=name
+        )
+
+    def _published_sha256(self, url: str, steps: Steps) -> str:
+        steps.note("resolve", f"reading {url}.sha256")
+        try:
+            with _open_url(url + ".sha256", timeout=DOWNLOAD_TIMEOUT_S) as response:
+                text = response.read(4096).decode("ascii", errors="replace")
+        except (ProvisionError, OSError) as exc:
+            raise steps.fail(
+                "resolve",
+                f"cannot read the published sha256 of this release: {exc} (a release the "
+                "mirror does not have, or one without a .sha256: use a tarball source with its "
+                "sha256 instead)",
+            ) from exc
+        match = _SHA256_TOKEN.search(text)
+        if not match:
+            raise steps.fail("resolve", f"{url}.sha256 holds no sha256: {text[:200]!r}")
+        return match.group(1).lower()
+
+    # --- git -----------------------------------------------------------------------------------
+
+    def mirror_path(self, url: str) -> Path:
+        return self.root / "git" / (hashlib.sha256(url.encode()).hexdigest()[:16] + ".git")
+
+    def _git(self, source: GitSource, steps: Steps) -> ResolvedSource:
+        mirror = self.mirror_path(source.url)
+        fresh = self._mirror(source.url, mirror, steps)
+        if source.ref is not None:
+            commit = None if fresh else self._fixed_rev(mirror, source.ref, steps)
+            if commit is None:
+                if not fresh:
+                    self._fetch(mirror, steps)
+                commit = self._rev(mirror, source.ref, steps)
+            if commit is None:
+                raise steps.fail("resolve", f"{source.ref!r} is not a commit, tag or branch of "
+                                 f"{source.url}")  # fmt: skip
+            ref = source.ref
+        else:
+            assert source.branch is not None and source.date is not None
+            if not fresh:
+                self._fetch(mirror, steps)
+            commit = self._at_date(mirror, source.branch, source.date, steps)
+            ref = f"{source.branch}@{source.date.isoformat()}"
+        info = steps.capture(
+            ["git", "--git-dir", str(mirror), "show", "-s", "--format=%H%n%cI%n%s", commit],
+            stage="resolve",
+            cwd=self.root,
+            privileged=True,
+        ).split("\n")
+        return ResolvedSource(
+            "git",
+            f"commit:{info[0]}",
+            repository=source.url,
+            ref=ref,
+            commit=info[0],
+            commit_date=_utc(info[1]),
+            subject=info[2][:200],
+        )
+
+    def _mirror(self, url: str, mirror: Path, steps: Steps) -> bool:
+        """Make the mirror if it is missing; True when it was just cloned (so it is current)."""
+        if (mirror / "HEAD").is_file():
+            return False
+        staging = mirror.with_name(mirror.name + f".{os.getpid()}.part")
+        shutil.rmtree(staging, ignore_errors=True)
+        steps.note("fetch", f"cloning {url}")
+        try:
+            steps.run(
+                ["git", "clone", "--mirror", "--", url, str(staging)],
+                stage="fetch",
+                cwd=self.root,
+                privileged=True,
+            )
+            os.replace(staging, mirror)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        return True
+
+    def _fetch(self, mirror: Path, steps: Steps) -> None:
+        steps.note("fetch", "fetching new commits")
+        steps.run(
+            ["git", "--git-dir", str(mirror), "fetch", "--prune", "origin"],
+            stage="fetch",
+            cwd=self.root,
+            privileged=True,
+        )
+
+    def _fixed_rev(self, mirror: Path, ref: str, steps: Steps) -> str | None:
+        """The commit of ``ref`` when it cannot have moved: a commit id or a tag the mirror
+        has. None for a branch (it moves) or anything the mirror lacks: fetch first."""
+        if _HEX.match(ref):
+            return self._rev(mirror, ref, steps)
+        if self._rev(mirror, f"refs/tags/{ref}", steps) is not None:
+            return self._rev(mirror, f"refs/tags/{ref}", steps)
+        return None
+
+    def _rev(self, mirror: Path, ref: str, steps: Steps) -> str | None:
+        out = steps.capture(
+            ["git", "--git-dir", str(mirror), "rev-parse", "--verify", "--quiet",
+             "--end-of-options", f"{ref}^{{commit}}"],
+            stage="resolve", cwd=self.root, privileged=True, check=False,
+        )  # fmt: skip
+        return out.strip() or None
+
+    def _at_date(self, mirror: Path, branch: str, day: dt.date, steps: Steps) -> str:
+        if self._rev(mirror, f"refs/heads/{branch}", steps) is None:
+            raise steps.fail("resolve", f"the repository has no branch {branch!r}")
+        # The end of that day in UTC; first-parent keeps to the branch's own line of commits.
+        until = f"{day.isoformat()} 23:59:59 +0000"
+        out = steps.capture(
+            ["git", "--git-dir", str(mirror), "rev-list", "-1", "--first-parent",
+             f"--until={until}", f"refs/heads/{branch}", "--"],
+            stage="resolve", cwd=self.root, privileged=True,
+        )  # fmt: skip
+        if not out.strip():
+            raise steps.fail("resolve", f"branch {branch!r} has no commit on or before {day}")
+        return out.strip()
+
+
+def _utc(iso: str) -> str:
+    return dt.datetime.fromisoformat(iso).astimezone(dt.UTC).isoformat().replace("+00:00", "Z")

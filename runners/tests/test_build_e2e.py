@@ -1,0 +1,285 @@
+"""Real builds of PostgreSQL 15.18 from source, run with the real Cluster and pgbench.
+
+Slow: the first build on a fresh machine compiles all of PostgreSQL (7 to 13 minutes on the shared
+2-core development VM); later ones hit ccache, whose directory is kept in the prebuilt-server
+cache between sessions. The installs themselves are built anew every session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from build_helpers import (
+    XACT_C,
+    http_server,
+    release_mirror,
+    repo_from_tarball,
+    slow_commit_patch,
+    unified_patch,
+    xact_source,
+)
+from conftest import PG15_SHA256, RUNNERS, open_tmpdir
+
+from benchhub_runner.build import (
+    BuildError,
+    BuildProgress,
+    BuildSettings,
+    BuildStopped,
+    ensure_build,
+    spec_parse,
+)
+from benchhub_runner.build.installs import MARKER
+from benchhub_runner.cluster import Cluster, free_port
+from benchhub_runner.provision import Installation
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture(scope="module")
+def env(pg15_tarball: Path, prebuilt_cache: Path) -> Iterator[dict[str, Any]]:
+    cache_dir = open_tmpdir("benchhub-builds-")
+    # Kept between sessions like the prebuilt servers: only a fresh machine builds cold.
+    ccache_dir = prebuilt_cache / "ccache-builds"
+    mirror_root = open_tmpdir("benchhub-mirror-")
+    release_mirror(mirror_root, pg15_tarball)
+    with http_server(mirror_root) as url:
+        settings = BuildSettings(release_url=f"{url}/pub/source", ccache_dir=ccache_dir)
+        yield {"cache_dir": cache_dir, "settings": settings, "mirror": f"{url}/pub/source"}
+    shutil.rmtree(cache_dir, ignore_errors=True)
+    shutil.rmtree(mirror_root, ignore_errors=True)
+
+
+def build(env: dict[str, Any], data: dict[str, Any], **kwargs: Any) -> Any:
+    spec = spec_parse({"name": "test", **data})
+    return ensure_build(spec, cache_dir=env["cache_dir"], settings=env["settings"], **kwargs)
+
+
+def release_spec(**extra: Any) -> dict[str, Any]:
+    source = {"kind": "release", "version": "15.18"}
+    return {"name": "15.18", "source": source, "contrib": ["pg_stat_statements"], **extra}
+
+
+def select_only_tps(installation: Installation, *, seconds: int = 4) -> float:
+    """Start a cluster of ``installation``, load scale 1, and run pgbench -S at one client."""
+    workdir = open_tmpdir("benchhub-cluster-")
+    bindir = installation.bindir
+    cluster = Cluster(
+        installation=installation,
+        client_bindir=bindir,
+        workdir=workdir,
+        port=free_port(),
+        overrides={"shared_preload_libraries": "pg_stat_statements"},
+    )
+    try:
+        with cluster:
+            cluster.sql("CREATE EXTENSION pg_stat_statements")
+            target = ["-h", str(cluster.socket_dir), "-p", str(cluster.port), "-U", "postgres"]
+            subprocess.run([str(bindir / "pgbench"), *target, "-i", "-s", "1", "-q", "postgres"],
+                           check=True, capture_output=True)  # fmt: skip
+            done = subprocess.run(
+                [str(bindir / "pgbench"), *target, "-S", "-c", "1", "-T", str(seconds), "postgres"],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+            calls = cluster.sql(
+                "SELECT sum(calls) FROM pg_stat_statements WHERE query LIKE '%pgbench_accounts%'"
+            )
+            assert int(calls) > 0, "pg_stat_statements saw no pgbench query"
+        match = re.search(r"tps = ([\d.]+)", done.stdout)
+        assert match, done.stdout
+        return float(match.group(1))
+    finally:
+        cluster.stop(mode="immediate")
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def sha256_of(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+# --- the plain build, reused -----------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def plain(env: dict[str, Any]) -> Iterator[Any]:
+    updates: list[BuildProgress] = []
+    result = build(env, release_spec(), progress=updates.append)
+    result.updates = updates
+    yield result
+    result.close()
+
+
+def test_it_builds_a_release_and_runs_pgbench_on_it(plain: Any, env: dict[str, Any]) -> None:
+    assert not plain.reused
+    stages = [u.stage for u in plain.updates]
+    for stage in ("fetch", "unpack", "configure", "make", "install", "done"):
+        assert stage in stages
+    assert max(u.compiled for u in plain.updates) > 500
+    prov = plain.provenance
+    assert prov["version"] == "15.18"
+    assert prov["source"]["release"] == "15.18"
+    assert prov["source"]["tarball_sha256"] == PG15_SHA256
+    args = prov["configure_args"]
+    for flag in ("--without-readline", "--without-zlib", "--without-icu"):
+        assert flag in args
+    assert prov["major_defaults"]["major"] == "15"
+    assert prov["contrib"] == ["pg_stat_statements"]
+    assert prov["compiler"]["version"].startswith("gcc")
+    assert prov["pg_config"]["VERSION"] == "PostgreSQL 15.18"
+    assert "--without-icu" in prov["pg_config"]["CONFIGURE"]
+    assert prov["ccache"]["used"] is True
+    log = Path(prov["log"])
+    assert "make install" in log.read_text()
+    assert json.loads((log.parent / "provenance.json").read_text()) == prov
+    assert plain.installation.origin == "built"
+    assert plain.installation.has("pgbench") and plain.installation.has("psql")
+    if os.geteuid() == 0:
+        # Sealed: the runner account that runs servers (and job SQL) cannot alter the binaries.
+        assert (plain.installation.bindir / "postgres").stat().st_uid == 0
+    assert select_only_tps(plain.installation) > 0
+
+
+def test_it_reuses_the_install_for_the_same_input(plain: Any, env: dict[str, Any]) -> None:
+    marker = Path(plain.provenance["install_dir"]) / MARKER
+    before = marker.stat().st_mtime_ns
+    updates: list[BuildProgress] = []
+    with build(env, release_spec(), progress=updates.append) as again:
+        assert again.reused
+        assert again.provenance == plain.provenance
+        assert {u.stage for u in updates} <= {"resolve", "fetch", "done"}
+    # The same tarball named by URL is the same input: the same install.
+    url = f"{env['mirror']}/v15.18/postgresql-15.18.tar.bz2"
+    by_url = release_spec(source={"kind": "tarball", "url": url, "sha256": PG15_SHA256})
+    with build(env, by_url) as same:
+        assert same.reused and same.installation.bindir == plain.installation.bindir
+    assert marker.stat().st_mtime_ns == before
+
+
+def test_it_prints_a_reused_build_from_the_command_line(plain: Any, env: dict[str, Any]) -> None:
+    spec = env["cache_dir"] / "spec.json"
+    spec.write_text(json.dumps(release_spec()))
+    argv = [sys.executable, "-m", "benchhub_runner.cli", "build", str(spec), "--cache-dir",
+            str(env["cache_dir"]), "--release-url", env["mirror"], "--ccache-dir",
+            str(env["settings"].ccache_dir)]  # fmt: skip
+    done = subprocess.run(
+        argv, capture_output=True, text=True, timeout=120,
+        env={**os.environ, "PYTHONPATH": str(RUNNERS)},
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout)
+    assert out["reused"] is True
+    assert out["bindir"] == str(plain.installation.bindir)
+    assert out["provenance"]["key"] == plain.provenance["key"]
+
+
+# --- a patched build -------------------------------------------------------------------------
+
+
+def test_it_builds_a_patch_that_makes_every_transaction_slower(
+    plain: Any, env: dict[str, Any], pg15_tarball: Path
+) -> None:
+    text = slow_commit_patch(pg15_tarball)
+    patch = {"name": "slow-commit.patch", "sha256": hashlib.sha256(text.encode()).hexdigest(),
+             "text": text}  # fmt: skip
+    with build(env, release_spec(patches=[patch])) as patched:
+        assert not patched.reused
+        prov = patched.provenance
+        assert prov["patches"] == [{"name": "slow-commit.patch", "sha256": patch["sha256"]}]
+        assert prov["key"] != plain.provenance["key"]
+        # The fixed build tree lets ccache serve nearly every file from the plain build.
+        assert prov["ccache"]["hits"] > prov["ccache"]["misses"]
+        postgres = Path("bin") / "postgres"
+        assert sha256_of(patched.installation.bindir.parent / postgres) != sha256_of(
+            plain.installation.bindir.parent / postgres
+        )
+        fast = select_only_tps(plain.installation)
+        slow = select_only_tps(patched.installation)
+    # 2 ms per commit caps one client near 500 tps; select-only unpatched runs far above it.
+    assert slow < 600 < fast, (fast, slow)
+
+
+# --- failures and stops ----------------------------------------------------------------------
+
+
+def test_it_fails_at_patch_with_the_rejected_hunk(env: dict[str, Any], pg15_tarball: Path) -> None:
+    before = xact_source(pg15_tarball)
+    stale = before.replace("CommitTransaction(void)", "CommitTransactionGone(void)", 1)
+    text = unified_patch(XACT_C, stale, stale.replace("Gone(void)", "Renamed(void)", 1))
+    patch = {"name": "stale.patch", "sha256": hashlib.sha256(text.encode()).hexdigest(),
+             "text": text}  # fmt: skip
+    with pytest.raises(BuildError) as caught:
+        build(env, release_spec(patches=[patch]))
+    error = caught.value
+    assert error.stage == "patch"
+    assert "stale.patch does not apply" in str(error)
+    assert "FAILED" in error.log_tail
+    # The rejected hunk itself (the rename met the prototype first).
+    assert "+static void CommitTransactionRenamed(void);" in str(error)
+    assert error.log_path is not None and error.log_path.is_file()
+
+
+def test_it_fails_at_configure_with_the_log_tail(env: dict[str, Any]) -> None:
+    with pytest.raises(BuildError) as caught:
+        build(env, release_spec(configure_flags=["--with-blocksize=3"]))
+    assert caught.value.stage == "configure"
+    assert "Invalid block size" in caught.value.log_tail
+    assert "build failed at configure" in str(caught.value)
+    installs = Path(env["cache_dir"]) / "builds" / "installs"
+    assert not [p for p in installs.iterdir() if p.is_dir() and not (p / MARKER).exists()]
+
+
+def test_it_stops_a_build_promptly(env: dict[str, Any]) -> None:
+    stop = threading.Event()
+    stopped_at: list[float] = []
+
+    def progress(update: BuildProgress) -> None:
+        if update.stage == "configure" and "checking" in update.line and not stop.is_set():
+            stopped_at.append(time.monotonic())
+            stop.set()
+
+    with pytest.raises(BuildStopped) as caught:
+        build(env, release_spec(configure_flags=["--enable-debug"]), progress=progress, stop=stop)
+    assert caught.value.stage == "configure"
+    assert time.monotonic() - stopped_at[0] < 10
+    work = str(Path(env["cache_dir"]) / "builds" / "work")
+    assert not [pid for pid in _pids() if _cwd(pid).startswith(work)], "a build process survived"
+
+
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _cwd(pid: int) -> str:
+    try:
+        return os.readlink(f"/proc/{pid}/cwd")
+    except OSError:
+        return ""
+
+
+# --- a git source ----------------------------------------------------------------------------
+
+
+def test_it_builds_a_commit_of_a_git_repository(env: dict[str, Any], pg15_tarball: Path) -> None:
+    root = open_tmpdir("benchhub-origin-")
+    try:
+        commit = repo_from_tarball(root / "postgresql", pg15_tarball)
+        source = {"kind": "git", "url": str(root / "postgresql"), "ref": commit[:10]}
+        with build(env, release_spec(name=f"master@{commit[:7]}", source=source)) as built:
+            prov = built.provenance
+            assert prov["source"]["commit"] == commit
+            assert prov["source"]["commit_date"] == "2021-04-30T12:00:00Z"
+            assert built.installation.version == "15.18"
+            assert select_only_tps(built.installation) > 0
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -1,0 +1,181 @@
+"""Resolving build sources to exact inputs: git refs and dates against a real local repository
+made from the 15.18 tarball, releases and tarballs from a real local HTTP mirror."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from build_helpers import commit_file, git, http_server, release_mirror, repo_from_tarball
+from conftest import PG15_SHA256, open_tmpdir
+
+from benchhub_runner.build import BuildError, BuildSettings, resolve_source
+from benchhub_runner.build.sources import SourceCache
+from benchhub_runner.build.spec import GitSource, ReleaseSource, TarballSource
+
+# Enough of the tree to be a PostgreSQL source; the whole tree is for the slow build tests.
+MEMBERS = ["configure", "configure.ac", "README", "COPYRIGHT"]
+
+
+@pytest.fixture(scope="module")
+def origin(pg15_tarball: Path) -> Iterator[dict[str, object]]:
+    """alice's repository: the 15.18 tree tagged REL_15_18, then commits on master and on a
+    feature branch at chosen times (one late on 1 May in UTC-2, which is 2 May in UTC)."""
+    root = open_tmpdir("benchhub-origin-")
+    repo = root / "postgresql"
+    base = repo_from_tarball(repo, pg15_tarball, members=MEMBERS)
+    second = commit_file(repo, "NOTES", "one\n", date="2021-05-01T10:00:00Z", message="second")
+    git(repo, "checkout", "-q", "-b", "feature")
+    feature = commit_file(repo, "NOTES", "f\n", date="2021-05-01T20:00:00Z", message="feature")
+    git(repo, "checkout", "-q", "master")
+    third = commit_file(repo, "NOTES", "two\n", date="2021-05-01T23:30:00-02:00", message="3rd")
+    yield {"repo": repo, "base": base, "second": second, "feature": feature, "third": third}
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def cache_dir() -> Iterator[Path]:
+    path = open_tmpdir("benchhub-build-cache-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def resolve(source: object, cache_dir: Path, **settings: object) -> object:
+    return resolve_source(source, cache_dir=cache_dir, settings=BuildSettings(**settings))  # type: ignore[arg-type]
+
+
+# --- git -------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("ref", "expected"),
+    [("second", "second"), ("REL_15_18", "base"), ("feature", "feature"), ("master", "third")],
+)
+def test_it_resolves_commits_tags_and_branches(origin, cache_dir, ref, expected) -> None:
+    # "second" is given as master@<short sha>, the way users name a commit.
+    name = origin[ref][:9] if ref == "second" else ref
+    resolved = resolve(GitSource(url=str(origin["repo"]), ref=name), cache_dir)
+    assert resolved.commit == origin[expected]
+    assert resolved.digest == f"commit:{origin[expected]}"
+    assert resolved.repository == str(origin["repo"])
+
+
+def test_it_records_the_commit_date_in_utc_and_the_subject(origin, cache_dir) -> None:
+    resolved = resolve(GitSource(url=str(origin["repo"]), ref="master"), cache_dir)
+    assert resolved.commit_date == "2021-05-02T01:30:00Z"
+    assert resolved.subject == "3rd"
+
+
+@pytest.mark.parametrize(
+    ("day", "expected"),
+    [("2021-05-01", "second"), ("2021-05-02", "third"), ("2021-04-30", "base")],
+)
+def test_it_takes_the_last_commit_of_a_branch_by_the_end_of_a_day(
+    origin, cache_dir, day, expected
+) -> None:
+    source = GitSource(url=str(origin["repo"]), branch="master", date=dt.date.fromisoformat(day))
+    resolved = resolve(source, cache_dir)
+    assert resolved.commit == origin[expected]
+    assert resolved.ref == f"master@{day}"
+
+
+def test_it_explains_refs_and_dates_it_cannot_resolve(origin, cache_dir) -> None:
+    url = str(origin["repo"])
+    cases = [
+        (GitSource(url=url, ref="deadbeef"), "'deadbeef' is not a commit, tag or branch"),
+        (GitSource(url=url, branch="master", date=dt.date(2021, 4, 29)), "no commit on or before"),
+        (GitSource(url=url, branch="nope", date=dt.date(2021, 5, 1)), "no branch 'nope'"),
+    ]
+    for source, words in cases:
+        with pytest.raises(BuildError) as caught:
+            resolve(source, cache_dir)
+        assert caught.value.stage == "resolve"
+        assert words in str(caught.value)
+
+
+def test_it_keeps_one_mirror_and_fetches_only_what_moved(origin, cache_dir, tmp_path) -> None:
+    upstream = tmp_path / "upstream"
+    git(tmp_path, "clone", "-q", str(origin["repo"]), str(upstream))
+    url = str(upstream)
+    first = resolve(GitSource(url=url, ref="master"), cache_dir)
+    mirror = SourceCache(cache_dir / "builds" / "sources", release_url="").mirror_path(url)
+    inode = (mirror / "objects").stat().st_ino
+    newer = commit_file(upstream, "NOTES", "new\n", date="2021-05-03T08:00:00Z", message="new")
+    # A branch moves: resolving it again fetches the new commit into the same mirror.
+    assert resolve(GitSource(url=url, ref="master"), cache_dir).commit == newer
+    assert (mirror / "objects").stat().st_ino == inode
+    # A commit the mirror has resolves without the repository (it is gone now).
+    shutil.rmtree(upstream)
+    assert resolve(GitSource(url=url, ref=first.commit), cache_dir).commit == first.commit
+    with pytest.raises(BuildError) as caught:
+        resolve(GitSource(url=url, ref="master"), cache_dir)
+    assert caught.value.stage == "fetch"
+
+
+# --- releases and tarballs -------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def mirror(pg15_tarball: Path) -> Iterator[dict[str, object]]:
+    root = open_tmpdir("benchhub-mirror-")
+    pub = release_mirror(root, pg15_tarball)
+    # 15.17 is published with a digest that does not match its tarball.
+    tampered = release_mirror(root / "bad", pg15_tarball, version="15.17")
+    (tampered / "v15.17" / "postgresql-15.17.tar.bz2.sha256").write_text("0" * 64 + "\n")
+    shutil.copytree(tampered / "v15.17", pub / "v15.17")
+    with http_server(root) as url:
+        yield {"url": f"{url}/pub/source", "root": root}
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_it_resolves_a_release_to_its_published_tarball(mirror, tmp_path) -> None:
+    cache = open_tmpdir("benchhub-release-")
+    try:
+        resolved = resolve(ReleaseSource(version="15.18"), cache, release_url=mirror["url"])
+        assert resolved.tarball_sha256 == PG15_SHA256
+        assert resolved.digest == f"tarball:{PG15_SHA256}"
+        assert resolved.location == f"{mirror['url']}/v15.18/postgresql-15.18.tar.bz2"
+        assert resolved.tarball.read_bytes()[:3] == b"BZh"
+        # Known now: the same release resolves with the mirror unreachable.
+        again = resolve(ReleaseSource(version="15.18"), cache, release_url="http://127.0.0.1:9")
+        assert (again.digest, again.tarball) == (resolved.digest, resolved.tarball)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_it_refuses_a_release_whose_published_digest_does_not_match(mirror, cache_dir) -> None:
+    with pytest.raises(BuildError) as caught:
+        resolve(ReleaseSource(version="15.17"), cache_dir, release_url=mirror["url"])
+    assert caught.value.stage == "fetch"
+    assert f"is {PG15_SHA256}, expected {'0' * 64}" in str(caught.value)
+    leftovers = list((cache_dir / "builds" / "sources" / "tarballs").iterdir())
+    assert not [p for p in leftovers if p.name.startswith("0000")]
+
+
+def test_it_says_when_the_mirror_has_no_such_release(mirror, cache_dir) -> None:
+    with pytest.raises(BuildError) as caught:
+        resolve(ReleaseSource(version="15.99"), cache_dir, release_url=mirror["url"])
+    assert caught.value.stage == "resolve"
+    assert "HTTP 404" in str(caught.value)
+
+
+def test_it_takes_tarballs_by_url_or_path_and_checks_them(mirror, pg15_tarball) -> None:
+    url = f"{mirror['url']}/v15.18/postgresql-15.18.tar.bz2"
+    for source in (TarballSource(sha256=PG15_SHA256, url=url),
+                   TarballSource(sha256=PG15_SHA256, path=str(pg15_tarball))):  # fmt: skip
+        cache = open_tmpdir("benchhub-tarball-")
+        try:
+            resolved = resolve(source, cache)
+            assert resolved.digest == f"tarball:{PG15_SHA256}"
+            assert resolved.location == (source.url or source.path)
+            assert os.path.getsize(resolved.tarball) == os.path.getsize(pg15_tarball)
+        finally:
+            shutil.rmtree(cache, ignore_errors=True)
+    wrong = TarballSource(sha256="1" * 64, path=str(pg15_tarball))
+    with pytest.raises(BuildError, match="expected 1111") as caught:
+        resolve(wrong, open_tmpdir("benchhub-tarball-"))
+    assert caught.value.stage == "fetch"
