@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import re
 
+from .command import CommandLine, command_line_parse
 from .errors import PgbenchParseError, never_raises_other
 from .run_model import ProgressSample, RunOutput, ScriptStats, StatementLatency
 from .text import FLOAT, split_lines, to_float, to_int
@@ -116,6 +117,7 @@ class _RunParser:
         self.statement_columns: int | None = None
         self.statement_script = 1
         self.last_error_open = False
+        self.command: CommandLine | None = None
 
     def feed(self, line: str) -> None:
         continued = self.last_error_open and bool(_CONTINUATION.match(line))
@@ -131,6 +133,9 @@ class _RunParser:
             self._flush_left(line)
 
     def _flush_left(self, line: str) -> None:
+        if self.command is None and (command := command_line_parse(line)) is not None:
+            self.command = command
+            return
         if self._banner(line) or self._progress(line) or self._errors(line):
             return
         if self._section_header(line) or self._result_line(line):
@@ -350,6 +355,10 @@ def parse_run_output(text: str) -> RunOutput:
     Raises :class:`PgbenchParseError` when the text holds none of a version banner, a
     ``progress:`` line or a results block, i.e. when it is not pgbench run output at all.
     A run that aborted still parses, with ``aborted=True`` and the messages in ``errors``.
+    The text may be pasted (indented, quoted, fenced, summary lines joined: see
+    :mod:`.pasted`) or a fragment (``tail``, a cut header). Where the output does not print the
+    clients, threads, duration or builtin but a pasted ``pgbench ...`` command line does, those
+    come from the command line.
     """
     parser = _RunParser()
     for line in split_lines(text):
@@ -360,6 +369,8 @@ def parse_run_output(text: str) -> RunOutput:
             "not pgbench run output: no version banner ('pgbench (X)'), no 'progress:' line "
             "and no results block ('transaction type: ...', 'tps = ...') found"
         )
+    if parser.command is not None:
+        parser.command.fill(out)
     if _incomplete_with_t(out):
         out.aborted = True
     return out

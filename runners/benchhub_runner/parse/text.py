@@ -4,7 +4,8 @@ pgbench output reaches us through terminals, files and pipes, so before any line
 the text is normalised the same way everywhere: ANSI colour codes are removed (``PG_COLOR``),
 lines are split on ``\\r\\n``, ``\\n`` and a lone ``\\r`` (the ``-i`` progress line uses
 ``\\r`` on a terminal) and trailing whitespace is dropped (newer versions pad progress lines
-with spaces). Leading whitespace is kept: it tells per-statement lines apart.
+with spaces). Leading whitespace is kept: it tells per-statement lines apart. Text pasted into a
+wiki, a README or an issue is unwrapped first (:mod:`benchhub_runner.parse.pasted`).
 
 Non-finite numbers: pgbench prints ``nan``/``-nan``/``inf`` (<= 11) or ``NaN``/``Infinity`` (12+)
 when it divides by zero. The parsers keep them as Python ``float('nan')``/``inf`` in their
@@ -19,6 +20,7 @@ from dataclasses import asdict
 from typing import Any, cast
 
 from .errors import PgbenchParseError
+from .pasted import break_lines, unwrap_lines
 
 _ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
@@ -30,8 +32,10 @@ _COUNTER_LIMIT = 2**64
 
 
 def split_lines(text: str) -> list[str]:
-    """Return the normalised lines of ``text`` (see the module docstring)."""
-    return [line.rstrip() for line in _LINE_BREAK.split(_ANSI.sub("", text))]
+    """Return the normalised lines of ``text`` (see the module docstring), with what pasting
+    adds (fences, quote markers, a code block's indentation, joined lines) undone."""
+    raw = [line.rstrip() for line in _LINE_BREAK.split(_ANSI.sub("", break_lines(text)))]
+    return unwrap_lines(raw)
 
 
 def to_int(digits: str) -> int:

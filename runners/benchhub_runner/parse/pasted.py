@@ -1,0 +1,82 @@
+"""Pasted pgbench text back into the lines pgbench printed.
+
+Users keep pgbench output where they pasted it: a wiki, a README, an issue thread, a mail. On the
+way it gains markup and loses line breaks, and the parsers (which classify each line on its own,
+by its start) would not recognise it. :func:`unwrap_lines` undoes what pasting does:
+
+* code fences (```` ``` ````, ``~~~``) and ``<pre>``/``<code>`` tags go, ``<br>`` breaks lines;
+* quote markers (``>``, ``> >`` of mail and Markdown quotes) go;
+* indentation added to the whole block (a Markdown code block: 2 to 8 spaces, or a tab) goes.
+  pgbench's own indentation tells per-statement lines apart, so the indentation removed is the
+  one of the nearest line that pgbench prints flush left (``tps = ``, ``number of clients:``...),
+  and only from lines that carry it: prose around the paste and pgbench's own indentation stay;
+* summary lines joined onto one line (``... duration: 120 s number of transactions actually
+  processed: ...``) are split where each of pgbench's flush-left lines starts.
+
+Text that pgbench wrote and nobody pasted has none of these, and comes back unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*$")
+_TAG = re.compile(r"</?(?:pre|code|samp|tt)\b[^>]*>", re.IGNORECASE)
+_BREAK = re.compile(r"<br\s*/?>", re.IGNORECASE)
+_QUOTE = re.compile(r"^[ \t]*(?:>[ \t]?)+")
+
+# The starts of the lines pgbench prints flush left (run and -i output), see the reference §3.
+_FLUSH_LEFT = (
+    r"pgbench \(|progress: |transaction type: |scaling factor: |partition method: |"
+    r"partitions: |query mode: |number of (?:clients|threads|transactions|failed|serialization|"
+    r"deadlock)|maximum number of tries: |total number of retries: |duration: \d|"
+    r"latency (?:average|stddev)|rate limit schedule lag: |(?:initial|average) connection time = |"
+    r"tps = |SQL script \d+: |script statistics:|statement latencies in milliseconds|"
+    r"starting vacuum\.\.\.|creating tables\.\.\.|done in \d|dropping old tables\.\.\.|"
+    r"generating data|vacuuming\.\.\.|creating primary keys\.\.\.|creating foreign keys\.\.\."
+)
+_MARKER = re.compile(rf"^(?P<indent>[ \t]*)(?:{_FLUSH_LEFT})")
+# Where a joined line holds the next summary line: a flush-left start after a space, or right
+# after the closing parenthesis of a `tps = ... (...)` line. The `tps = N (` form keeps the
+# per-script `(..., tps = N)` of 9.6+ in one piece, and `initial connection time =` the
+# `(without initial connection time)` of 14+.
+_JOINED = re.compile(
+    r"(?:(?<=\S)[ \t]+|(?<=\)))(?="
+    r"(?:pgbench \(\d|progress: \d|transaction type: |scaling factor: \d|partition method: |"
+    r"partitions: \d|query mode: |number of (?:clients|threads|transactions|failed|serialization|"
+    r"deadlock)[a-z ]*: |number of transactions above the |maximum number of tries: |total number of retries: |duration: \d|"
+    r"latency (?:average|stddev)(?:: | = )|rate limit schedule lag: |"
+    r"(?:initial|average) connection time = |tps = [-+\d.a-zA-Z]+ \(|SQL script \d+: |"
+    r"statement latencies in milliseconds))"
+)
+
+
+def unwrap_lines(lines: list[str]) -> list[str]:
+    """Return ``lines`` (already split and right-stripped) as pgbench printed them."""
+    unquoted = [_QUOTE.sub("", _TAG.sub("", line)).rstrip() for line in lines]
+    unfenced = ["" if _FENCE.match(line) else line for line in unquoted]
+    dedented = _dedent(unfenced)
+    split: list[str] = []
+    for line in dedented:
+        if line and line[0] not in " \t":
+            split.extend(part.rstrip() for part in _JOINED.split(line))
+        else:
+            split.append(line)
+    return split
+
+
+def break_lines(text: str) -> str:
+    """``<br>`` tags of a pasted HTML fragment as the line breaks they stand for."""
+    return _BREAK.sub("\n", text)
+
+
+def _dedent(lines: list[str]) -> list[str]:
+    first = next((m for m in map(_MARKER.match, lines) if m), None)
+    indent = first["indent"] if first else ""
+    out = []
+    for line in lines:
+        marker = _MARKER.match(line)
+        if marker:
+            indent = marker["indent"]
+        out.append(line[len(indent) :] if indent and line.startswith(indent) else line)
+    return out
