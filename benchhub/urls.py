@@ -20,7 +20,13 @@ from benchhub.jobs.api import (
     SchedulesView,
     StatusView,
 )
-from benchhub.results.api import RunDetailView, RunResultsView, RunsView
+from benchhub.results.api import (
+    ImportOutputsView,
+    ImportSummaryView,
+    RunDetailView,
+    RunResultsView,
+    RunsView,
+)
 from benchhub.review.api import (
     ComparisonCommentsView,
     ReviewEventsView,
@@ -35,6 +41,8 @@ api_v1 = [
     path("runs/", RunsView.as_view(), name="api-runs"),
     path("runs/<uuid:run_uuid>/", RunDetailView.as_view(), name="api-run"),
     path("runs/<uuid:run_uuid>/results/", RunResultsView.as_view(), name="api-run-results"),
+    path("imports/outputs/", ImportOutputsView.as_view(), name="api-import-outputs"),
+    path("imports/summary/", ImportSummaryView.as_view(), name="api-import-summary"),
     path("builds/", BuildsView.as_view(), name="api-builds"),
     path("compare/", CompareView.as_view(), name="api-compare"),
     path("hosts/", HostsView.as_view(), name="api-hosts"),

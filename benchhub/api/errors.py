@@ -1,6 +1,7 @@
 """The API's one error shape, and its one exception handler.
 
-Every error body is `{"error": <code>, "detail": <sentence>, "fields": {<path>: [<message>]}}`.
+Every error body is `{"error": <code>, "detail": <sentence>, "fields": {<path>: [<message>]}}`,
+plus the keys of a refusal's `extra` (an incomplete import adds `read`).
 `fields` is present for validation errors and names each bad field by its path in the request,
 e.g. `results[2].tps` or `host.facts.sockets`. The domain's refusals (benchhub.errors.
 ApplicationError) carry their code, status and field; views let them through and this handler
@@ -49,9 +50,13 @@ def flatten_errors(detail: Any, prefix: str = "") -> dict[str, list[str]]:
 
 
 def error_response(
-    code: str, detail: str, status_code: int, fields: dict | None = None
+    code: str,
+    detail: str,
+    status_code: int,
+    fields: dict | None = None,
+    extra: dict[str, Any] | None = None,
 ) -> Response:
-    body: dict[str, Any] = {"error": code, "detail": detail}
+    body: dict[str, Any] = {**(extra or {}), "error": code, "detail": detail}
     if fields:
         body["fields"] = fields
     return Response(body, status=status_code)
@@ -60,7 +65,7 @@ def error_response(
 def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, ApplicationError):
         set_rollback()  # as DRF does for its own exceptions, should requests ever be atomic
-        return error_response(exc.code, exc.detail, exc.status, exc.fields)
+        return error_response(exc.code, exc.detail, exc.status, exc.fields, exc.extra)
     if isinstance(exc, RequestDataTooBig):
         return error_response("too_large", "The request body exceeds the size limit.", 413)
     if isinstance(exc, exceptions.ValidationError):

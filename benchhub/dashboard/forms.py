@@ -1,6 +1,7 @@
 """HTML forms. They collect input; validation is the API's (jobs.serializers), so a job queued
 from the page and one queued through the API obey the same rules."""
 
+from collections.abc import Mapping
 from typing import Any
 
 from django import forms
@@ -176,7 +177,11 @@ class MultipleFileField(forms.FileField):
 
 
 class ImportOutputsForm(forms.Form):
-    version = forms.CharField(max_length=100, help_text="the server version, e.g. 13.3")
+    version = forms.CharField(
+        max_length=100,
+        required=False,
+        help_text="the server version, e.g. 13.3; else the one the outputs' banner names",
+    )
     host = forms.CharField(max_length=200, help_text="the machine's name")
     # The form metaclass takes declared fields out of the class, so this does not hide Form.files.
     files = MultipleFileField(  # type: ignore[assignment]
@@ -199,6 +204,11 @@ class ImportOutputsForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 4}),
         label="lscpu output",
         help_text="optional",
+    )
+    note = forms.CharField(
+        required=False,
+        max_length=2000,
+        help_text="where the outputs come from (wiki page, issue, README)",
     )
 
 
@@ -240,3 +250,30 @@ class ImportSummaryForm(forms.Form):
         if data["memory_gb"]:
             facts["memory_bytes"] = data["memory_gb"] * 1024**3
         return facts
+
+
+def _positive_int(text: str | None) -> int | None:
+    text = (text or "").strip()
+    return int(text) if text.isdigit() and 0 < len(text) <= 9 and int(text) > 0 else None
+
+
+def asked_clients(data: Mapping[str, str], count: int) -> list[int | None]:
+    """The clients the import page asked for, `clients_<i>` per output i (from 0)."""
+    return [_positive_int(data.get(f"clients_{index}")) for index in range(count)]
+
+
+def chosen_columns(
+    data: Mapping[str, str], width: int
+) -> tuple[int | None, list[tuple[int | str, str]] | None]:
+    """The columns picked on the table import page: `clients_column` (an index) and
+    `version_<i>` (the version of column i; empty for a column not imported). (None, None)
+    when the page has not shown the columns yet."""
+    if "columns_shown" not in data:
+        return None, None
+    clients = data.get("clients_column", "")
+    versions: list[tuple[int | str, str]] = [
+        (index, data[f"version_{index}"].strip())
+        for index in range(width)
+        if data.get(f"version_{index}", "").strip() and str(index) != clients
+    ]
+    return (int(clients) if clients.isdigit() else None), versions

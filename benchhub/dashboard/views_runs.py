@@ -1,5 +1,5 @@
-"""Run pages: one run in detail, two runs side by side, queueing a run again, and importing
-history (pgbench outputs, published tables)."""
+"""Run pages: one run in detail, two runs side by side, queueing a run again (the import pages
+are in views_imports)."""
 
 from itertools import groupby
 from typing import Any
@@ -11,15 +11,12 @@ from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
 from benchhub.dashboard import charts_run, query
-from benchhub.dashboard.forms import ImportOutputsForm, ImportSummaryForm
 from benchhub.dashboard.run_diff import run_diff as run_diff_sections
 from benchhub.errors import ApplicationError
 from benchhub.jobs.services import job_create_again
-from benchhub.results import imports, selectors
+from benchhub.results import selectors
 from benchhub.results.models import Run
 from benchhub.review.selectors import run_review
-
-MAX_OUTPUT_BYTES = 5 * 1024 * 1024
 
 
 def _get_run(run_uuid: Any) -> Run:
@@ -103,63 +100,3 @@ def run_diff(request: HttpRequest) -> HttpResponse:
     elif request.GET.get("a") or request.GET.get("b"):
         context["problem"] = "Give two run UUIDs."
     return render(request, "dashboard/diff.html", context)
-
-
-def _add_problems(form, problems: dict[str, list[str]]) -> None:
-    for field, messages in problems.items():
-        name = field.split(".")[0].split("[")[0]
-        form.add_error(
-            name if name in form.fields else None,
-            f"{field}: {' '.join(messages)}" if name not in form.fields else " ".join(messages),
-        )
-
-
-@login_required
-def import_outputs(request: query.SignedInRequest) -> HttpResponse:
-    form = ImportOutputsForm(request.POST or None, request.FILES or None)
-    if request.method == "POST" and form.is_valid():
-        texts = [
-            (f.name, f.read(MAX_OUTPUT_BYTES).decode("utf-8", errors="replace"))
-            for f in form.cleaned_data["files"]
-        ]
-        texts += [
-            (f"pasted output {n}", text)
-            for n, text in enumerate(imports.pasted_outputs_split(form.cleaned_data["pasted"]), 1)
-        ]
-        try:
-            run = imports.run_import_outputs(
-                texts=texts,
-                version=form.cleaned_data["version"],
-                host=form.cleaned_data["host"],
-                config_text=form.cleaned_data["config"],
-                lscpu=form.cleaned_data["lscpu"],
-                user=request.user,
-            )
-        except imports.ImportInvalid as exc:
-            _add_problems(form, exc.problems)
-        else:
-            return redirect("run", run_uuid=run.uuid)
-    return render(request, "dashboard/import_outputs.html", {"form": form})
-
-
-@login_required
-def import_summary(request: query.SignedInRequest) -> HttpResponse:
-    form = ImportSummaryForm(request.POST or None)
-    if request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
-        try:
-            runs = imports.runs_import_summary(
-                table_text=data["table"],
-                host=data["host"],
-                facts=form.facts(),
-                workload=form.workload(),
-                scale=data["scale"],
-                duration_s=data["duration_s"],
-                note=data["note"],
-                user=request.user,
-            )
-        except imports.ImportInvalid as exc:
-            _add_problems(form, exc.problems)
-        else:
-            return redirect("run", run_uuid=runs[0].uuid)
-    return render(request, "dashboard/import_summary.html", {"form": form})

@@ -9,9 +9,15 @@ from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
-from benchhub.api.permissions import is_runner, request_person
+from benchhub.api.permissions import IsPerson, is_runner, request_person
 from benchhub.hosts.authentication import request_runner_token
-from benchhub.results import selectors, services
+from benchhub.results import imports, selectors, services
+from benchhub.results.import_serializers import (
+    ImportOutputsInSerializer,
+    ImportSummaryInSerializer,
+    summary_facts,
+    summary_workload,
+)
 from benchhub.results.serializers import (
     ResultOutSerializer,
     ResultWithProgressOutSerializer,
@@ -83,3 +89,58 @@ class RunResultsView(APIView):
         results = selectors.result_list(run=run, with_progress=with_progress)
         serializer = ResultWithProgressOutSerializer if with_progress else ResultOutSerializer
         return Response(serializer(results, many=True).data)
+
+
+class ImportOutputsView(APIView):
+    """POST: pgbench outputs, as pasted, become one imported run (201), or 400 `incomplete`
+    naming what the text lacks (`version`, `workload`, `outputs[i].clients`) with `read`."""
+
+    permission_classes = [IsPerson]
+
+    @extend_schema(request=ImportOutputsInSerializer, responses={201: RunOutSerializer})
+    def post(self, request: Request) -> Response:
+        body = ImportOutputsInSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        outputs = data["outputs"]
+        run = imports.run_import_outputs(
+            texts=[(o.get("name") or f"output {n}", o["text"]) for n, o in enumerate(outputs)],
+            clients=[o.get("clients") for o in outputs],
+            version=data.get("version", ""),
+            workload=data.get("workload", ""),
+            host=data["host"],
+            config_text=data.get("config", ""),
+            lscpu=data.get("lscpu", ""),
+            note=data.get("note", ""),
+            user=request_person(request),
+        )
+        return Response(RunOutSerializer(run).data, status=status.HTTP_201_CREATED)
+
+
+class ImportSummaryView(APIView):
+    """POST: a published table becomes one summary run per chosen version (201, the runs), or
+    400 `incomplete` naming `clients_column` and `columns` with the table's headers and a guess."""
+
+    permission_classes = [IsPerson]
+
+    @extend_schema(request=ImportSummaryInSerializer, responses={201: RunOutSerializer(many=True)})
+    def post(self, request: Request) -> Response:
+        body = ImportSummaryInSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        columns = data.get("columns")
+        runs = imports.runs_import_summary(
+            table_text=data["table"],
+            clients_column=data.get("clients_column"),
+            version_columns=[(c["column"], c.get("version", "")) for c in columns]
+            if columns
+            else None,
+            host=data["host"],
+            facts=summary_facts(data),
+            workload=summary_workload(data),
+            scale=data.get("scale"),
+            duration_s=data.get("duration_s"),
+            note=data.get("note", ""),
+            user=request_person(request),
+        )
+        return Response(RunOutSerializer(runs, many=True).data, status=status.HTTP_201_CREATED)

@@ -2,17 +2,30 @@
 
 Both build the same upload an agent sends and store it through `run_submit`, so an imported run
 obeys every rule of the upload contract. Outputs are parsed by the agent package's parser
-(benchhub_runner.parse), the one parser both sides share. A published table has no raw output:
-its runs are stored with source "summary" and the pages say so.
+(benchhub_runner.parse), the one parser both sides share; it reads outputs as they are pasted
+(indented, quoted, joined, cut). A published table has no raw output: its runs are stored with
+source "summary" and the pages say so. Every imported run keeps the text it came from
+(`Run.import_text`) and who imported it (`submitted_by`).
+
+Where the text lacks what a run needs, the import asks instead of refusing: ImportIncomplete
+(400, code `incomplete`) names each missing field and carries what was read, so the page or the
+API client can ask for exactly those fields and send again with them.
 """
 
 import datetime as dt
 import re
 import uuid
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any
 
-from benchhub_runner.importer import ImportRefused, config_parse, import_payload_from_texts
+from benchhub_runner.importer import (
+    ImportIncomplete as OutputsIncomplete,
+)
+from benchhub_runner.importer import (
+    ImportRefused,
+    config_parse,
+    import_payload_from_texts,
+)
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -20,6 +33,7 @@ from rest_framework.exceptions import ValidationError
 
 from benchhub.api.errors import flatten_errors
 from benchhub.errors import ApplicationError
+from benchhub.results import tables
 from benchhub.results.models import Run
 from benchhub.results.serializers import RunUploadSerializer
 from benchhub.results.services import payload_digest, run_submit
@@ -42,13 +56,36 @@ class ImportInvalid(ApplicationError):
         return self.problems
 
 
-def _store(payload: dict[str, Any], user: User) -> Run:
+class ImportIncomplete(ApplicationError):
+    """The text makes a run once the caller gives the fields in `fields`; `read` (in the API's
+    body beside them) is what the text said, for the caller to show or prefill."""
+
+    def __init__(self, missing: dict[str, str], read: dict[str, Any]) -> None:
+        super().__init__(
+            "incomplete",
+            f"The text does not say {', '.join(missing)}: give "
+            f"{'it' if len(missing) == 1 else 'them'} and send again.",
+        )
+        self.missing = missing
+        self.extra = {"read": read}
+
+    @property
+    def fields(self) -> dict[str, list[str]]:
+        return {field: [why] for field, why in self.missing.items()}
+
+
+def _store(payload: dict[str, Any], user: User, import_text: str) -> Run:
     upload = RunUploadSerializer(data=payload)
     try:
         upload.is_valid(raise_exception=True)
     except ValidationError as exc:
         raise ImportInvalid(flatten_errors(exc.detail)) from None
-    return run_submit(data=upload.validated_data, digest=payload_digest(payload), user=user).run
+    with transaction.atomic():
+        run = run_submit(data=upload.validated_data, digest=payload_digest(payload), user=user).run
+        if run.import_text != import_text:
+            run.import_text = import_text
+            run.save(update_fields=["import_text"])
+    return run
 
 
 def pasted_outputs_split(text: str) -> list[str]:
@@ -64,8 +101,19 @@ def run_import_outputs(
     config_text: str,
     lscpu: str,
     user: User,
+    clients: Sequence[int | None] = (),
+    workload: str = "",
+    note: str = "",
 ) -> Run:
-    """One run from pgbench outputs given as (name, text); levels come from the outputs."""
+    """One run from pgbench outputs given as (name, text); levels come from the outputs.
+
+    `version` (else the outputs' banner), `clients` (per output, by index from 0, for outputs
+    that do not say theirs) and `workload` (a builtin's name or one's own, for outputs that say
+    neither their transaction type nor their statements) complete what the text lacks;
+    ImportIncomplete names what is still missing (`version`, `workload`, `outputs[i].clients`)
+    with what was read. The run keeps the texts as given (joined by `---` lines); one
+    transaction; nothing is stored on a refusal.
+    """
     now = timezone.now()
     try:
         payload = import_payload_from_texts(
@@ -76,50 +124,64 @@ def run_import_outputs(
             lscpu=lscpu,
             started_at=now,
             finished_at=now,
+            clients=clients,
+            workload=workload,
         )
+    except OutputsIncomplete as exc:
+        raise ImportIncomplete(exc.missing, exc.read) from None
     except ImportRefused as exc:
         raise ImportInvalid({"outputs": [str(exc)]}) from None
-    return _store(payload, user)
+    payload["notes"] = note
+    return _store(payload, user, "\n---\n".join(text for _, text in texts))
 
 
-@dataclass(frozen=True)
-class SummaryTable:
-    versions: list[str]
-    rows: list[tuple[int, list[float | None]]]
-
-
-def summary_table_parse(text: str) -> SummaryTable:
-    """A published table: a header `clients <version> <version> ...`, then one row per client
-    level with one tps per version (`-` or empty for none). Spaces, tabs or commas separate."""
-    lines = [re.split(r"[\s,;|]+", line.strip()) for line in text.splitlines() if line.strip()]
-    if len(lines) < 2 or len(lines[0]) < 2:
-        raise ImportInvalid(
+def summary_columns(
+    table: tables.Table,
+    *,
+    clients_column: int | str | None,
+    version_columns: Sequence[tuple[int | str, str]] | None,
+) -> tables.Columns:
+    """The columns to import: those chosen (by index or header; a version left empty is read
+    from its header), else the ones a plain table makes itself; ImportIncomplete (fields
+    `clients_column` and `columns`, with the headers, the first rows and a proposed choice)
+    when a table with other columns was given no choice."""
+    if clients_column is None and not version_columns:
+        simple = tables.simple_columns(table)
+        if simple is not None:
+            return simple
+        clients, versions = tables.columns_guess(table)
+        raise ImportIncomplete(
             {
-                "table": [
-                    "Give a header line (clients and one column per version) and at least one row."
-                ]
-            }
+                "clients_column": "choose the column of client counts",
+                "columns": "choose one column of tps per version, and name its version",
+            },
+            {
+                "headers": table.headers,
+                "rows": table.rows[:10],
+                "guess": {
+                    "clients_column": clients,
+                    "columns": [{"column": i, "version": v} for i, v in versions],
+                },
+            },
         )
-    versions = lines[0][1:]
-    rows = []
-    for number, cells in enumerate(lines[1:], start=2):
-        if len(cells) != len(lines[0]):
-            raise ImportInvalid(
-                {
-                    "table": [
-                        f"Line {number} has {len(cells)} columns; the header has {len(lines[0])}."
-                    ]
-                }
+    if clients_column is None or not version_columns:
+        field = "clients_column" if clients_column is None else "columns"
+        raise tables.TableInvalid("Choose the clients column and at least one version.", field)
+    versions = []
+    for n, (reference, version) in enumerate(version_columns):
+        index = tables.column_index(table, reference, field=f"columns[{n}].column")
+        name = version.strip() or tables.version_of_header(table.headers[index])
+        if not name:
+            raise tables.TableInvalid(
+                f"Name the version of column {table.headers[index]!r}.", f"columns[{n}].version"
             )
-        try:
-            clients = int(cells[0])
-            values = [None if c in ("-", "") else float(c) for c in cells[1:]]
-        except ValueError:
-            raise ImportInvalid(
-                {"table": [f"Line {number} is not numbers: {' '.join(cells)}"]}
-            ) from None
-        rows.append((clients, values))
-    return SummaryTable(versions=versions, rows=rows)
+        versions.append((index, name))
+    if len({name for _, name in versions}) != len(versions):
+        raise tables.TableInvalid("Each version may be chosen once.", "columns")
+    return tables.Columns(
+        clients=tables.column_index(table, clients_column, field="clients_column"),
+        versions=versions,
+    )
 
 
 def runs_import_summary(
@@ -132,65 +194,45 @@ def runs_import_summary(
     duration_s: float | None,
     note: str,
     user: User,
+    clients_column: int | str | None = None,
+    version_columns: Sequence[tuple[int | str, str]] | None = None,
 ) -> list[Run]:
-    """One summary run per version of a published table: tps only, no raw output."""
-    table = summary_table_parse(table_text)
+    """One summary run per chosen version of a published table: tps only, no raw output.
+
+    Columns: see `summary_columns`. All versions in one transaction, or none; each run keeps
+    the table's text.
+    """
+    table = tables.table_read(table_text)
+    columns = summary_columns(table, clients_column=clients_column, version_columns=version_columns)
+    levels = tables.table_levels(table, columns)
     started = dt.datetime.now(dt.UTC).isoformat()
-    runs = []
-    with transaction.atomic():  # all versions of the table, or none
-        for column, version in enumerate(table.versions):
-            runs.append(
-                _summary_run(
-                    table,
-                    column,
-                    version,
-                    host=host,
-                    facts=facts,
-                    workload=workload,
-                    scale=scale,
-                    duration_s=duration_s,
-                    note=note,
-                    started=started,
-                    user=user,
-                )
-            )
-    return runs
-
-
-def _summary_run(
-    table: SummaryTable,
-    column: int,
-    version: str,
-    *,
-    host: str,
-    facts: dict[str, Any],
-    workload: dict[str, Any],
-    scale: int | None,
-    duration_s: float | None,
-    note: str,
-    started: str,
-    user: User,
-) -> Run:
-    levels = [
-        (clients, values[column]) for clients, values in table.rows if values[column] is not None
-    ]
-    payload: dict[str, Any] = {
-        "run_uuid": str(uuid.uuid4()),
+    base: dict[str, Any] = {
         "host": {"name": host, "facts": facts},
         "notes": note,
-        "build": {"version": version, "origin": "unknown"},
         "configuration": {"settings": {}},
         "workload": workload,
         "scale": scale,
         "duration_s": duration_s,
-        "clients": [c for c, _ in levels],
         "repeats": 1,
         "started_at": started,
         "status": "completed",
         "source": "summary",
-        "results": [{"clients": c, "repeat": 1, "tps": tps, "raw_output": ""} for c, tps in levels],
     }
-    try:
-        return _store(payload, user)
-    except ImportInvalid as exc:
-        raise ImportInvalid({f"{version}: {k}": v for k, v in exc.problems.items()}) from None
+    runs = []
+    with transaction.atomic():  # all versions of the table, or none
+        for version, points in levels.items():
+            payload = {
+                **base,
+                "run_uuid": str(uuid.uuid4()),
+                "build": {"version": version, "origin": "unknown"},
+                "clients": [c for c, _ in points],
+                "results": [
+                    {"clients": c, "repeat": 1, "tps": tps, "raw_output": ""} for c, tps in points
+                ],
+            }
+            try:
+                runs.append(_store(payload, user, table_text))
+            except ImportInvalid as exc:
+                problems = {f"{version}: {k}": v for k, v in exc.problems.items()}
+                raise ImportInvalid(problems) from None
+    return runs

@@ -62,6 +62,10 @@ class Run(models.Model):
         help_text="what the agent raised for the run: open files (soft, hard), max_connections",
     )
     notes = models.TextField(blank=True, help_text="e.g. where an imported table comes from")
+    import_text = models.TextField(
+        blank=True,
+        help_text="imported runs: the text as pasted or uploaded (outputs, or the table)",
+    )
     baseline = models.BooleanField(default=False, help_text="marked as a reference by a reviewer")
     invalid = models.BooleanField(
         default=False, help_text="marked invalid by a reviewer: left out of comparisons"

@@ -25,6 +25,9 @@ from benchhub.jobs.services import job_claim, job_create, schedule_save
 from benchhub.jobs.tests.test_queue import JOB
 from benchhub.results.models import Run
 from benchhub.testing.payloads import run_payload
+from benchhub.testing.processes import ROOT
+
+OUTPUT = (ROOT / "runners/tests/fixtures/pgbench/pg15-select-only-P1-r-T3.txt").read_text()
 
 CALLERS = ["anon", "bob", "alice", "bench01", "bench02", "revoked", "expired"]
 
@@ -100,6 +103,13 @@ MATRIX: list[tuple[str, str, str, Callable[[], dict] | None, list[int]]] = [
      [401, 403, 403, 201, 403, 401, 401]),
     ("upload import", "post", "/api/v1/runs/", lambda: _upload("import"),
      [401, 201, 201, 201, 403, 401, 401]),
+    # Imports are people's: an agent uploads only what it measured.
+    ("import outputs", "post", "/api/v1/imports/outputs/",
+     lambda: {"host": "old-box", "outputs": [{"text": OUTPUT}]},
+     [401, 201, 201, 403, 403, 401, 401]),
+    ("import summary", "post", "/api/v1/imports/summary/",
+     lambda: {"host": "paper", "builtin": "select-only", "table": "clients 13 14\n8 100 110"},
+     [401, 201, 201, 403, 403, 401, 401]),
     ("job list", "get", "/api/v1/jobs/", None, [200, 200, 200, 403, 403, 401, 401]),
     ("job detail", "get", "/api/v1/jobs/{job_a}/", None, [200, 200, 200, 403, 403, 401, 401]),
     ("job create", "post", "/api/v1/jobs/", lambda: JOB, [401, 201, 201, 403, 403, 401, 401]),
