@@ -26,7 +26,7 @@ from benchhub.results.models import LevelAggregate, Result, Run
 from benchhub.results.selectors import RUN_RELATIONS
 from benchhub.workloads.models import Workload
 
-RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides")
+RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides", "import_text")
 MAX_COMPARED = 12
 HISTORY_MAX_POINTS = 500
 

@@ -227,7 +227,8 @@ class ImportSummaryForm(forms.Form):
     duration_s = forms.FloatField(min_value=1, required=False, label="duration (s)")
     table = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 10}),
-        help_text="header: clients 13.3 14beta1; then one row per level",
+        help_text="as published: a Markdown or pipe table (then pick its columns), tab-separated "
+        "rows, or a header `clients 13.3 14beta1` and one row per level",
     )
     note = forms.CharField(
         required=False,

@@ -68,6 +68,8 @@ def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
         "non_default": _non_default_settings(run),
         "all_settings": sorted(run.settings.items()),
         "review": run_review(run=run),
+        # A summary import knows its workload's definition only when it names a builtin.
+        "rerunnable": run.source != Run.Source.SUMMARY or bool(run.workload.builtin),
     }
     return render(request, "dashboard/run.html", context)
 

@@ -14,7 +14,7 @@ def run_list(*, filters: dict[str, Any]) -> QuerySet[Run]:
     """Runs matching the filters (host, version, workload, started_after/before, status),
     with their relations; the caller paginates."""
     runs = Run.objects.select_related(*RUN_RELATIONS).defer(
-        "settings", "setting_sources", "init_output"
+        "settings", "setting_sources", "init_output", "import_text"
     )
     if "host" in filters:
         runs = runs.filter(host__name=filters["host"])

@@ -479,6 +479,7 @@ class RunDetailOutSerializer(RunOutSerializer):
             "init_timings",
             "workload_definition",
             "aggregates",
+            "import_text",
         ]
 
     def get_workload_definition(self, run: Run) -> dict[str, Any]:

@@ -92,3 +92,66 @@ def test_it_names_a_bad_table_row_and_stores_nothing(client, bob):
 def test_it_needs_sign_in_to_import(client, db):
     assert client.get("/import/").status_code == 302
     assert client.get("/import/summary/").status_code == 302
+
+
+PASTED = ROOT / "runners" / "tests" / "fixtures" / "pasted"
+TAIL = (PASTED / "tail-6-pg15-select-only-P1-r-T3.txt").read_text()
+TABLE = (
+    "模型 | 连接数 | PG 13 tps | PG 14 tps | 14性能提升比率\n"
+    "只读 1亿 -c 52 -j 52 -T 120 | 52 | 1234936 | 1582846 | 28.2%\n"
+)
+
+
+def test_it_asks_for_exactly_what_a_pasted_fragment_lacks(client, bob):
+    client.force_login(bob)
+    page = client.post("/import/", {"host": "old-box", "pasted": TAIL}).content.decode()
+    assert 'id="asked"' in page
+    assert 'name="clients_0"' in page and 'name="version"' in page
+    assert 'name="workload"' not in page  # the statements say what ran
+    assert "pasted output 1 does not say its number of clients" in page
+    assert "it says: tps 51755.5" in page
+    assert Run.objects.count() == 0
+    response = client.post(
+        "/import/", {"host": "old-box", "pasted": TAIL, "clients_0": "2", "version": "15.4"}
+    )
+    run = Run.objects.get()
+    assert response.status_code == 302 and response.url == f"/runs/{run.uuid}/"
+    assert (run.clients, run.build.version, run.import_text) == ([2], "15.4", TAIL.strip("\n"))
+    page = client.get(response.url).content.decode()
+    assert "not measured by a BenchHub agent" in page and 'id="import-text"' in page
+
+
+def test_it_moves_uploaded_files_to_the_paste_box_when_it_asks(client, bob):
+    client.force_login(bob)
+    upload = SimpleUploadedFile("tail.txt", TAIL.encode())
+    page = client.post("/import/", {"host": "b", "version": "15", "files": [upload]})
+    text = page.content.decode()
+    assert "now in the paste box" in text and "51755.494899" in text
+    assert 'name="clients_0"' in text
+
+
+def test_it_shows_the_columns_of_a_published_table_and_imports_the_picked_ones(client, bob):
+    client.force_login(bob)
+    form = {"host": "blog", "builtin": "select-only", "table": TABLE}
+    page = client.post("/import/summary/", form).content.decode()
+    assert 'id="columns"' in page and "连接数" in page and "14性能提升比率" in page
+    assert 'name="version_2" value="13"' in page and 'name="version_4" value=""' in page
+    assert Run.objects.count() == 0
+    picked = {**form, "columns_shown": "1", "clients_column": "1", "version_2": "13"}
+    response = client.post("/import/summary/", {**picked, "version_3": "14"})
+    assert response.status_code == 302
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["14"].results.values_list("clients", "tps")) == {52: 1582846}
+    page = client.get(f"/runs/{runs['13'].uuid}/").content.decode()
+    # select-only is a builtin: the definition is known, so it can be queued again.
+    assert "Queue this again" in page and "连接数" in page
+
+
+def test_it_offers_no_rerun_of_a_summary_whose_workload_was_not_published(client, bob):
+    client.force_login(bob)
+    table = "clients 13 14\n8 100 110\n"
+    response = client.post(
+        "/import/summary/", {"host": "p", "workload_name": "their-script", "table": table}
+    )
+    page = client.get(response.url).content.decode()
+    assert "Queue this again" not in page and 'id="no-rerun"' in page
