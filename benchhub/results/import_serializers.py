@@ -7,6 +7,7 @@ or by its header text (a string).
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
@@ -15,6 +16,9 @@ from benchhub.workloads.models import Workload
 MAX_OUTPUTS = 1000
 
 
+@extend_schema_field(
+    {"oneOf": [{"type": "integer", "minimum": 0}, {"type": "string", "minLength": 1}]}
+)
 class ColumnReferenceField(serializers.Field):
     """A column by index (a number) or by header (a string)."""
 
