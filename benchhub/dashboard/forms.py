@@ -228,7 +228,7 @@ class ImportSummaryForm(forms.Form):
     table = forms.CharField(
         widget=forms.Textarea(attrs={"rows": 10}),
         help_text="as published: a Markdown or pipe table (then pick its columns), tab-separated "
-        "rows, or a header `clients 13.3 14beta1` and one row per level",
+        "rows, or a header 'clients 13.3 14beta1' and one row per level",
     )
     note = forms.CharField(
         required=False,
