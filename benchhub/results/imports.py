@@ -26,6 +26,7 @@ from benchhub_runner.importer import (
     config_parse,
     import_payload_from_texts,
 )
+from benchhub_runner.parse import runs_split
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -89,8 +90,14 @@ def _store(payload: dict[str, Any], user: User, import_text: str) -> Run:
 
 
 def pasted_outputs_split(text: str) -> list[str]:
-    """Outputs pasted one after another, separated by a line of three or more dashes."""
-    return [part.strip("\n") for part in SEPARATOR.split(text) if part.strip()]
+    """Outputs pasted one after another: separated by a line of three or more dashes, or each
+    starting where a new run starts (benchhub_runner.parse.runs_split)."""
+    return [
+        run.strip("\n")
+        for part in SEPARATOR.split(text)
+        if part.strip()
+        for run in runs_split(part)
+    ]
 
 
 def run_import_outputs(

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from benchhub_runner.parse import detect_kind, parse_run_output, parse_text
+from benchhub_runner.parse import detect_kind, parse_run_output, parse_text, runs_split
 from benchhub_runner.parse.command import command_line_parse
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -154,3 +154,40 @@ def test_it_lets_what_pgbench_printed_win_over_the_command_line():
     )
     result = parse_run_output(text)
     assert (result.clients, result.duration_s) == (3, 5)
+
+
+@pytest.mark.parametrize("path", RUNS, ids=lambda p: p.name)
+def test_it_never_splits_one_run(path: Path):
+    text = path.read_text()
+    assert runs_split(text) == [text]
+    indented = "\n".join(f"    {line}" for line in text.splitlines())
+    assert len(runs_split(indented)) == 1
+
+
+# The real captures that start with their banner, as a page of results shows them in a row.
+BANNERED = [p for p in RUNS if p.read_text().startswith("pgbench (")]
+
+
+def test_it_splits_a_page_of_several_runs_one_after_another():
+    assert len(BANNERED) >= 10
+    texts = [p.read_text() for p in BANNERED]
+    parts = runs_split("".join(texts))
+    assert [parse_text(part).to_dict() for part in parts] == [
+        parse_text(text).to_dict() for text in texts
+    ]
+
+
+def test_it_splits_runs_at_their_command_lines_and_at_a_new_transaction_type():
+    one = (FIXTURES / "pgbench" / "pg96-tpcb-c2-t50.txt").read_text()
+    cut = (FIXTURES / "pasted" / "cut-header-pg18-tpcb-like-t50.txt").read_text()
+    page = f"$ pgbench -c 1 bench\n{cut}\n$ pgbench -c 4 bench\n{cut}\n{one}{one}"
+    parts = runs_split(page)
+    assert [parse_run_output(p).clients for p in parts] == [1, 4, 2, 2]
+    assert parse_run_output(parts[3]).to_dict() == parse_run_output(one).to_dict()
+
+
+def test_it_keeps_a_command_line_with_the_banner_that_follows_it():
+    text = (FIXTURES / "pgbench" / "pg15-select-only-P1-r-T3.txt").read_text()
+    page = f"$ pgbench -S -c 2 bench\n{text}$ pgbench -S -c 2 bench\n{text}"
+    parts = runs_split(page)
+    assert parts == [f"$ pgbench -S -c 2 bench\n{text}"] * 2

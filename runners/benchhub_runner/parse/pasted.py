@@ -18,6 +18,7 @@ Text that pgbench wrote and nobody pasted has none of these, and comes back unch
 
 from __future__ import annotations
 
+import itertools
 import re
 
 _FENCE = re.compile(r"^[ \t]*(?:`{3,}|~{3,})[\w+.-]*[ \t]*$")
@@ -81,3 +82,44 @@ def _dedent(lines: list[str]) -> list[str]:
             indent = marker["indent"]
         out.append(line[len(indent) :] if indent and line.startswith(indent) else line)
     return out
+
+
+_BANNER = re.compile(r"^pgbench \(\d")
+_COMMAND = re.compile(r"^(?:\S*[$#%>] ?)?(?:\S*/)?pgbench +-")
+_RESULTS = re.compile(r"(?:^|\s)(?:tps = |number of transactions actually processed: )")
+_LEAD_IN = re.compile(r"^(?:progress: |starting vacuum|$)")
+
+
+def runs_split(text: str) -> list[str]:
+    """The runs of a text that holds several, one after another (a wiki page of results), each
+    as it was pasted. A run starts at a banner, a ``pgbench -...`` command line or a
+    ``transaction type:`` line that follows a results block (a banner also after another
+    banner, a command line after another command line or a banner); the ``progress:`` and
+    vacuum lines just before a ``transaction type:`` belong to the run it starts. A text of
+    one run, in whatever order pgbench's two streams were captured, comes back whole."""
+    lines = text.splitlines(keepends=True)
+    starts = [0]
+    results_seen = banner_seen = command_seen = False
+    for index, raw in enumerate(lines):
+        line = _QUOTE.sub("", _TAG.sub("", raw)).strip()
+        banner, command = bool(_BANNER.match(line)), bool(_COMMAND.match(line))
+        # A command line comes before its banner: a banner after a command opens no new run.
+        if (banner and (results_seen or banner_seen)) or (
+            command and (results_seen or banner_seen or command_seen)
+        ):
+            starts.append(index)
+            results_seen = banner_seen = command_seen = False
+        elif results_seen and line.startswith("transaction type: "):
+            start = index
+            while start - 1 > starts[-1] and _LEAD_IN.match(
+                _QUOTE.sub("", lines[start - 1]).strip()
+            ):
+                start -= 1
+            starts.append(start)
+            results_seen = banner_seen = command_seen = False
+        banner_seen, command_seen = banner_seen or banner, command_seen or command
+        if _RESULTS.search(line):
+            results_seen = True
+    bounds = [*starts, len(lines)]
+    parts = ["".join(lines[a:b]) for a, b in itertools.pairwise(bounds)]
+    return [part for part in parts if part.strip()]
