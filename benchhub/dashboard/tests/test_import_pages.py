@@ -155,3 +155,17 @@ def test_it_offers_no_rerun_of_a_summary_whose_workload_was_not_published(client
     )
     page = client.get(response.url).content.decode()
     assert "Queue this again" not in page and 'id="no-rerun"' in page
+
+
+def test_it_makes_one_level_per_run_of_a_page_pasted_without_separators(client, bob):
+    client.force_login(bob)
+    one = (ROOT / "runners/tests/fixtures/pasted/cut-header-pg18-tpcb-like-t50.txt").read_text()
+    page = (
+        f"$ pgbench -c 1 -j 1 -t 50 bench\n{one}\nand with 4 clients:\n$ pgbench -c 4 -t 50\n{one}"
+    )
+    response = client.post(
+        "/import/", {"host": "wiki", "version": "18.1", "workload": "tpcb-like", "pasted": page}
+    )
+    run = Run.objects.get()
+    assert response.status_code == 302
+    assert (run.clients, run.workload.name) == ([1, 4], "tpcb-like")
