@@ -198,8 +198,11 @@ def import_payload(
     host: str,
     config: Path | None = None,
     lscpu: Path | None = None,
+    clients: int | None = None,
+    workload: str = "",
 ) -> dict[str, Any]:
-    """The upload of one run made of these files (docs/runner-api.md); times from the files."""
+    """The upload of one run made of these files (docs/runner-api.md); times from the files.
+    `clients` is the level of every file that does not say its own."""
     mtimes = [dt.datetime.fromtimestamp(p.stat().st_mtime, dt.UTC) for p in paths if p.exists()]
     now = dt.datetime.now(dt.UTC)
     return import_payload_from_texts(
@@ -210,6 +213,8 @@ def import_payload(
         lscpu=lscpu.read_text(errors="replace") if lscpu else "",
         started_at=min(mtimes, default=now),
         finished_at=max(mtimes, default=now),
+        clients=[clients] * len(paths),
+        workload=workload,
     )
 
 

@@ -1,7 +1,9 @@
 """``benchhub-runner import FILE ... --server URL --token T --version V --host NAME``.
 
 Uploads historical pgbench outputs as one run: one file per pgbench execution, client levels
-from the outputs themselves, several files at one level as its repeats. ``--config`` adds the
+from the outputs themselves, several files at one level as its repeats. Files may be pasted text
+(indented, quoted, joined lines, a tail, a cut header); what they do not say is refused by name,
+and ``--version``, ``--clients`` and ``--workload`` give it. ``--config`` adds the
 server's postgresql.conf, ``--lscpu`` the host's CPU facts. The token is a personal one (bhp_)
 or the host's runner token. Exit status: 0 stored (the run's URL is printed), 2 the files do not
 make a run, 3 the server refused it (its reasons are printed), 4 the server is unreachable.
@@ -28,7 +30,17 @@ def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     parser.add_argument("files", metavar="FILE", nargs="+", type=Path)
     parser.add_argument("--server", required=True)
     parser.add_argument("--token", required=True)
-    parser.add_argument("--version", required=True, help="the server version, e.g. 13.3")
+    parser.add_argument(
+        "--version", default="", help="the server version, e.g. 13.3 (else the banner's)"
+    )
+    parser.add_argument(
+        "--clients",
+        type=int,
+        help="the number of clients of every file that does not say its own (a tail, a cut)",
+    )
+    parser.add_argument(
+        "--workload", default="", help="a builtin's name or one's own, if no file names it"
+    )
     parser.add_argument("--host", required=True, help="the host's name")
     parser.add_argument("--config", type=Path, help="the server's postgresql.conf")
     parser.add_argument("--lscpu", type=Path, help="the host's lscpu output")
@@ -44,6 +56,8 @@ def run(args: argparse.Namespace) -> int:
             host=args.host,
             config=args.config,
             lscpu=args.lscpu,
+            clients=args.clients,
+            workload=args.workload,
         )
     except (ImportRefused, OSError) as exc:
         print(f"benchhub-runner import: {exc}", file=sys.stderr)
