@@ -111,8 +111,9 @@ def import_outputs(request: query.SignedInRequest) -> HttpResponse:
             context["asked"] = _asked(exc, request.POST)
             if form.cleaned_data["files"]:
                 # A file input cannot be refilled: its text goes to the paste box, in order.
-                form.data = form.data.copy()
-                form.data["pasted"] = "\n---\n".join(text for _, text in texts)
+                moved = request.POST.copy()
+                moved["pasted"] = "\n---\n".join(text for _, text in texts)
+                form.data = moved
                 context["files_moved"] = True
         except ApplicationError as exc:
             _add_error(form, exc)

@@ -60,7 +60,9 @@ class ImportOutputsInSerializer(serializers.Serializer):
         help_text="a builtin's name or one's own, for outputs that say neither their transaction "
         "type nor their statements",
     )
-    outputs = ImportOutputInSerializer(many=True, allow_empty=False, max_length=MAX_OUTPUTS)
+    outputs = serializers.ListField(
+        child=ImportOutputInSerializer(), allow_empty=False, max_length=MAX_OUTPUTS
+    )
     config = StrictCharField(required=False, allow_blank=True, max_length=1_000_000)
     lscpu = StrictCharField(required=False, allow_blank=True, max_length=100_000)
     note = StrictCharField(required=False, allow_blank=True, max_length=2000)
@@ -77,7 +79,9 @@ class ImportSummaryInSerializer(serializers.Serializer):
     table = StrictCharField(max_length=1_000_000, help_text="the table as published")
     host = StrictCharField(max_length=200, help_text="a name for the machine the table was made on")
     clients_column = ColumnReferenceField(required=False, allow_null=True)
-    columns = ImportColumnInSerializer(many=True, required=False, max_length=100)
+    columns = serializers.ListField(
+        child=ImportColumnInSerializer(), required=False, max_length=100
+    )
     builtin = serializers.ChoiceField(choices=Workload.Builtin.choices, required=False)
     workload_name = StrictCharField(required=False, allow_blank=True, max_length=200)
     scale = StrictIntegerField(required=False, allow_null=True, min_value=1)

@@ -159,7 +159,8 @@ def columns_guess(table: Table) -> tuple[int | None, list[tuple[int, str]]]:
     numeric column, without percentages, whose header names a version."""
     integer_columns = [i for i in range(len(table.headers)) if _integers(table, i)]
     named = [i for i in integer_columns if _CLIENTS_HEADER.search(table.headers[i])]
-    clients = (named or integer_columns or [None])[0]
+    candidates = named or integer_columns
+    clients = candidates[0] if candidates else None
     versions = [
         (index, version_of_header(header))
         for index, header in enumerate(table.headers)
