@@ -137,13 +137,17 @@ class LevelRun:
             threads=threads,
             duration_s=duration,
             transactions_per_client=None if background else self.job.transactions_per_client,
-            builtin=stream.builtin if not scripts else "",
+            # Every script the stream names runs: its builtin, its weighted builtins and its
+            # custom scripts, all in one pgbench (it picks each transaction's script by weight).
+            builtin=stream.builtin,
+            builtins=[(s.builtin, s.weight) for s in stream.scripts if s.builtin],
             scripts=scripts,
             query_mode=self.workload.query_mode,
             options=list(self.workload.options),
             progress_s=0 if background else self.workload.progress_s,
             per_statement=not background,
-            no_vacuum=not stream.builtin,
+            # pgbench vacuums its own tables first, which only a builtin script has.
+            no_vacuum=not (stream.builtin or any(s.builtin for s in stream.scripts)),
         )
 
     def _script_files(self, stream: Stream, *, n: int) -> list[tuple[Path, int]]:
