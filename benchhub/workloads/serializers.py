@@ -47,7 +47,9 @@ class ScriptInSerializer(serializers.Serializer):
 def check_weights(builtin: str, scripts: list[dict[str, Any]]) -> None:
     """pgbench refuses a set of scripts whose weights are all 0 (a lone builtin weighs 1)."""
     if scripts and not builtin and not any(script["weight"] for script in scripts):
-        raise serializers.ValidationError({"scripts": "At least one script needs a weight above 0."})
+        raise serializers.ValidationError(
+            {"scripts": "At least one script needs a weight above 0."}
+        )
 
 
 MAX_STREAMS = 8

@@ -1,9 +1,9 @@
 """The order of a job's measurements, and the pgbench command lines the agent builds."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
-from typing import Any
 
 from benchhub_runner import pgbench
 from benchhub_runner.job import Step, plan
