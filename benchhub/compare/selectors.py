@@ -13,7 +13,7 @@ kind of row (host, runs, aggregates, threads), with relations joined, never one 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
@@ -49,12 +49,23 @@ class Series:
         return self.run.source == Run.Source.SUMMARY
 
 
+@dataclass(frozen=True)
+class PartialNote:
+    """A compared run whose sweep stopped early: where, why, and the levels it completed."""
+
+    label: str
+    stop_clients: int | None
+    reason: str
+    completed: list[int]
+
+
 @dataclass
 class Comparison:
     series: list[Series]
     differences: list[Difference]
     missing: list[str]
     clients: list[int]
+    partial: list[PartialNote] = field(default_factory=list)
 
     @property
     def baseline(self) -> Series | None:
@@ -203,9 +214,30 @@ def comparison_build(
         Series(label=label, run=run, levels=levels[run.id], threads=threads[run.id])
         for label, run in zip(series_labels(runs), runs, strict=True)
     ]
+    partial = [
+        PartialNote(
+            label=s.label,
+            stop_clients=s.run.stop_clients,
+            reason=s.run.stop_reason,
+            completed=sorted(s.levels),
+        )
+        for s in series
+        if s.run.status == Run.Status.PARTIAL
+    ]
     clients = sorted({c for s in series for c in s.levels})
+    if partial:
+        # A partial run has no figure past where it stopped: every series is compared at the
+        # levels the partial runs completed, never a full sweep against half of one.
+        completed = set.intersection(*(set(note.completed) for note in partial))
+        clients = [c for c in clients if c in completed]
+        for s in series:
+            s.levels = {c: a for c, a in s.levels.items() if c in completed}
     return Comparison(
-        series=series, differences=differences(series), missing=missing, clients=clients
+        series=series,
+        differences=differences(series),
+        missing=missing,
+        clients=clients,
+        partial=partial,
     )
 
 
