@@ -183,6 +183,7 @@ class CatalogJobOutSerializer(serializers.Serializer):
     threads = serializers.IntegerField(allow_null=True)
     level_threads = serializers.DictField(child=serializers.IntegerField())
     duration_s = serializers.FloatField()
+    level_durations = serializers.DictField(child=serializers.FloatField())
     scale = serializers.IntegerField(allow_null=True)
     config_overrides = serializers.DictField(child=serializers.CharField())
     repeats = serializers.IntegerField()

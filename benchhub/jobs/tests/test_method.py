@@ -85,3 +85,27 @@ def test_it_names_the_method_field_at_fault(bob_client, overrides, field):
     assert response.status_code == 400
     assert field in response.json()["fields"], response.json()
     assert Job.objects.count() == 0
+
+
+def test_it_queues_e5_as_published_with_its_two_durations(bob_client, anon_client):
+    entry = anon_client.get("/api/v1/workloads/catalog/e5-read-only/").json()
+    published = entry["published_job"]
+    assert (published["duration_s"], published["level_durations"]) == (
+        120.0,
+        {"2048": 360.0, "5000": 360.0},
+    )
+
+    response = bob_client.post(
+        "/api/v1/jobs/",
+        {
+            "versions": ["13", "14"],
+            "workload": {"catalog": "e5-read-only", "params": {"scale": 1000}},
+            **{k: published[k] for k in ("clients", "threads_policy", "level_threads")},
+            "duration_s": published["duration_s"],
+            "level_durations": published["level_durations"],
+        },
+        format="json",
+    )
+
+    assert response.status_code == 201, response.content
+    assert Job.objects.get().level_durations == {"2048": 360.0, "5000": 360.0}
