@@ -160,6 +160,7 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             for note in comparison.partial
         ],
         "compared_clients": comparison.clients,
+        "mixed_keys": comparison.mixed_keys,
         "differences": [
             {"name": d.name, "values": [list(v) for v in d.values], "details": d.details}
             for d in comparison.differences
