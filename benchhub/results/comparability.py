@@ -2,9 +2,10 @@
 
 Held constant: the host's hardware fingerprint, the configuration hash, the workload definition,
 the scale, and the duration (or transaction count) of each pgbench execution, with the levels
-whose duration differs (`level_durations`, hashed only when set so older keys stay). The version is the
-compared axis, so it is left out; so is the client level, which is the x axis. Everything else that
-may differ (pgbench client version, kernel, threads) is shown as a difference by the pages.
+whose duration differs (`level_durations`, hashed only when set so older keys stay). The version
+is the compared axis, so it is left out; so is the client level, which is the x axis. Everything
+else that may differ (pgbench client version, kernel, threads, the warm-up) is shown as a
+difference by the pages.
 """
 
 from benchhub.digests import canonical_digest
