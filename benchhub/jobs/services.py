@@ -89,7 +89,7 @@ def _job_request_of_job(job: Job) -> dict[str, Any]:
     (streams, per-level setup, combine, progress interval, catalog entry and params), the thread
     pairs, the durations, the warm-up and the level order with its seed."""
     request = {name: getattr(job, name) for name in JOB_DEFINITION_FIELDS}
-    request["host"] = job.host.name if job.host_id else None
+    request["host"] = job.host.name if job.host is not None else None
     return request
 
 
@@ -145,7 +145,7 @@ def job_create_again(*, run: Run, created_by: Any) -> Job:
     The request is validated as the API validates one, so a run whose host or workload no longer
     passes is refused: JobError `invalid` (400), its detail naming each field at fault.
     """
-    job = Job.objects.select_related("host").filter(pk=run.job_id).first()
+    job = Job.objects.select_related("host").filter(pk=run.job_id).first() if run.job_id else None
     request = _job_request_of_job(job) if job is not None else _job_request_of(run)
     body = JobInSerializer(data=request)
     if not body.is_valid():

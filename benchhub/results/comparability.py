@@ -21,7 +21,7 @@ def comparability_key(
     transactions_per_client: int | None,
     level_durations: dict[str, float] | None = None,
 ) -> str:
-    held = {
+    held: dict[str, object] = {
         "host": host_fingerprint,
         "config": config_hash,
         "workload": workload_hash,
