@@ -55,10 +55,18 @@ def hardware_text(run: Run) -> str:
 def length_text(run: Run) -> str:
     """How long each pgbench ran: seconds, or transactions per client."""
     if run.duration_s:
-        return f"{run.duration_s:g} s"
+        longer = ", ".join(f"{float(d):g} s at {c}" for c, d in (run.level_durations or {}).items())
+        return f"{run.duration_s:g} s ({longer})" if longer else f"{run.duration_s:g} s"
     if run.transactions_per_client:
         return f"{run.transactions_per_client} transactions per client"
     return "unknown"
+
+
+def warmup_text(run: Run) -> str:
+    """The warm-up before each measurement, as the run recorded it."""
+    if run.warmup_s is None:
+        return "not recorded"
+    return f"{run.warmup_s:g} s" if run.warmup_s else "none"
 
 
 def workload_text(run: Run) -> str:
@@ -78,6 +86,7 @@ ASPECTS: list[tuple[str, Any]] = [
     ("configuration", lambda r, s: r.config.hash[:12]),
     ("scale", lambda r, s: str(r.scale or "unknown")),
     ("duration", lambda r, s: length_text(r)),
+    ("warm-up", lambda r, s: warmup_text(r)),
     ("pgbench client", lambda r, s: r.pgbench_version or "unknown"),
     ("workload", lambda r, s: workload_text(r)),
     ("threads", lambda r, s: ", ".join(map(str, s.threads)) or "unknown"),

@@ -151,6 +151,24 @@ def experiment_index() -> dict[str, list[Ran]]:
     return {key: list(hosts.values()) for key, hosts in found.items()}
 
 
+def experiment_newest_host(*, experiment: str) -> str | None:
+    """The host with the newest valid aggregated run of the experiment's workloads (the page's
+    default choice), or None when nothing has run. One query."""
+    chosen = BY_ID.get(experiment)
+    if chosen is None:
+        return None
+    return (
+        Run.objects.filter(
+            invalid=False,
+            aggregated_at__isnull=False,
+            workload__catalog_entry__in=chosen.catalog_entries,
+        )
+        .order_by("-started_at", "-id")
+        .values_list("host__name", flat=True)
+        .first()
+    )
+
+
 @dataclass
 class ExperimentResults:
     """One experiment on one host: a Comparison per workload (catalog order, then name), each

@@ -3,7 +3,9 @@
 `comparison_get` picks the runs to compare and returns them with their per-level aggregates and
 the list of everything other than the version in which they differ. Which run stands for a
 version: the newest (by `started_at`) aggregated run of that version matching the workload and
-host (or hardware fingerprint), leaving out runs marked invalid unless asked for. Older runs of
+host (or hardware fingerprint) under the comparability key most versions share, leaving out runs
+marked invalid unless asked for; a version with no run under that key takes its newest, and the
+comparison says it mixes keys. Older runs of
 the same version are history (see `history_get`), not repeats: repeats live inside a run.
 
 Both selectors run a fixed number of SQL queries whatever the number of runs stored: one per
@@ -13,7 +15,7 @@ kind of row (host, runs, aggregates, threads), with relations joined, never one 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
@@ -49,12 +51,26 @@ class Series:
         return self.run.source == Run.Source.SUMMARY
 
 
+@dataclass(frozen=True)
+class PartialNote:
+    """A compared run whose sweep stopped early: where, why, and the levels it completed."""
+
+    label: str
+    stop_clients: int | None
+    reason: str
+    completed: list[int]
+
+
 @dataclass
 class Comparison:
     series: list[Series]
     differences: list[Difference]
     missing: list[str]
     clients: list[int]
+    partial: list[PartialNote] = field(default_factory=list)
+    # Versions (or runs) compared although their comparability key differs from the others':
+    # the chart mixes what is not held equal (the differences say what).
+    mixed_keys: list[str] = field(default_factory=list)
 
     @property
     def baseline(self) -> Series | None:
@@ -66,9 +82,20 @@ def runs_compared(include_invalid: bool):
     return runs if include_invalid else runs.filter(invalid=False)
 
 
+MAX_CANDIDATES = 500
+
+
 def _runs_for_versions(
     *, workload: str, host: str, versions: list[str], same_hardware: bool, include_invalid: bool
-) -> list[Run]:
+) -> tuple[list[Run], list[str]]:
+    """The run standing for each version, and the versions whose run had to come from another
+    comparability key than the others'.
+
+    Runs are chosen by comparability key, not by workload name alone: two sizes of one catalog
+    entry share a name but not a key. The key chosen is the one whose runs cover the most of
+    the versions asked (the newest on a tie); each version takes its newest run under that key,
+    and only a version with none under it falls back to its newest run of any key.
+    """
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
         raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
@@ -79,10 +106,24 @@ def _runs_for_versions(
         runs = runs.filter(host_facts__fingerprint=chosen.current_facts.fingerprint)
     else:
         runs = runs.filter(host=chosen)
-    # DISTINCT ON keeps one row per build version: the newest, as the ORDER BY puts it first.
-    newest = list(runs.order_by("build__version", "-started_at", "-id").distinct("build__version"))
-    by_version = versions_pick(versions, newest)
-    return [by_version[v] for v in versions if v in by_version]
+    # DISTINCT ON keeps the newest run of each (build version, key), as ORDER BY puts it first.
+    candidates = list(
+        runs.order_by("build__version", "comparability_key", "-started_at", "-id").distinct(
+            "build__version", "comparability_key"
+        )[:MAX_CANDIDATES]
+    )
+    candidates.sort(key=lambda run: (run.started_at, run.id), reverse=True)
+    by_key: dict[str, list[Run]] = {}
+    for run in candidates:
+        by_key.setdefault(run.comparability_key, []).append(run)
+    picks = {key: versions_pick(versions, group) for key, group in by_key.items()}
+    # Candidates are newest first, so on equal coverage the key seen first is the newest.
+    best = max(picks, key=lambda key: len(picks[key]), default=None)
+    picked = picks[best] if best is not None else {}
+    newest = versions_pick(versions, candidates)
+    mixed = [v for v in versions if v not in picked and v in newest]
+    by_version = {**newest, **picked}
+    return [by_version[v] for v in versions if v in by_version], mixed
 
 
 def versions_q(versions: list[str]) -> Q:
@@ -156,7 +197,7 @@ def comparison_get(
         if not (workload and host and versions):
             name = "workload" if not workload else "host" if not host else "versions"
             raise ComparisonError("invalid", f"{name} is required (or give runs).", field=name)
-        chosen = _runs_for_versions(
+        chosen, mixed = _runs_for_versions(
             workload=workload,
             host=host,
             versions=versions[:MAX_COMPARED],
@@ -165,7 +206,15 @@ def comparison_get(
         )
         wanted = list(versions)
         found = set(versions_pick(versions, chosen))
-    return _comparison(chosen, missing=[w for w in wanted if w not in found])
+    comparison = _comparison(chosen, missing=[w for w in wanted if w not in found])
+    if not runs:
+        comparison.mixed_keys = mixed
+    elif comparison.series:
+        base = comparison.series[0].run.comparability_key
+        comparison.mixed_keys = [
+            s.label for s in comparison.series if s.run.comparability_key != base
+        ]
+    return comparison
 
 
 def run_levels(runs: list[Run]) -> dict[int, dict[int, LevelAggregate]]:
@@ -203,9 +252,30 @@ def comparison_build(
         Series(label=label, run=run, levels=levels[run.id], threads=threads[run.id])
         for label, run in zip(series_labels(runs), runs, strict=True)
     ]
+    partial = [
+        PartialNote(
+            label=s.label,
+            stop_clients=s.run.stop_clients,
+            reason=s.run.stop_reason,
+            completed=sorted(s.levels),
+        )
+        for s in series
+        if s.run.status == Run.Status.PARTIAL
+    ]
     clients = sorted({c for s in series for c in s.levels})
+    if partial:
+        # A partial run has no figure past where it stopped: every series is compared at the
+        # levels the partial runs completed, never a full sweep against half of one.
+        completed = set.intersection(*(set(note.completed) for note in partial))
+        clients = [c for c in clients if c in completed]
+        for s in series:
+            s.levels = {c: a for c, a in s.levels.items() if c in completed}
     return Comparison(
-        series=series, differences=differences(series), missing=missing, clients=clients
+        series=series,
+        differences=differences(series),
+        missing=missing,
+        clients=clients,
+        partial=partial,
     )
 
 
@@ -237,17 +307,32 @@ class History:
     configs: list[tuple[str, int]]
     points: list[HistoryPoint]
     latest: Run | None
+    # The series is one comparability key (hardware, configuration, workload definition, scale,
+    # duration held equal); `keys` lists every key of the host and workload at that level with
+    # its number of runs, newest first. `mixed` says the points span several keys (a config
+    # asked for by hash, whose runs differ in more than their version).
+    key: str | None = None
+    keys: list[tuple[str, int]] = field(default_factory=list)
+    mixed: int = 0
 
 
 def history_get(
-    *, host: str, workload: str, clients: int, config: str | None = None, include_invalid=False
+    *,
+    host: str,
+    workload: str,
+    clients: int,
+    config: str | None = None,
+    key: str | None = None,
+    include_invalid: bool = False,
 ) -> History:
-    """tps at one client level over time for one series (host, workload, configuration).
+    """tps at one client level over time for one series of a host and workload.
 
-    The configuration is the one whose hash starts with `config`, by default the one of the
-    newest run. `configs` lists every configuration of the host and workload at that level with
-    its number of runs, so the page can offer the others. Fixed number of queries: host, the
-    configs summary, the aggregates with their runs.
+    The series is one comparability key: the one starting with `key`, by default the newest
+    run's, so runs of another scale, duration, workload definition or hardware never share a
+    line. `config` (a configuration hash prefix) asks instead for every run of that
+    configuration, which may mix keys: `mixed` then counts them, for the page to say so.
+    `configs` and `keys` list the alternatives with their number of runs. Fixed number of
+    queries: host, the configs summary, the keys summary, the aggregates with their runs.
     """
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
@@ -257,23 +342,20 @@ def history_get(
     )
     if not include_invalid:
         aggregates = aggregates.filter(run__invalid=False)
-    configs = list(
-        aggregates.values_list("run__config__hash")
-        .annotate(latest=Max("run__started_at"), n=Count("id"))
-        .order_by("-latest")
-    )
-    config_hashes = [row[0] for row in configs]
+    configs = _newest_first(aggregates, "run__config__hash")
+    keys = _newest_first(aggregates, "comparability_key")
     if config:
-        config_hash = next((h for h in config_hashes if h.startswith(config)), None)
-        if config_hash is None:
-            raise ComparisonError(
-                "invalid", f"No configuration {config!r} in this series.", field="config"
-            )
+        config_hash = _prefixed(config, [h for h, _ in configs], field="config")
+        selected = aggregates.filter(run__config__hash=config_hash)
+        chosen_key = None
     else:
-        config_hash = config_hashes[0] if config_hashes else None
+        chosen_key = _prefixed(key, [k for k, _ in keys], field="key") if key else None
+        chosen_key = chosen_key or (keys[0][0] if keys else None)
+        selected = aggregates.filter(comparability_key=chosen_key)
     newest = (
-        aggregates.filter(run__config__hash=config_hash)
-        .select_related("run", "run__build", "run__host_facts", "run__config", "run__workload")
+        selected.select_related(
+            "run", "run__build", "run__host_facts", "run__config", "run__workload"
+        )
         .defer(*(f"run__{f}" for f in RUN_DEFERRED))
         .order_by("-run__started_at", "-run__id")[:HISTORY_MAX_POINTS]
     )
@@ -292,15 +374,36 @@ def history_get(
         )
         for a in rows
     ]
+    shown_keys = {a.comparability_key for a in rows}
     return History(
         host=chosen,
         workload=workload,
         clients=clients,
-        config_hash=config_hash,
-        configs=[(h, n) for h, _, n in configs],
+        config_hash=rows[-1].run.config.hash if rows else None,
+        configs=configs,
         points=points,
         latest=rows[-1].run if rows else None,
+        key=chosen_key if chosen_key else (rows[-1].comparability_key if rows else None),
+        keys=keys,
+        mixed=len(shown_keys) if len(shown_keys) > 1 else 0,
     )
+
+
+def _newest_first(aggregates: Any, column: str) -> list[tuple[str, int]]:
+    """The values of `column` among `aggregates` with their counts, newest run first."""
+    rows = (
+        aggregates.values_list(column)
+        .annotate(latest=Max("run__started_at"), n=Count("id"))
+        .order_by("-latest")
+    )
+    return [(value, n) for value, _, n in rows]
+
+
+def _prefixed(prefix: str, values: list[str], *, field: str) -> str:
+    found = next((v for v in values if v.startswith(prefix)), None)
+    if found is None:
+        raise ComparisonError("invalid", f"No {field} {prefix!r} in this series.", field=field)
+    return found
 
 
 @dataclass

@@ -150,6 +150,17 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             for s in comparison.series
         ],
         "missing": comparison.missing,
+        "partial": [
+            {
+                "label": note.label,
+                "stop_clients": note.stop_clients,
+                "reason": note.reason,
+                "completed_clients": note.completed,
+            }
+            for note in comparison.partial
+        ],
+        "compared_clients": comparison.clients,
+        "mixed_keys": comparison.mixed_keys,
         "differences": [
             {"name": d.name, "values": [list(v) for v in d.values], "details": d.details}
             for d in comparison.differences

@@ -90,6 +90,19 @@ class JobForm(forms.Form):
     repeats = forms.IntegerField(
         min_value=1, max_value=100, required=False, help_text="blank: the default (custom: 3)"
     )
+    warmup_s = forms.FloatField(
+        min_value=0,
+        required=False,
+        label="Warm-up (s)",
+        help_text="run before each measurement, its figures dropped; blank: 10% of the "
+        "duration within 2 to 30 s; 0: none",
+    )
+    level_order = forms.ChoiceField(
+        choices=Job.LevelOrder.choices,
+        initial=Job.LevelOrder.GIVEN,
+        required=False,
+        label="Level order",
+    )
     order = forms.ChoiceField(choices=Job.Order.choices, initial=Job.Order.INTERLEAVED)
     host = forms.ChoiceField(choices=_host_choices, required=False)
     settings = forms.CharField(
@@ -137,9 +150,10 @@ class JobForm(forms.Form):
         body: dict[str, Any] = {
             "versions": data["versions"].split(),
             "order": data["order"],
+            "level_order": data["level_order"] or Job.LevelOrder.GIVEN,
             "priority": data["priority"],
         }
-        for name in ("scale", "clients", "duration_s", "repeats"):
+        for name in ("scale", "clients", "duration_s", "repeats", "warmup_s"):
             if data[name] not in (None, []):
                 body[name] = data[name]
         if data["catalog"]:

@@ -97,7 +97,8 @@ def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:
 
 
 def history(request: HttpRequest) -> HttpResponse:
-    """GET /history/?host=&workload=&clients=n[&config=<hash prefix>][&invalid=1]."""
+    """GET /history/?host=&workload=&clients=n[&key=<comparability key prefix>]
+    [&config=<configuration hash prefix>][&invalid=1]."""
     context: dict = {"params": request.GET, "errors": {}, "history": None}
     try:
         host = query.required(request.GET, "host")
@@ -108,6 +109,7 @@ def history(request: HttpRequest) -> HttpResponse:
             workload=workload,
             clients=clients,
             config=request.GET.get("config") or None,
+            key=request.GET.get("key") or None,
             include_invalid=query.flag(request.GET.get("invalid")),
         )
     except ApplicationError as exc:

@@ -17,6 +17,7 @@ from benchhub.compare.experiments import (
     ExperimentResults,
     experiment_get,
     experiment_index,
+    experiment_newest_host,
 )
 from benchhub.compare.tables import series_captions
 from benchhub.dashboard import query
@@ -48,7 +49,9 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
 def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
     """GET /experiments/<id>/?host=&versions=a,b[&invalid=1][&level=n]: every workload of the
     experiment on the host, versions in the order given (the first is the baseline). A form
-    submission with repeated `versions` is redirected to the permalink's comma form."""
+    submission with repeated `versions` is redirected to the permalink's comma form. Without a
+    host, the host with the newest runs of the experiment; without versions, every version
+    that host ran of it (in version order)."""
     experiment = BY_ID.get(experiment_id)
     if experiment is None:
         raise Http404("No such experiment.")
@@ -59,10 +62,18 @@ def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
         permalink = _query(host=host, versions=versions, invalid=invalid)
         return redirect(f"{reverse('experiment', args=[experiment.id])}?{permalink}")
     ran = {r.host: r for r in experiment_index()[experiment.id]}
+    chosen_for_you = ""
+    if not host and not versions:
+        # Nothing chosen: show what ran last rather than an empty page.
+        host = experiment_newest_host(experiment=experiment.id) or ""
+        chosen_for_you = host
+    if host in ran and not versions:
+        versions = list(ran[host].versions)
     context: dict[str, Any] = {
         "experiment": experiment,
         "errors": {},
         "results": None,
+        "chosen_for_you": chosen_for_you,
         "form": _form(ran=ran, host=host, versions=versions, invalid=invalid),
     }
     if host or versions:

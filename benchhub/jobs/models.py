@@ -32,6 +32,10 @@ class Job(models.Model):
         FIXED = "fixed", "-j fixed"
         PAIRS = "pairs", "-j given for each client level"
 
+    class LevelOrder(models.TextChoices):
+        GIVEN = "given", "the client levels in the order given, each level's repeats together"
+        SHUFFLED = "shuffled", "each repeat a new shuffle of the levels, from shuffle_seed"
+
     ACTIVE = (State.CLAIMED, State.RUNNING)
     FINAL = (State.DONE, State.FAILED, State.CANCELLED, State.EXPIRED)
 
@@ -47,7 +51,17 @@ class Job(models.Model):
         default=dict, blank=True, help_text='for the pairs policy: {"52": 52, "208": 104}'
     )
     duration_s = models.FloatField(null=True, blank=True)
+    level_durations = models.JSONField(
+        default=dict, blank=True, help_text='pgbench -T of some levels, s: {"2048": 360}'
+    )
     transactions_per_client = models.PositiveBigIntegerField(null=True, blank=True)
+    warmup_s = models.FloatField(
+        null=True, blank=True, help_text="warm-up before each measurement, s (0: none)"
+    )
+    level_order = models.CharField(
+        max_length=10, choices=LevelOrder.choices, default=LevelOrder.GIVEN
+    )
+    shuffle_seed = models.BigIntegerField(null=True, blank=True)
     repeats = models.PositiveIntegerField(default=1)
     config_overrides = models.JSONField(default=dict, blank=True)
     order = models.CharField(max_length=12, choices=Order.choices, default=Order.INTERLEAVED)

@@ -1,8 +1,10 @@
 """Validation of job requests, heartbeats and finishes; shapes of jobs as the API returns them."""
 
 import re
+import secrets
 from typing import Any
 
+from benchhub_runner.jobspec import warmup_default
 from rest_framework import serializers
 
 from benchhub.api.fields import (
@@ -19,6 +21,8 @@ from benchhub.workloads.serializers import JobWorkloadInSerializer
 
 GUC_NAME = re.compile(r"^[a-z_][a-z0-9_.]{0,62}$")
 MAX_LEVELS = 64
+MAX_DURATION_S = 86400
+MAX_WARMUP_S = 3600
 
 
 def _check_version(value: str) -> str:
@@ -47,8 +51,34 @@ class JobInSerializer(serializers.Serializer):
     level_threads = serializers.DictField(
         child=StrictIntegerField(min_value=1, max_value=10000), required=False, default=dict
     )
-    duration_s = StrictFloatField(min_value=1, max_value=86400, required=False, allow_null=True)
+    duration_s = StrictFloatField(
+        min_value=1, max_value=MAX_DURATION_S, required=False, allow_null=True
+    )
+    level_durations = serializers.DictField(
+        child=StrictFloatField(min_value=1, max_value=MAX_DURATION_S),
+        required=False,
+        default=dict,
+        help_text='pgbench -T of some levels, seconds: {"2048": 360}; the others take duration_s',
+    )
     transactions_per_client = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    warmup_s = StrictFloatField(
+        min_value=0,
+        max_value=MAX_WARMUP_S,
+        required=False,
+        allow_null=True,
+        help_text="warm-up before each measurement, s; omitted: 10% of duration_s within "
+        "[2, 30]; 0: none",
+    )
+    level_order = serializers.ChoiceField(
+        choices=Job.LevelOrder.choices, default=Job.LevelOrder.GIVEN
+    )
+    shuffle_seed = StrictIntegerField(
+        min_value=0,
+        max_value=2**63 - 1,
+        required=False,
+        allow_null=True,
+        help_text="the seed of a shuffled level order; omitted: the server draws one",
+    )
     repeats = StrictIntegerField(min_value=1, max_value=100, default=1)
     config_overrides = StringMapField(required=False, default=dict, max_items=500)
     order = serializers.ChoiceField(choices=Job.Order.choices, default=Job.Order.INTERLEAVED)
@@ -88,9 +118,35 @@ class JobInSerializer(serializers.Serializer):
             errors["clients"] = "Client levels must be unique."
         if len(set(attrs["versions"])) != len(attrs["versions"]):
             errors["versions"] = "Versions must be unique."
+        errors.update(_check_level_durations(attrs))
         if errors:
             raise serializers.ValidationError(errors)
-        return attrs
+        return _method_defaults(attrs)
+
+
+def _check_level_durations(attrs: dict[str, Any]) -> dict[str, str]:
+    durations = attrs["level_durations"]
+    if not durations:
+        return {}
+    if attrs.get("duration_s") is None:
+        return {"level_durations": "Per-level durations need duration_s (not -t)."}
+    levels = {str(c) for c in attrs["clients"]}
+    unknown = [key for key in durations if key not in levels]
+    if unknown:
+        return {"level_durations": f"Not client levels of the job: {unknown[:10]}."}
+    return {}
+
+
+def _method_defaults(attrs: dict[str, Any]) -> dict[str, Any]:
+    """The warm-up and the shuffle seed a job runs with, decided once and stored on the job,
+    so the claim, the runs and a rerun all carry the same numbers."""
+    if attrs.get("warmup_s") is None:
+        attrs["warmup_s"] = warmup_default(attrs.get("duration_s"))
+    if attrs["level_order"] == Job.LevelOrder.SHUFFLED and attrs.get("shuffle_seed") is None:
+        attrs["shuffle_seed"] = secrets.randbelow(2**31)
+    if attrs["level_order"] == Job.LevelOrder.GIVEN:
+        attrs["shuffle_seed"] = None
+    return attrs
 
 
 class HeartbeatInSerializer(serializers.Serializer):
@@ -144,7 +200,11 @@ class JobOutSerializer(serializers.ModelSerializer):
             "threads",
             "level_threads",
             "duration_s",
+            "level_durations",
             "transactions_per_client",
+            "warmup_s",
+            "level_order",
+            "shuffle_seed",
             "repeats",
             "config_overrides",
             "order",

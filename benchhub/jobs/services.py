@@ -21,6 +21,7 @@ from benchhub.hosts.models import Host, RunnerToken
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
 from benchhub.jobs.serializers import JobInSerializer
 from benchhub.results.models import Run
+from benchhub.workloads.services import BASE_FIELDS, OPTIONAL_DEFAULTS, workload_definition
 
 logger = logging.getLogger(__name__)
 
@@ -59,45 +60,94 @@ def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job
     return job
 
 
+# The fields of a job that define what it measures, copied as they are when it is queued again.
+JOB_DEFINITION_FIELDS = (
+    "versions",
+    "workload",
+    "scale",
+    "clients",
+    "threads_policy",
+    "threads",
+    "level_threads",
+    "duration_s",
+    "level_durations",
+    "transactions_per_client",
+    "warmup_s",
+    "level_order",
+    "shuffle_seed",
+    "repeats",
+    "config_overrides",
+    "order",
+    "host_tags",
+    "priority",
+    "max_attempts",
+)
+
+
+def _job_request_of_job(job: Job) -> dict[str, Any]:
+    """The whole job again: every version (the whole comparison), the full workload definition
+    (streams, per-level setup, combine, progress interval, catalog entry and params), the thread
+    pairs, the durations, the warm-up and the level order with its seed."""
+    request = {name: getattr(job, name) for name in JOB_DEFINITION_FIELDS}
+    request["host"] = job.host.name if job.host is not None else None
+    return request
+
+
+def _threads_of(run: Run) -> dict[str, Any]:
+    """The threads policy that reproduces the run's pgbench -j: clients, one fixed value, or a
+    pair per level."""
+    measured = {r.clients: r.threads for r in run.results.only("clients", "threads") if r.threads}
+    if all(c == t for c, t in measured.items()):
+        return {}
+    if len(set(measured.values())) == 1 and len(measured) == len(run.clients):
+        return {"threads_policy": Job.Threads.FIXED, "threads": next(iter(measured.values()))}
+    if set(measured) == set(run.clients):
+        return {
+            "threads_policy": Job.Threads.PAIRS,
+            "level_threads": {str(c): t for c, t in measured.items()},
+        }
+    return {}
+
+
 def _job_request_of(run: Run) -> dict[str, Any]:
-    """The job that measures what `run` measured: same build version, workload, scale, levels,
-    length, repeats, overrides and host (pgbench -j as the run's results had it)."""
+    """The job that measures what `run` measured, for a run that came with no job (an import):
+    same build version, full workload definition, scale, levels, durations, repeats, warm-up,
+    overrides and host, and pgbench -j as the run's results had it."""
     workload = run.workload
-    measured = [(r.clients, r.threads) for r in run.results.only("clients", "threads") if r.threads]
-    threads = {t for _, t in measured}
-    fixed = len(threads) == 1 and any(c != t for c, t in measured)
-    request = {
+    definition = workload_definition(
+        **{name: getattr(workload, name) for name in (*BASE_FIELDS, *OPTIONAL_DEFAULTS)}
+    )
+    request: dict[str, Any] = {
         "versions": [run.build.version],
-        "workload": {
-            "name": workload.name,
-            "builtin": workload.builtin,
-            "scripts": workload.scripts,
-            "setup": workload.setup,
-            "query_mode": workload.query_mode,
-            "options": workload.options,
-        },
+        "workload": definition,
         "scale": run.scale,
         "clients": list(run.clients),
         "repeats": run.repeats,
         "config_overrides": run.config_overrides or {},
         "host": run.host.name,
+        **_threads_of(run),
     }
-    if fixed:
-        request.update(threads_policy=Job.Threads.FIXED, threads=threads.pop())
+    if run.warmup_s is not None:
+        request["warmup_s"] = run.warmup_s
+    if run.shuffle_seed is not None:
+        request.update(level_order=Job.LevelOrder.SHUFFLED, shuffle_seed=run.shuffle_seed)
     if run.duration_s:
-        request["duration_s"] = run.duration_s
+        request.update(duration_s=run.duration_s, level_durations=run.level_durations or {})
     else:
         request["transactions_per_client"] = run.transactions_per_client
     return request
 
 
 def job_create_again(*, run: Run, created_by: Any) -> Job:
-    """Queue again the job that measured `run` (the run page's "Queue this again").
+    """Queue again the job that measured `run` (the run page's "Queue this again"): the whole
+    job with its full definition when the run came from one, else a job made from the run.
 
     The request is validated as the API validates one, so a run whose host or workload no longer
     passes is refused: JobError `invalid` (400), its detail naming each field at fault.
     """
-    body = JobInSerializer(data=_job_request_of(run))
+    job = Job.objects.select_related("host").filter(pk=run.job_id).first() if run.job_id else None
+    request = _job_request_of_job(job) if job is not None else _job_request_of(run)
+    body = JobInSerializer(data=request)
     if not body.is_valid():
         problems = "; ".join(
             f"{path}: {' '.join(msgs)}" for path, msgs in flatten_errors(body.errors).items()

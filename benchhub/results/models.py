@@ -21,6 +21,7 @@ class Run(models.Model):
         COMPLETED = "completed", "completed: every level ran to the end"
         ABORTED = "aborted", "aborted: at least one pgbench run aborted"
         FAILED = "failed", "failed: the sweep stopped early; its results are partial"
+        PARTIAL = "partial", "partial: the sweep stopped at a level; the levels before it"
 
     class Source(models.TextChoices):
         AGENT = "agent", "run by a BenchHub agent"
@@ -46,7 +47,24 @@ class Run(models.Model):
     clients = ArrayField(models.PositiveIntegerField(), help_text="client levels of the sweep")
     duration_s = models.FloatField(null=True, blank=True)
     transactions_per_client = models.PositiveBigIntegerField(null=True, blank=True)
+    level_durations = models.JSONField(
+        default=dict, blank=True, help_text="pgbench -T of the levels that differ from duration_s"
+    )
     repeats = models.PositiveIntegerField(default=1)
+    warmup_s = models.FloatField(
+        null=True, blank=True, help_text="warm-up before each measurement, s; null: not recorded"
+    )
+    shuffle_seed = models.BigIntegerField(
+        null=True, blank=True, help_text="the seed of the levels' shuffled order; null: given"
+    )
+    level_sequence = models.JSONField(
+        default=list, blank=True, help_text="[clients, repeat] in the order they were measured"
+    )
+    stop_reason = models.TextField(blank=True, help_text="why a partial run stopped")
+    stop_stage = models.CharField(max_length=100, blank=True, help_text="where it stopped")
+    stop_clients = models.PositiveIntegerField(
+        null=True, blank=True, help_text="the client level a partial run stopped at"
+    )
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
@@ -131,6 +149,9 @@ class Result(models.Model):
     clients = models.PositiveIntegerField()
     repeat = models.PositiveIntegerField()
     threads = models.PositiveIntegerField(null=True, blank=True)
+    duration_s = models.FloatField(
+        null=True, blank=True, help_text="this level's pgbench -T, s; null: the run's or -t"
+    )
     tps = models.FloatField(null=True, blank=True, help_text="excluding connection time")
     tps_including_connections = models.FloatField(null=True, blank=True, help_text="up to 13")
     transactions = models.PositiveBigIntegerField(null=True, blank=True)

@@ -246,6 +246,9 @@ class ResultInSerializer(serializers.Serializer):
     clients = StrictIntegerField(min_value=1)
     repeat = StrictIntegerField(min_value=1, default=1)
     threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    duration_s = StrictFloatField(
+        min_value=0.001, required=False, allow_null=True, help_text="this level's pgbench -T"
+    )
     tps = StrictFloatField(min_value=0, required=False, allow_null=True)
     tps_including_connections = StrictFloatField(min_value=0, required=False, allow_null=True)
     transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
@@ -287,6 +290,14 @@ class ResultInSerializer(serializers.Serializer):
         return attrs
 
 
+class StoppedInSerializer(serializers.Serializer):
+    """Where and why a partial run's sweep stopped."""
+
+    stage = StrictCharField(max_length=100)
+    reason = StrictCharField(max_length=10000)
+    clients = StrictIntegerField(min_value=1, help_text="the client level that failed")
+
+
 class JobRefSerializer(serializers.Serializer):
     id = StrictIntegerField(min_value=1)
     attempt = StrictIntegerField(min_value=1)
@@ -304,8 +315,30 @@ class RunUploadSerializer(serializers.Serializer):
         child=StrictIntegerField(min_value=1), min_length=1, max_length=1000
     )
     duration_s = StrictFloatField(min_value=0.001, required=False, allow_null=True)
+    level_durations = serializers.DictField(
+        child=StrictFloatField(min_value=0.001, max_value=86400),
+        required=False,
+        default=dict,
+        help_text="pgbench -T of the levels that differ from duration_s",
+    )
     transactions_per_client = StrictIntegerField(min_value=1, required=False, allow_null=True)
     repeats = StrictIntegerField(min_value=1, default=1)
+    warmup_s = StrictFloatField(
+        min_value=0, max_value=86400, required=False, allow_null=True, default=None
+    )
+    shuffle_seed = StrictIntegerField(
+        min_value=0, max_value=2**63 - 1, required=False, allow_null=True, default=None
+    )
+    level_sequence = serializers.ListField(
+        child=serializers.ListField(
+            child=StrictIntegerField(min_value=1), min_length=2, max_length=2
+        ),
+        required=False,
+        default=list,
+        max_length=MAX_RESULTS,
+        help_text="[clients, repeat] in the order measured",
+    )
+    stopped = StoppedInSerializer(required=False, default=None, allow_null=True)
     started_at = serializers.DateTimeField()
     finished_at = serializers.DateTimeField(required=False, allow_null=True)
     status = serializers.ChoiceField(choices=Run.Status.choices)
@@ -335,6 +368,11 @@ class RunUploadSerializer(serializers.Serializer):
             errors["finished_at"] = "finished_at is before started_at."
         if len(set(attrs["clients"])) != len(attrs["clients"]):
             errors["clients"] = "Client levels must be unique."
+        if (attrs["status"] == Run.Status.PARTIAL) != (attrs.get("stopped") is not None):
+            errors["stopped"] = "A partial run, and only a partial run, says where it stopped."
+        levels = {str(c) for c in attrs["clients"]}
+        if not levels.issuperset(attrs["level_durations"]):
+            errors["level_durations"] = "Its keys are client levels of the run."
         errors.update(self._check_results(attrs))
         if errors:
             raise serializers.ValidationError(errors)
@@ -363,6 +401,7 @@ class ResultOutSerializer(serializers.ModelSerializer):
             "clients",
             "repeat",
             "threads",
+            "duration_s",
             "tps",
             "tps_including_connections",
             "transactions",
@@ -420,12 +459,19 @@ class RunOutSerializer(serializers.ModelSerializer):
             "scale",
             "clients",
             "duration_s",
+            "level_durations",
             "transactions_per_client",
             "repeats",
+            "warmup_s",
+            "shuffle_seed",
+            "level_sequence",
             "started_at",
             "finished_at",
             "created_at",
             "status",
+            "stop_stage",
+            "stop_reason",
+            "stop_clients",
             "source",
             "pgbench_version",
             "server_version",

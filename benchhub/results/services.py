@@ -152,7 +152,9 @@ def _run_create(
         scale=data.get("scale"),
         duration_s=data.get("duration_s"),
         transactions_per_client=data.get("transactions_per_client"),
+        level_durations=data["level_durations"],
     )
+    stopped = data.get("stopped") or {}
     run = Run.objects.create(
         uuid=data["run_uuid"],
         host=host,
@@ -167,7 +169,14 @@ def _run_create(
         clients=data["clients"],
         duration_s=data.get("duration_s"),
         transactions_per_client=data.get("transactions_per_client"),
+        level_durations=data["level_durations"],
         repeats=data["repeats"],
+        warmup_s=data.get("warmup_s"),
+        shuffle_seed=data.get("shuffle_seed"),
+        level_sequence=data["level_sequence"],
+        stop_stage=stopped.get("stage", ""),
+        stop_reason=stopped.get("reason", ""),
+        stop_clients=stopped.get("clients"),
         started_at=data["started_at"],
         finished_at=data.get("finished_at"),
         status=data["status"],

@@ -24,6 +24,7 @@ JOB_FIELDS = (
     "threads_policy",
     "threads",
     "level_threads",
+    "level_durations",
     "duration_s",
     "scale",
     "repeats",

@@ -85,6 +85,7 @@ class JobDefaults:
     threads_policy: str = "clients"
     threads: int | None = None
     level_threads: dict[str, int] = field(default_factory=dict)
+    level_durations: dict[str, float] = field(default_factory=dict)
     scale: int | None = None
     config_overrides: dict[str, str] = field(default_factory=dict)
     repeats: int = 1

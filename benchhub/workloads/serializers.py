@@ -22,7 +22,10 @@ def check_name(value: str) -> str:
 
 
 class ScriptInSerializer(serializers.Serializer):
-    name = StrictCharField(max_length=200)
+    """One script of a workload: a custom `body`, or a `builtin` by name (a weighted builtin,
+    `-b select-only@9`). A builtin's name defaults to the builtin's own."""
+
+    name = StrictCharField(max_length=200, required=False)
     weight = StrictIntegerField(min_value=0, default=1)
     builtin = serializers.ChoiceField(choices=Workload.Builtin.choices, required=False)
     body = StrictCharField(max_length=100000, required=False, allow_blank=True)
@@ -30,7 +33,23 @@ class ScriptInSerializer(serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs.get("builtin") and not attrs.get("body"):
             raise serializers.ValidationError("A script needs a builtin name or a body.")
+        if attrs.get("builtin") and attrs.get("body"):
+            raise serializers.ValidationError(
+                {"body": "A script is a builtin or a body, not both."}
+            )
+        if not attrs.get("name"):
+            if not attrs.get("builtin"):
+                raise serializers.ValidationError({"name": "A custom script needs a name."})
+            attrs["name"] = attrs["builtin"]
         return attrs
+
+
+def check_weights(builtin: str, scripts: list[dict[str, Any]]) -> None:
+    """pgbench refuses a set of scripts whose weights are all 0 (a lone builtin weighs 1)."""
+    if scripts and not builtin and not any(script["weight"] for script in scripts):
+        raise serializers.ValidationError(
+            {"scripts": "At least one script needs a weight above 0."}
+        )
 
 
 MAX_STREAMS = 8
@@ -55,6 +74,7 @@ class StreamInSerializer(serializers.Serializer):
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs.get("builtin") and not attrs.get("scripts"):
             raise serializers.ValidationError({"builtin": "Give the stream a builtin or scripts."})
+        check_weights(attrs.get("builtin", ""), attrs.get("scripts") or [])
         if attrs["per_client"] and attrs.get("clients") is not None:
             raise serializers.ValidationError(
                 {"clients": "A per_client stream runs one process per client of the level."}
@@ -101,6 +121,8 @@ class WorkloadInSerializer(serializers.Serializer):
             self._check_streams(attrs, streams)
         elif not attrs.get("builtin") and not attrs.get("scripts"):
             raise serializers.ValidationError({"builtin": "Give a builtin script or scripts."})
+        else:
+            check_weights(attrs.get("builtin", ""), attrs.get("scripts") or [])
         if len(str(attrs.get("params"))) > 10000:
             raise serializers.ValidationError({"params": "Params are limited to 10000 characters."})
         return attrs
@@ -161,6 +183,7 @@ class CatalogJobOutSerializer(serializers.Serializer):
     threads = serializers.IntegerField(allow_null=True)
     level_threads = serializers.DictField(child=serializers.IntegerField())
     duration_s = serializers.FloatField()
+    level_durations = serializers.DictField(child=serializers.FloatField())
     scale = serializers.IntegerField(allow_null=True)
     config_overrides = serializers.DictField(child=serializers.CharField())
     repeats = serializers.IntegerField()

@@ -163,6 +163,11 @@ class Agent:
             if self.halt.is_set():  # a stop (cancel, signal, lost lease) caused the failure
                 return self._interrupted(job)
             assert isinstance(exc, StageError)
+            # What the sweep measured before it failed is uploaded as partial runs first.
+            for payload in exc.payloads:
+                self.spool.put(payload)
+            if exc.payloads:
+                self.deliver(wait_s=deliver_wait_s)
             return self._fail(job, exc.stage, str(exc))
         except Exception as exc:
             logger.exception("job %s crashed", job.id)

@@ -9,7 +9,9 @@ turn), so drift on the host (thermal, background jobs, SSD garbage collection) s
 
 Failures carry their stage (provision, initdb, start, setup, `level c=N repeat=R version=V`,
 upload) so the server can say where a job broke. An aborted pgbench run is not a failure of the
-job: it is stored as an aborted result with its errors.
+job: it is stored as an aborted result with its errors. A failure during the sweep keeps what was
+measured before it: every version with results becomes a `partial` run that says where and why
+the sweep stopped (StageError.payloads), which the agent uploads before it reports the failure.
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ from .bindirs import CLIENT_TOOLS, has_tools
 from .cluster import Cluster, ClusterError, free_port
 from .config import Config
 from .jobspec import JobSpec
-from .level import Level, LevelRun
+from .level import Level, LevelRun, level_sequence
 from .parse import PgbenchParseError, parse_init_output
 from .payload import init_timings, result_payload, run_payload
 from .provision import Installation, ProvisionError, provision
@@ -53,10 +55,12 @@ logger = logging.getLogger(__name__)
 
 
 class StageError(Exception):
-    """The job failed at `stage`; the message is for the person who queued it."""
+    """The job failed at `stage`; the message is for the person who queued it. `payloads` are
+    the partial runs of a sweep that failed midway (empty before the sweep began)."""
 
     def __init__(self, stage: str, message: str) -> None:
         self.stage = stage
+        self.payloads: list[dict[str, Any]] = []
         super().__init__(message)
 
 
@@ -90,6 +94,7 @@ class VersionRun:
     init_output: str = ""
     init_timings: dict[str, float] = field(default_factory=dict)
     results: list[dict[str, Any]] = field(default_factory=list)
+    stopped: dict[str, Any] | None = None  # where and why a partial run's sweep stopped
 
 
 def stale_clusters_stop(jobs_dir: Path) -> int:
@@ -112,7 +117,7 @@ def stale_clusters_stop(jobs_dir: Path) -> int:
 
 def plan(job: JobSpec) -> list[Step]:
     """Every measurement of the job, in the order it runs."""
-    levels = [(c, r) for c in job.clients for r in range(1, job.repeats + 1)]
+    levels = level_sequence(job)
     if job.order == "sequential":
         return [Step(v, c, r) for v in job.versions for c, r in levels]
     return [Step(v, c, r) for c, r in levels for v in job.versions]
@@ -171,7 +176,11 @@ class JobRunner:
             self._prepare()
             for index, step in enumerate(steps, start=1):
                 self._check_stop()
-                self._measure(step, index=index, total=len(steps))
+                try:
+                    self._measure(step, index=index, total=len(steps))
+                except StageError as exc:
+                    exc.payloads = self._partial(step, exc)
+                    raise
             self._switch_to(None)
             return self._payloads()
         finally:
@@ -392,11 +401,26 @@ class JobRunner:
         )
         if explicit:
             result["streams"] = [f.to_payload() for f in figures]
+        result["duration_s"] = self.job.duration_for(level.clients)
         return result
 
     # --- payloads -------------------------------------------------------------------------------
 
-    def _payloads(self) -> list[dict[str, Any]]:
+    def _partial(self, step: Step, error: StageError) -> list[dict[str, Any]]:
+        """The runs measured before the sweep failed at `step`, each marked partial."""
+        stopped = {
+            "stage": error.stage[:100],
+            "reason": str(error)[:10000],
+            "clients": step.clients,
+        }
+        measured = [run for run in self.runs.values() if run.results]
+        for run in measured:
+            run.stopped = stopped
+        with contextlib.suppress(Exception):
+            self.stop_all()  # before the host facts are read; the servers are done anyway
+        return self._payloads(measured)
+
+    def _payloads(self, runs: list[VersionRun] | None = None) -> list[dict[str, Any]]:
         # The token decides the host; the claim says which it is.
         name = self.job.claimed_host or self.config.host
         host = {"name": name, **host_facts(work_dir=self.work)}
@@ -411,5 +435,5 @@ class JobRunner:
                 pgbench_version=client,
                 client_limits=self.client_limits,
             )
-            for run in self.runs.values()
+            for run in (self.runs.values() if runs is None else runs)
         ]

@@ -15,6 +15,7 @@ documents.
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -26,12 +27,20 @@ QueryMode = Literal["simple", "extended", "prepared"]
 Combine = Literal["sum", "measured"]
 ThreadsPolicy = Literal["clients", "fixed", "pairs"]
 Order = Literal["interleaved", "sequential"]
+LevelOrder = Literal["given", "shuffled"]
 
 ROLES: tuple[Role, ...] = ("measured", "background")
 QUERY_MODES: tuple[QueryMode, ...] = ("simple", "extended", "prepared")
 COMBINES: tuple[Combine, ...] = ("sum", "measured")
 THREADS_POLICIES: tuple[ThreadsPolicy, ...] = ("clients", "fixed", "pairs")
 ORDERS: tuple[Order, ...] = ("interleaved", "sequential")
+LEVEL_ORDERS: tuple[LevelOrder, ...] = ("given", "shuffled")
+# The warm-up a job without `warmup_s` gets: 10% of the measurement, at least 2 s (a cold server
+# reaches steady tps within a couple of seconds at small scales) and at most 30 s (long runs
+# need no longer warm-up than that to fill shared buffers at the scales the catalog uses).
+WARMUP_SHARE = 0.1
+WARMUP_MIN_S = 2.0
+WARMUP_MAX_S = 30.0
 Choice = TypeVar("Choice", bound=str)
 
 
@@ -126,6 +135,18 @@ class JobSpec:
     config_overrides: Mapping[str, str]
     order: Order
     claimed_host: str | None
+    # The measurement method (docs/runner-api.md, The queue): a warm-up run before every
+    # measurement, the levels' order, and the -T of the levels that differ from duration_s.
+    warmup_s: float = 0.0
+    level_order: LevelOrder = "given"
+    shuffle_seed: int | None = None
+    level_durations: Mapping[int, float] = field(default_factory=dict)
+
+    def duration_for(self, clients: int) -> float | None:
+        """pgbench -T at a client level (None: the job runs -t)."""
+        if self.duration_s is None:
+            return None
+        return self.level_durations.get(clients, self.duration_s)
 
     def threads_for(self, clients: int) -> int:
         """pgbench -j at a client level under the job's policy (pgbench refuses more threads
@@ -171,9 +192,42 @@ def _job(job: _Object, job_id: int) -> JobSpec:
         config_overrides=_overrides(job),
         order=job.choice("order", ORDERS, default="interleaved"),
         claimed_host=job.optional_text("claimed_host"),
+        **_method(job),
     )
     _check_plan(spec)
     return spec
+
+
+def warmup_default(duration_s: float | None) -> float:
+    """The warm-up of a job that sets none: 10% of its duration within [2 s, 30 s]; a job
+    that runs -t (no duration) gets the minimum."""
+    if duration_s is None:
+        return WARMUP_MIN_S
+    return min(WARMUP_MAX_S, max(WARMUP_MIN_S, WARMUP_SHARE * duration_s))
+
+
+def _method(job: _Object) -> dict[str, Any]:
+    """Warm-up, level order and per-level durations; a shuffle without a seed gets one here,
+    so the run can record the seed it used."""
+    warmup = job.optional_number("warmup_s", allow_zero=True)
+    level_order = job.choice("level_order", LEVEL_ORDERS, default="given")
+    seed = job.value.get("shuffle_seed")
+    if seed is not None:
+        seed = _integer(seed, job.at("shuffle_seed"), minimum=0)
+    elif level_order == "shuffled":
+        seed = random.SystemRandom().randrange(2**31)
+    durations: dict[int, float] = {}
+    for key, value in job.child("level_durations", default={}).value.items():
+        path = job.at(f"level_durations.{key}")
+        if not (isinstance(key, str) and key.isdigit()):
+            raise JobSpecError(path, "keys are client levels")
+        durations[int(key)] = _positive_number(value, path)
+    return {
+        "warmup_s": warmup_default(job.optional_number("duration_s")) if warmup is None else warmup,
+        "level_order": level_order,
+        "shuffle_seed": seed,
+        "level_durations": durations,
+    }
 
 
 def _check_plan(spec: JobSpec) -> None:
@@ -189,6 +243,11 @@ def _check_plan(spec: JobSpec) -> None:
         raise JobSpecError(
             "config_overrides.max_connections", f"expected a whole number, got {max_connections!r}"
         )
+    unknown = [c for c in spec.level_durations if c not in spec.clients]
+    if unknown:
+        raise JobSpecError("level_durations", f"not client levels of the job: {unknown}")
+    if spec.level_durations and spec.duration_s is None:
+        raise JobSpecError("level_durations", "per-level durations need duration_s")
     if spec.threads_policy == "pairs":
         missing = [c for c in spec.clients if c not in spec.level_threads]
         if missing:
@@ -295,6 +354,15 @@ def _integer(value: object, path: str, *, minimum: int = 1) -> int:
     return value
 
 
+def _positive_number(value: object, path: str, *, allow_zero: bool = False) -> float:
+    if not isinstance(value, int | float) or isinstance(value, bool) or not math.isfinite(value):
+        raise JobSpecError(path, f"expected a number, got {_show(value)}")
+    if value < 0 or (value == 0 and not allow_zero):
+        least = "at least 0" if allow_zero else "more than 0"
+        raise JobSpecError(path, f"expected {least}, got {value}")
+    return float(value)
+
+
 def _text(value: object, path: str) -> str:
     if not isinstance(value, str):
         raise JobSpecError(path, f"expected a string, got {_show(value)}")
@@ -331,19 +399,11 @@ class _Object:
         value = self._get(key, required=False)
         return None if value is None else _integer(value, self.at(key))
 
-    def optional_number(self, key: str) -> float | None:
+    def optional_number(self, key: str, *, allow_zero: bool = False) -> float | None:
         value = self._get(key, required=False)
         if value is None:
             return None
-        if (
-            not isinstance(value, int | float)
-            or isinstance(value, bool)
-            or not math.isfinite(value)
-        ):
-            raise JobSpecError(self.at(key), f"expected a number, got {_show(value)}")
-        if value <= 0:
-            raise JobSpecError(self.at(key), f"expected more than 0, got {value}")
-        return float(value)
+        return _positive_number(value, self.at(key), allow_zero=allow_zero)
 
     def text(self, key: str, *, default: str | None = None) -> str:
         value = self._get(key, required=default is None)

@@ -1,8 +1,11 @@
 """One measurement: a client level of one version, one repeat, with all of its streams.
 
 Order: per-level setup (`level_setup`, `{clients}` replaced), a checkpoint, the background
-streams (started first; the measurement waits until their connections are open), then every
-measured stream's processes at once, then the background streams are stopped and their server
+streams (started first; the measurement waits until their connections are open), the warm-up
+(the measured streams run for the job's `warmup_s`, their figures dropped: with versions
+interleaved every measurement starts on a freshly started server, cold buffers and an empty plan
+cache), then every measured stream's processes at once, for the level's duration (the job's
+`level_durations` or its `duration_s`), then the background streams are stopped and their server
 backends terminated (a backend sleeping in `pg_sleep` does not notice its client has gone, and
 would hold its slot into the next level). Processes are named through `application_name`
 (PGAPPNAME) so the agent can count and end them in `pg_stat_activity`.
@@ -10,6 +13,8 @@ would hold its slot into the next level). Processes are named through `applicati
 
 from __future__ import annotations
 
+import logging
+import random
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +33,29 @@ MEASUREMENT_SLACK_S = 120.0
 ESTABLISH_BASE_S = 30.0
 ESTABLISH_PER_CONNECTION_S = 0.02
 APP_PREFIX = "benchhub-"
+
+logger = logging.getLogger(__name__)
+
+
+def level_sequence(job: JobSpec) -> list[tuple[int, int]]:
+    """(clients, repeat) of one version in the order they are measured.
+
+    `given`: the levels as the job lists them, each level's repeats together. `shuffled`: repeat
+    by repeat, each a new shuffle of the levels drawn from `shuffle_seed`, so a drift of the host
+    over the sweep does not line up with the client count, and the same seed gives the same
+    order again.
+    """
+    repeats = range(1, job.repeats + 1)
+    if job.level_order != "shuffled":
+        return [(c, r) for c in job.clients for r in repeats]
+    # A seeded, reproducible order is the point here, not unpredictability.
+    rng = random.Random(job.shuffle_seed)  # noqa: S311
+    sequence = []
+    for repeat in repeats:
+        levels = list(job.clients)
+        rng.shuffle(levels)
+        sequence += [(c, repeat) for c in levels]
+    return sequence
 
 
 @dataclass(frozen=True)
@@ -79,13 +107,15 @@ class LevelRun:
             for stream in streams:
                 if not stream.measured:
                     background.append(self._background(stream, level))
+            if self.job.warmup_s > 0:
+                self._warm_up(streams, level)
             for stream in streams:
                 if stream.measured:
                     measured.append(self._start(stream, level, first=not measured))
             for _, processes in measured:
                 for process in processes:
                     watch(process.pid)
-            limit = (self.job.duration_s or self.timeout_s) + MEASUREMENT_SLACK_S
+            limit = (self.job.duration_for(level.clients) or self.timeout_s) + MEASUREMENT_SLACK_S
             deadline = time.monotonic() + limit
             for figures, processes in measured:
                 for process in processes:
@@ -99,10 +129,33 @@ class LevelRun:
                         self.processes.remove(process)
         return [figures for figures, _ in background] + [figures for figures, _ in measured]
 
+    def _warm_up(self, streams: tuple[Stream, ...], level: Level) -> None:
+        """Run the measured streams for `warmup_s` and drop what they measured. A warm-up that
+        fails is only logged: the measurement that follows runs the same scripts and records
+        the failure as its own."""
+        started = [self._start(s, level, warmup=True) for s in streams if s.measured]
+        deadline = time.monotonic() + self.job.warmup_s + MEASUREMENT_SLACK_S
+        try:
+            for _, processes in started:
+                for process in processes:
+                    done = process.wait(timeout_s=max(1.0, deadline - time.monotonic()))
+                    if done.returncode != 0:
+                        logger.warning(
+                            "warm-up at c=%s exited %s: %s",
+                            level.clients,
+                            done.returncode,
+                            " / ".join(done.output.strip().splitlines()[-3:]),
+                        )
+        finally:
+            for _, processes in started:
+                for process in processes:
+                    if process in self.processes:
+                        self.processes.remove(process)
+
     # --- starting streams -----------------------------------------------------------------------
 
     def _start(
-        self, stream: Stream, level: Level, *, first: bool = False
+        self, stream: Stream, level: Level, *, first: bool = False, warmup: bool = False
     ) -> tuple[StreamFigures, list[pgbench.Process]]:
         clients = stream.level_clients(level.clients)
         if stream.per_client:
@@ -113,37 +166,56 @@ class LevelRun:
         figures = StreamFigures(stream=stream, clients=clients, threads=threads)
         processes: list[pgbench.Process] = []
         for number in range(1, count + 1):
-            measurement = self._measurement(stream, clients=per_process, threads=threads, n=number)
+            measurement = self._measurement(
+                stream,
+                clients=per_process,
+                threads=threads,
+                n=number,
+                duration=self.job.warmup_s if warmup else self.job.duration_for(level.clients),
+                warmup=warmup,
+            )
             args = pgbench.argv(
                 bindir=self.bindir, target=self.target, m=measurement, version=self.client_version
             )
-            on_line = self.on_line if first and number == 1 else None
+            on_line = self.on_line if first and number == 1 and not warmup else None
             process = pgbench.Process(args, env={"PGAPPNAME": self._app(stream)}, on_line=on_line)
             self.processes.append(process)
             processes.append(process)
         return figures, processes
 
     def _measurement(
-        self, stream: Stream, *, clients: int, threads: int, n: int
+        self,
+        stream: Stream,
+        *,
+        clients: int,
+        threads: int,
+        n: int,
+        duration: float | None,
+        warmup: bool = False,
     ) -> pgbench.Measurement:
         scripts = self._script_files(stream, n=n)
         background = not stream.measured
-        duration = self.job.duration_s
         if background:
             # Held open past the measured streams; the agent stops it when they end.
-            duration = (duration or self.timeout_s) + MEASUREMENT_SLACK_S
+            duration = (duration or self.timeout_s) + self.job.warmup_s + MEASUREMENT_SLACK_S
         return pgbench.Measurement(
             clients=clients,
             threads=threads,
             duration_s=duration,
-            transactions_per_client=None if background else self.job.transactions_per_client,
-            builtin=stream.builtin if not scripts else "",
+            transactions_per_client=None
+            if background or warmup
+            else self.job.transactions_per_client,
+            # Every script the stream names runs: its builtin, its weighted builtins and its
+            # custom scripts, all in one pgbench (it picks each transaction's script by weight).
+            builtin=stream.builtin,
+            builtins=[(s.builtin, s.weight) for s in stream.scripts if s.builtin],
             scripts=scripts,
             query_mode=self.workload.query_mode,
             options=list(self.workload.options),
-            progress_s=0 if background else self.workload.progress_s,
-            per_statement=not background,
-            no_vacuum=not stream.builtin,
+            progress_s=0 if background or warmup else self.workload.progress_s,
+            per_statement=not (background or warmup),
+            # pgbench vacuums its own tables first, which only a builtin script has.
+            no_vacuum=not (stream.builtin or any(s.builtin for s in stream.scripts)),
         )
 
     def _script_files(self, stream: Stream, *, n: int) -> list[tuple[Path, int]]:

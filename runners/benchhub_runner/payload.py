@@ -89,7 +89,9 @@ def server_version_name(reported: str) -> str:
     return reported.split()[0] if reported.strip() else reported
 
 
-def run_status(results: list[dict[str, Any]]) -> str:
+def run_status(results: list[dict[str, Any]], *, stopped: bool = False) -> str:
+    if stopped:
+        return "partial"
     return "aborted" if any(r["aborted"] for r in results) else "completed"
 
 
@@ -121,11 +123,17 @@ def run_payload(
         "scale": job.scale,
         "clients": list(job.clients),
         "duration_s": job.duration_s,
+        "level_durations": {str(c): d for c, d in job.level_durations.items()},
         "transactions_per_client": job.transactions_per_client,
         "repeats": job.repeats,
+        "warmup_s": job.warmup_s,
+        "shuffle_seed": job.shuffle_seed if job.level_order == "shuffled" else None,
+        # Results are appended as they are measured: their order is the order that ran.
+        "level_sequence": [[r["clients"], r["repeat"]] for r in run.results],
         "started_at": run.started_at.isoformat(),
         "finished_at": finished_at.isoformat(),
-        "status": run_status(run.results),
+        "status": run_status(run.results, stopped=run.stopped is not None),
+        **({"stopped": dict(run.stopped)} if run.stopped is not None else {}),
         "source": "agent",
         "pgbench_version": pgbench_version,
         "server_version": run.server_version,

@@ -41,7 +41,12 @@ class Target:
 
 @dataclass
 class Measurement:
-    """One pgbench execution: a client level of a run, one repeat (or one stream of it)."""
+    """One pgbench execution: a client level of a run, one repeat (or one stream of it).
+
+    `builtin` is one builtin script at weight 1; `builtins` are further builtins with their
+    weights (`-b select-only@9`). pgbench picks each transaction's script among every `-b` and
+    `-f` by weight, so a builtin and custom scripts run together.
+    """
 
     clients: int
     threads: int
@@ -49,6 +54,7 @@ class Measurement:
     transactions_per_client: int | None = None
     builtin: str = ""
     scripts: list[tuple[Path, int]] = field(default_factory=list)
+    builtins: list[tuple[str, int]] = field(default_factory=list)
     query_mode: str = "simple"
     options: list[str] = field(default_factory=list)
     progress_s: int = 1
@@ -110,11 +116,30 @@ def argv(*, bindir: Path, target: Target, m: Measurement, version: tuple[int, in
         args.append("-r")
     if m.no_vacuum:
         args.append("-n")
-    if m.builtin:
-        args += ["-b", m.builtin] if version >= (9, 6) else BUILTIN_FLAGS_BEFORE_96[m.builtin]
+    return [*args, *script_args(m, version), *m.options, target.dbname]
+
+
+def script_args(m: Measurement, version: tuple[int, int]) -> list[str]:
+    """`-b` and `-f` for every script of the measurement (none: pgbench's tpcb-like).
+
+    Before 9.6 pgbench had no `-b` and no weights: a lone builtin is its old flag (`-S`, `-N`),
+    and weighted or mixed builtins cannot be run there at all.
+    """
+    weighted = [*([(m.builtin, 1)] if m.builtin else []), *m.builtins]
+    if version < (9, 6):
+        if len(weighted) > 1 or (weighted and m.scripts) or any(w != 1 for _, w in m.builtins):
+            raise PgbenchError(
+                f"pgbench {version[0]}.{version[1]} cannot run weighted or mixed builtin "
+                "scripts (-b arrived in 9.6)"
+            )
+        args = BUILTIN_FLAGS_BEFORE_96[weighted[0][0]] if weighted else []
+        return args + [a for path, _ in m.scripts for a in ("-f", str(path))]
+    args = ["-b", m.builtin] if m.builtin else []
+    for name, weight in m.builtins:
+        args += ["-b", f"{name}@{weight}"]
     for path, weight in m.scripts:
-        args += ["-f", f"{path}@{weight}" if version >= (9, 6) else str(path)]
-    return [*args, *m.options, target.dbname]
+        args += ["-f", f"{path}@{weight}"]
+    return args
 
 
 def init_argv(*, bindir: Path, target: Target, scale: int) -> list[str]:

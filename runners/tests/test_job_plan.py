@@ -3,6 +3,8 @@
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from benchhub_runner import pgbench
 from benchhub_runner.job import Step, plan
 from benchhub_runner.jobspec import JobSpec, job_parse
@@ -65,3 +67,25 @@ def test_builtins_use_the_flags_of_the_client():
     assert "-S" in old and "-b" not in old
     assert new[-1] == "postgres" and new[new.index("-T") : new.index("-T") + 2] == ["-T", "30"]
     assert new[new.index("-P") : new.index("-P") + 2] == ["-P", "1"] and "-r" in new
+
+
+def test_it_passes_every_weighted_builtin_and_script():
+    target = pgbench.Target(host="/run/sock", port=5555)
+    m = pgbench.Measurement(
+        clients=4,
+        threads=2,
+        duration_s=10,
+        builtin="tpcb-like",
+        builtins=[("select-only", 9), ("simple-update", 1)],
+        scripts=[(Path("/w/a.sql"), 3)],
+    )
+    args = pgbench.argv(bindir=Path("/pg"), target=target, m=m, version=(14, 0))
+    flags = [(a, args[i + 1]) for i, a in enumerate(args) if a in ("-b", "-f")]
+    assert flags == [
+        ("-b", "tpcb-like"),
+        ("-b", "select-only@9"),
+        ("-b", "simple-update@1"),
+        ("-f", "/w/a.sql@3"),
+    ]
+    with pytest.raises(pgbench.PgbenchError, match=r"9\.6"):
+        pgbench.argv(bindir=Path("/pg"), target=target, m=m, version=(9, 5))

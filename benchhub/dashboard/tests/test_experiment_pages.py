@@ -12,6 +12,7 @@ from benchhub.compare.tests.experiment_data import (
     e5_upload,
 )
 from benchhub.compare.tests.uploads import upload
+from benchhub.results.models import Run
 
 E5_PAGE = "/experiments/e5/?host=bench-01&versions=13.3,14beta1"
 E2_PAGE = "/experiments/e2/?host=bench-01&versions=13.3,14beta1"
@@ -168,3 +169,30 @@ def test_it_makes_a_bounded_number_of_queries_on_the_experiment_pages(
         assert client.get(E2_PAGE + ",15.1,16.1,17.0").status_code == 200
     with django_assert_max_num_queries(1):
         assert client.get("/experiments/").status_code == 200
+
+
+def test_it_shows_the_host_with_the_newest_runs_when_none_is_chosen(client, agent, other_agent):
+    _e5(agent)
+    for version, tps in (("13.3", 900.0), ("14.1", 990.0)):
+        for entry in ("e5-read-only", "e5-tpcb-like"):
+            e5_upload(other_agent, entry=entry, version=version, tps={52: [tps]})
+    Run.objects.filter(host__name="bench-02").update(started_at="2026-11-21T10:00:00Z")
+
+    html = client.get("/experiments/e5/").content.decode()
+
+    assert "Showing <strong>bench-02</strong>, the host with the newest runs" in html
+    assert 'value="bench-02" selected' in html
+    table = html[html.index('id="improvement-table"') :]
+    table = table[: table.index("</table>")]
+    assert "tps 13.3 (old)" in table and "tps 14.1 (new)" in table
+    assert "990.0" in table and "10.0%" in table
+    # A chosen host keeps its choice, and takes every version it ran.
+    chosen = client.get("/experiments/e5/?host=bench-01").content.decode()
+    assert "chosen-for-you" not in chosen
+    assert "13.3 vs 14beta1" in chosen
+
+
+def test_it_says_nothing_ran_when_no_host_has_runs(client, db):
+    html = client.get("/experiments/e5/").content.decode()
+    assert "chosen-for-you" not in html
+    assert "choose a host with runs of this experiment" in html

@@ -29,6 +29,16 @@ def test_it_queues_a_job_from_the_form(client, bob):
     assert "13 vs 14" in page and "queued" in page and "shared_buffers = 256MB" in page
 
 
+def test_it_queues_a_warm_up_and_a_shuffled_order_from_the_form(client, bob):
+    client.force_login(bob)
+    client.post("/jobs/new/", {**FORM, "warmup_s": "4", "level_order": "shuffled"})
+    job = Job.objects.get()
+    assert (job.warmup_s, job.level_order) == (4.0, "shuffled")
+    page = client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "4 s warm-up before each measurement" in page
+    assert f"shuffled per repeat (seed {job.shuffle_seed})" in page
+
+
 def test_it_shows_the_api_rules_per_field_in_the_form(client, bob):
     client.force_login(bob)
     page = client.post("/jobs/new/", {**FORM, "versions": "13 fourteen"})
