@@ -1,5 +1,7 @@
 """The agent's loop: take the host lock, flush the spool, claim, run with heartbeats, deliver.
 
+Before a job runs, its code is checked (jobcode.py) unless the host's configuration trusts job
+code from this server; a refused job fails at stage `job code` and nothing of it runs.
 One benchmark at a time per host: the agent holds an exclusive lock on `<work_dir>/agent.lock`
 while it works. While a job runs, a heartbeat thread renews the lease every few seconds with the
 live progress; a heartbeat that says "cancel", or a lost lease, stops the job. Ctrl-C and SIGTERM
@@ -22,6 +24,7 @@ from typing import Any
 from .client import ApiError, Client, Unreachable
 from .config import Config
 from .job import Interrupted, JobRunner, StageError, stale_clusters_stop
+from .jobcode import Refusal, job_code_check, refusals_text
 from .jobspec import JobSpec, JobSpecError, job_parse
 from .progress import ProgressView
 from .spool import Spool
@@ -112,6 +115,12 @@ class Agent:
                 job = job_parse(claim)
             except JobSpecError as exc:
                 return self._refuse(exc)
+            if not self.config.trust_job_code:
+                refused = job_code_check(
+                    workload=job.workload.definition, config_overrides=job.config_overrides
+                )
+                if refused:
+                    return self._refuse_code(job, refused)
             return self._run(job, deliver_wait_s=deliver_wait_s)
 
     def run_forever(self) -> None:
@@ -129,6 +138,13 @@ class Agent:
         return self._finish(
             error.job_id, "failed", "claim", f"the agent cannot read the job: {error}"
         )
+
+    def _refuse_code(self, job: JobSpec, refused: list[Refusal]) -> str:
+        """A job whose code this host does not run fails before anything of it runs, at stage
+        `job code`, naming each field, line and reason (jobcode.py)."""
+        message = f"this host refuses the job's code: {refusals_text(refused)}"
+        logger.error("job %s: %s", job.id, message)
+        return self._finish(job.id, "failed", "job code", message)
 
     def _run(self, job: JobSpec, *, deliver_wait_s: float) -> str:
         logger.info(

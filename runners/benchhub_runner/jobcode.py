@@ -258,9 +258,7 @@ def _check(text: str, *, field: str, meta: Any) -> list[Refusal]:
     return sorted(found.values(), key=lambda r: (r.line, r.reason))
 
 
-def _statements(
-    text: str, *, standard: bool, depth: int, first_line: int
-) -> list[tuple[int, str]]:
+def _statements(text: str, *, standard: bool, depth: int, first_line: int) -> list[tuple[int, str]]:
     """(line, reason) for each refused statement in SQL text, strings and bodies included."""
     tokens = sql_tokens(text, standard_strings=standard, first_line=first_line)
     found: list[tuple[int, str]] = []
@@ -391,7 +389,6 @@ _LONG_FLAGS = frozenset(
         "foreign-keys",
         "unlogged-tables",
         "quiet",
-        "no-vacuum",
     }
 )
 _OPTION_REASONS = {
@@ -409,7 +406,9 @@ _OPTION_REASONS = {
     "i": "initialises tables instead of measuring; use the job's scale and setup",
     "initialize": "initialises tables instead of measuring; use the job's scale and setup",
 }
-_REFUSED_WITH_VALUE = frozenset({"f", "file", "log-prefix", "h", "host", "p", "port", "U", "username"})
+_REFUSED_WITH_VALUE = frozenset(
+    {"f", "file", "log-prefix", "h", "host", "p", "port", "U", "username"}
+)
 
 
 def check_options(options: Sequence[str], *, field: str) -> list[Refusal]:
@@ -430,9 +429,7 @@ def check_options(options: Sequence[str], *, field: str) -> list[Refusal]:
             if name in _REFUSED_WITH_VALUE and not attached:
                 index += 1  # its value
         elif takes_value is None:
-            refused.append(
-                Refusal(path, 0, f"pgbench option {item} is not one the agent allows")
-            )
+            refused.append(Refusal(path, 0, f"pgbench option {item} is not one the agent allows"))
         elif takes_value and not attached:
             index += 1  # its value
         index += 1
@@ -468,12 +465,18 @@ _SETTING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"_command$"), "runs a shell command on the host"),
     (re.compile(r"(^|_)librar(y|ies)$"), "loads a shared library into the server"),
     (re.compile(r"preload_libraries$"), "loads a shared library into the server"),
-    (re.compile(r"^(dynamic_library_path|extension_control_path)$"), "says where the server loads code from"),
+    (
+        re.compile(r"^(dynamic_library_path|extension_control_path)$"),
+        "says where the server loads code from",
+    ),
     (re.compile(r"^jit_provider$"), "loads a shared library into the server"),
     (re.compile(r"^include"), "includes another configuration file"),
     (re.compile(r"_(file|dir|directory|directories|filename)$"), "names a file on the host"),
     (re.compile(r"_conninfo$"), "makes the server connect elsewhere"),
-    (re.compile(r"^(listen_addresses|port|unix_socket_\w+)$"), "is the agent's connection to the server"),
+    (
+        re.compile(r"^(listen_addresses|port|unix_socket_\w+)$"),
+        "is the agent's connection to the server",
+    ),
     (re.compile(r"^(data_directory|config_file|hba_file|ident_file)$"), "names a file on the host"),
 )
 

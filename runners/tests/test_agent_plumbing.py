@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -12,7 +13,7 @@ import pytest
 
 from benchhub_runner.agent import Agent
 from benchhub_runner.client import ApiError, Client, Unreachable
-from benchhub_runner.config import Config, ConfigError, config_load
+from benchhub_runner.config import Config, ConfigError, config_load, config_write
 from benchhub_runner.spool import Spool
 
 
@@ -126,6 +127,7 @@ def test_configuration_comes_from_file_then_environment_then_flags(tmp_path, mon
         'server = "http://file:1"\ntoken = "bhr_file"\ntags = ["nvme"]\n'
         'work_dir = "/srv/w"\n[installations]\n"13" = "/opt/pg13/bin"\n'
     )
+    path.chmod(0o600)
     monkeypatch.setenv("BENCHHUB_TOKEN", "bhr_env")
     config = config_load(path=path, overrides={"server": "http://flag:2", "work_dir": None})
     assert (config.server, config.token, config.tags) == ("http://flag:2", "bhr_env", ["nvme"])
@@ -142,3 +144,43 @@ def test_a_missing_token_or_a_broken_file_is_a_clear_error(tmp_path, monkeypatch
     broken.write_text("server = ")
     with pytest.raises(ConfigError, match=r"bad\.toml"):
         config_load(path=broken)
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o640, 0o604, 0o660])
+def test_it_refuses_a_token_file_others_may_read(tmp_path, monkeypatch, mode):
+    monkeypatch.delenv("BENCHHUB_TOKEN", raising=False)
+    config = tmp_path / "agent.toml"
+    config.write_text('server = "http://x:1"\ntoken = "bhr_secret"\n')
+    config.chmod(mode)
+    with pytest.raises(ConfigError, match="chmod 600"):
+        config_load(path=config)
+    token = tmp_path / "token"
+    token.write_text("bhr_secret\n")
+    token.chmod(mode)
+    config.write_text(f'server = "http://x:1"\ntoken_file = "{token}"\n')
+    with pytest.raises(ConfigError, match="chmod 600"):
+        config_load(path=config)
+    token.chmod(0o600)
+    assert config_load(path=config).token == "bhr_secret"
+
+
+def test_it_writes_the_configuration_for_the_agent_alone(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHHUB_TOKEN", raising=False)
+    monkeypatch.delenv("BENCHHUB_CONFIG", raising=False)
+    path = tmp_path / "etc" / "agent.toml"
+    old = os.umask(0)
+    try:
+        config_write(path, {"server": "http://x:1", "token": 'bhr_"q\\', "trust_job_code": True})
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o600
+    config = config_load(path=path)
+    assert (config.token, config.trust_job_code) == ('bhr_"q\\', True)
+    assert config.spool_max_tries == 5
+
+
+def test_it_does_not_trust_job_code_unless_told(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHHUB_CONFIG", raising=False)
+    assert config_load(overrides={"server": "http://x:1", "token": "t"}).trust_job_code is False
+    with pytest.raises(ConfigError, match="trust_job_code"):
+        config_load(overrides={"server": "http://x:1", "token": "t", "trust_job_code": "yes"})

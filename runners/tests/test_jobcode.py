@@ -37,7 +37,7 @@ REFUSED_SQL = [
     ("SELECT 1;\n\nCOPY t TO PROGRAM 'id'", 3, "PROGRAM"),
     ("DO $$ BEGIN EXECUTE 'COPY t TO PROGRAM ''id'''; END $$", 1, "PROGRAM"),
     ("DO $body$\nBEGIN\n  COPY t TO PROGRAM 'id';\nEND $body$", 3, "PROGRAM"),
-    ("CREATE FUNCTION f() RETURNS void LANGUAGE sql AS 'COPY t TO PROGRAM ''id'''", 1, "PROGRAM"),
+    ("CREATE FUNCTION f() RETURNS void AS 'COPY t TO PROGRAM ''id'''", 1, "PROGRAM"),
     ("SELECT E'COPY t TO PROGRAM \\'id\\''", 1, "PROGRAM"),
     # server files, configuration, code
     ("COPY t FROM '/etc/passwd'", 1, "server file"),
@@ -67,7 +67,7 @@ ALLOWED_SQL = [
     "SET work_mem = '64MB'",
     "TRUNCATE t_insert",
     "INSERT INTO t SELECT g FROM generate_series(1, {max_clients}) g",
-    "DO $$\nBEGIN\n  EXECUTE 'CREATE FUNCTION bh() RETURNS int LANGUAGE sql AS ''SELECT 1''';\nEND\n$$",
+    "DO $$\nBEGIN\n  EXECUTE 'CREATE FUNCTION bh() RETURNS int AS ''SELECT 1''';\nEND\n$$",
 ]
 
 
@@ -118,7 +118,7 @@ def test_it_allows_the_harmless_pgbench_meta_commands():
         (["--file=/etc/passwd"], 0, "reads a script file"),
         (["-n", "-l"], 1, "log file"),
         (["--log"], 0, "log file"),
-        (["--log-prefix", "/tmp/owned"], 0, "log files"),
+        (["--log-prefix", "/srv/owned"], 0, "log files"),
         (["-h", "/var/run/postgresql"], 0, "another server"),
         (["--port=5432"], 0, "another server"),
         (["-U", "postgres"], 0, "another user"),
