@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import json
 import logging
 import os
 import signal
@@ -60,7 +62,7 @@ class Agent:
     ) -> None:
         self.config = config
         self.client = client or Client(server=config.server, token=config.token)
-        self.spool = Spool(config.spool_dir)
+        self.spool = Spool(config.spool_dir, max_tries=config.spool_max_tries)
         self.shutdown = threading.Event()  # the agent is stopping (signal)
         self.halt = threading.Event()  # the current job must stop
         self.view = view or ProgressView()
@@ -88,6 +90,7 @@ class Agent:
             report = self.spool.flush(self.client)
             for run in report.sent:
                 logger.info("delivered run %s", run)
+            self.report_set_aside()
             if not report.waiting:
                 return True
             if time.monotonic() >= deadline or self.shutdown.is_set():
@@ -96,6 +99,26 @@ class Agent:
                 )
                 return False
             self.shutdown.wait(min(RETRY_PAUSE_S, max(1.0, deadline - time.monotonic())))
+
+    def report_set_aside(self) -> None:
+        """Tell the server which runs the spool set aside, when that changed since the last
+        report it took (kept in the spool, so a restarted agent does not repeat it)."""
+        entries = [entry.to_report() for entry in self.spool.set_aside()][-50:]
+        marker = self.spool.directory / ".set-aside-reported"
+        digest = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+        try:
+            last = marker.read_text().strip()
+        except OSError:
+            last = ""
+        if digest == last or (not entries and not last):
+            return
+        try:
+            self.client.spool_report(entries)
+        except (ApiError, Unreachable) as exc:
+            logger.warning("could not report the runs set aside: %s", exc)
+            return
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(digest + "\n")
 
     # --- one job ----------------------------------------------------------------------------
 
