@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from benchhub_runner import cli
 from benchhub_runner.agent import Agent
 from benchhub_runner.client import ApiError, Client, Unreachable
 from benchhub_runner.config import Config, ConfigError, config_load, config_write
@@ -184,3 +185,87 @@ def test_it_does_not_trust_job_code_unless_told(tmp_path, monkeypatch):
     assert config_load(overrides={"server": "http://x:1", "token": "t"}).trust_job_code is False
     with pytest.raises(ConfigError, match="trust_job_code"):
         config_load(overrides={"server": "http://x:1", "token": "t", "trust_job_code": "yes"})
+
+
+def spool_of(tmp_path, *names: str, max_tries: int = 5) -> Spool:
+    spool = Spool(tmp_path / "spool", max_tries=max_tries)
+    for index, name in enumerate(names):
+        path = spool.put({"run_uuid": name, "results": []})
+        os.utime(path, (1000 + index, 1000 + index))  # oldest first, in this order
+    return spool
+
+
+def test_it_sets_aside_an_invalid_run_and_sends_the_ones_behind_it(server, tmp_path):
+    spool = spool_of(tmp_path, "a", "b", "c")
+    invalid = {"error": "invalid", "detail": "bad", "fields": {"results[0].tps": ["negative"]}}
+    server.replies = [(400, invalid), (201, {}), (201, {})]
+    report = spool.flush(client_for(server.url))
+    assert (report.sent, report.rejected, report.waiting) == (["b", "c"], ["a"], [])
+    (kept,) = spool.set_aside()
+    assert (kept.run_uuid, kept.status, kept.error, kept.tries) == ("a", 400, "invalid", 1)
+    assert "results[0].tps: negative" in kept.detail and kept.set_aside_at
+
+
+def test_it_sets_aside_a_run_the_server_keeps_failing_on_after_its_tries(server, tmp_path):
+    spool = spool_of(tmp_path, "a", "b", max_tries=2)
+    server.replies = [(500, {"error": "server_error"}), (201, {})]
+    first = spool.flush(client_for(server.url), attempts=1)
+    assert (first.sent, first.rejected, first.waiting) == (["b"], [], ["a"])
+    server.replies = [(500, {"error": "server_error"})]
+    second = spool.flush(client_for(server.url), attempts=1)
+    assert (second.sent, second.rejected, second.waiting) == ([], ["a"], [])
+    (kept,) = spool.set_aside()
+    assert (kept.status, kept.tries) == (500, 2)
+    assert spool.pending() == [] and not list((tmp_path / "spool").glob("*.tries"))
+
+
+@pytest.mark.parametrize(
+    ("status", "body"),
+    [(401, {"error": "not_authenticated"}), (403, {"error": "permission_denied"}), (503, {})],
+)
+def test_it_keeps_runs_waiting_when_the_refusal_is_not_about_the_run(
+    server, tmp_path, status, body
+):
+    spool = spool_of(tmp_path, "a", "b")
+    server.replies = [(status, body)] * 3
+    report = spool.flush(client_for(server.url), attempts=1)
+    assert (report.sent, report.rejected, report.waiting) == ([], [], ["a", "b"])
+    assert spool.set_aside() == [] and len(server.requests) == 1
+
+
+def test_the_spool_command_lists_set_aside_runs_and_retries_one(server, tmp_path, capsys):
+    spool = spool_of(tmp_path, "a", "b")
+    server.replies = [(409, {"error": "stale_job", "detail": "attempt 1 is gone"}), (400, {})]
+    spool.flush(client_for(server.url))
+    assert cli.main(["spool", "--work-dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "0 run(s) waiting" in out and "2 run(s) set aside" in out
+    assert "409 stale_job" in out and "attempt 1 is gone" in out
+    assert cli.main(["spool", "--work-dir", str(tmp_path), "--retry", "a"]) == 0
+    assert [p.stem for p in spool.pending()] == ["a"]
+    assert [s.run_uuid for s in spool.set_aside()] == ["b"]
+    assert cli.main(["spool", "--work-dir", str(tmp_path), "--retry", "nope"]) == 2
+
+
+def test_the_agent_reports_set_aside_runs_to_the_server_once(server, tmp_path):
+    config = Config(server=server.url, token="bhr_12345678_secret", host="h", work_dir=tmp_path)
+    agent = Agent(config=config, client=client_for(server.url))
+    agent.spool.put({"run_uuid": "a"})
+    server.replies = [(400, {"error": "invalid", "detail": "no"}), (204, {})]
+    assert agent.deliver() is True
+    paths = [path for path, _, _ in server.requests]
+    assert paths == ["/api/v1/runs/", "/api/v1/hosts/spool/"]
+    (entry,) = server.requests[1][2]["set_aside"]
+    assert (entry["run_uuid"], entry["status"], entry["error"]) == ("a", 400, "invalid")
+    agent.deliver()
+    assert len(server.requests) == 2  # nothing changed: not reported again
+
+
+def test_the_configure_command_writes_a_file_for_the_agent_alone(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHHUB_TOKEN", raising=False)
+    path = tmp_path / "agent.toml"
+    argv = ["configure", "--config", str(path), "--server", "http://x:1", "--token", "bhr_t"]
+    assert cli.main([*argv, "--trust-job-code"]) == 0
+    assert path.stat().st_mode & 0o777 == 0o600
+    config = config_load(path=path)
+    assert (config.token, config.trust_job_code) == ("bhr_t", True)
