@@ -1,12 +1,14 @@
 """Queueing refuses job code that would reach beyond the throwaway server (benchhub_runner.jobcode):
 a 400 that names the field and the line, and nothing stored."""
 
+from typing import Any
+
 import pytest
 from rest_framework.test import APIClient
 
 from benchhub.jobs.models import Job, JobSchedule
 
-JOB = {
+JOB: dict[str, Any] = {
     "versions": ["14"],
     "workload": {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"},
     "scale": 1,
