@@ -269,3 +269,20 @@ def test_the_configure_command_writes_a_file_for_the_agent_alone(tmp_path, monke
     assert path.stat().st_mode & 0o777 == 0o600
     config = config_load(path=path)
     assert (config.token, config.trust_job_code) == ("bhr_t", True)
+
+
+def test_a_job_with_refused_code_fails_at_job_code_naming_field_and_line(server, tmp_path):
+    job = {"id": 8, "attempt": 1, "versions": ["13"], "repeats": 1, "duration_s": 2}
+    job.update(workload={"name": "x", "builtin": "select-only", "setup": ["SELECT 1;\n\\! id"]})
+    job.update(clients=[1], config_overrides={"shared_preload_libraries": "evil"})
+    server.replies = [(200, job), (200, {"id": 8, "state": "failed"})]
+    config = Config(server=server.url, token="bhr_12345678_secret", host="h", work_dir=tmp_path)
+
+    outcome = Agent(config=config, client=client_for(server.url)).once()
+
+    assert outcome == "failed"
+    finish = server.requests[1][2]
+    assert (finish["outcome"], finish["stage"]) == ("failed", "job code")
+    assert "workload.setup[0]: line 2: psql meta-command \\!" in finish["message"]
+    assert "config_overrides.shared_preload_libraries" in finish["message"]
+    assert not (tmp_path / "jobs").exists()
