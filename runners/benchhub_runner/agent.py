@@ -218,6 +218,14 @@ class Agent:
         beat.join(timeout=5)
         if not delivered:
             return "spooled"
+        ours = {str(payload["run_uuid"]) for payload in payloads}
+        refused = [entry for entry in self.spool.set_aside() if entry.run_uuid in ours]
+        if refused:
+            # The runs are kept (spool/rejected/); the job says why the server has none.
+            answers = "; ".join(
+                f"run {e.run_uuid}: {e.status} {e.error} {e.detail}".strip() for e in refused
+            )
+            return self._fail(job, "upload", f"the server refused the results: {answers}")
         return self._finish(job.id, "done")
 
     def _heartbeats(self, job_id: int, latest: dict[str, Any]) -> None:

@@ -32,8 +32,9 @@ class StandIn:
     """A BenchHub stand-in: the claim returns `job` once, then 204; uploads are stored; every
     request is recorded as (path, body)."""
 
-    def __init__(self, job: dict[str, Any]) -> None:
+    def __init__(self, job: dict[str, Any], *, upload: tuple[int, Any] | None = None) -> None:
         self.job: dict[str, Any] | None = job
+        self.upload = upload or (201, {"url": "/api/v1/runs/x/"})
         self.requests: list[tuple[str, Any]] = []
         owner = self
 
@@ -64,7 +65,9 @@ class StandIn:
         if path.endswith("/heartbeat/"):
             return 200, {"cancel": False}
         if path == "/api/v1/runs/":
-            return 201, {"url": "/api/v1/runs/x/"}
+            return self.upload
+        if path == "/api/v1/hosts/spool/":
+            return 204, None
         return 200, {}
 
     def finish(self) -> dict[str, Any]:
@@ -104,8 +107,14 @@ def job_with(**workload: Any) -> dict[str, Any]:
     }
 
 
-def run_agent(host: dict[str, Path], job: dict[str, Any], *, trusted: bool = False) -> StandIn:
-    stand_in = StandIn(job)
+def run_agent(
+    host: dict[str, Path],
+    job: dict[str, Any],
+    *,
+    trusted: bool = False,
+    upload: tuple[int, Any] | None = None,
+) -> StandIn:
+    stand_in = StandIn(job, upload=upload)
     config = host["work"] / "agent.toml"
     config.write_text(
         f'server = "{stand_in.url}"\ntoken = "{TOKEN}"\nhost = "bench-01"\n'
@@ -231,3 +240,18 @@ def test_attack_no_agent_secret_reaches_job_or_build_programs(monkeypatch, tmp_p
         assert TOKEN not in env.values() and "secret" not in env.values()
         assert not any(name.startswith("BENCHHUB_") or name == "PGHOST" for name in env)
         assert env["HOME"] == str(tmp_path) and env["PATH"]
+
+
+@SLOW
+def test_attack_a_run_the_server_refuses_does_not_jam_the_spool_and_the_job_says_why(host):
+    refusal = {"error": "invalid", "detail": "bad", "fields": {"results[0].tps": ["too big"]}}
+    stand_in = run_agent(host, job_with(), upload=(400, refusal))
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "upload"), stand_in.output
+    assert "400 invalid" in finish["message"] and "results[0].tps: too big" in finish["message"]
+    (report,) = [body for path, body in stand_in.requests if path == "/api/v1/hosts/spool/"]
+    (entry,) = report["set_aside"]
+    assert (entry["status"], entry["error"]) == (400, "invalid")
+    spool = host["work"] / "spool"
+    assert list(spool.glob("*.json")) == []
+    assert (spool / "rejected" / f"{entry['run_uuid']}.json").is_file()
