@@ -4,6 +4,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from benchhub.hosts.selectors import host_set_aside_list
 from benchhub.jobs.selectors import queue_status
 from benchhub.results.selectors import run_dimensions, run_list
 
@@ -20,6 +21,7 @@ def home(request: HttpRequest) -> HttpResponse:
         "status": status,
         "dimensions": dimensions,
         "measured": [list(triple) for triple in dimensions.measured],
+        "set_aside": host_set_aside_list(),
     }
     return render(request, "dashboard/home.html", context)
 

@@ -17,6 +17,10 @@ class Host(models.Model):
     current_facts = models.ForeignKey(
         "HostFacts", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
+    # Runs the host's agent set aside because this server refused them or kept failing on them
+    # (the agent's report, replaced whole each time; runners/benchhub_runner/spool.py).
+    spool_set_aside = models.JSONField(default=list, blank=True)
+    spool_reported_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]

@@ -2,6 +2,7 @@
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.conf import settings
 from django.db.models import QuerySet
@@ -39,3 +40,22 @@ def host_presence_list(*, now: datetime | None = None) -> list[HostPresence]:
         ago = max((now - seen).total_seconds(), 0.0) if seen else None
         hosts.append(HostPresence(name, seen, ago, ago is not None and ago <= limit))
     return sorted(hosts, key=lambda host: not host.online)
+
+
+@dataclass(frozen=True)
+class HostSetAside:
+    """The runs a host's agent set aside, as it last reported them (runners' spool.py)."""
+
+    name: str
+    reported_at: datetime | None
+    runs: list[dict[str, Any]]
+
+
+def host_set_aside_list() -> list[HostSetAside]:
+    """Hosts whose agents reported runs set aside, by name (bounded; one query)."""
+    rows = (
+        Host.objects.exclude(spool_set_aside=[])
+        .order_by("name")
+        .values_list("name", "spool_reported_at", "spool_set_aside")[:MAX_HOSTS]
+    )
+    return [HostSetAside(name, at, list(runs)) for name, at, runs in rows]

@@ -89,3 +89,11 @@ def runner_tokens_revoke(*, host_name: str) -> int:
     return RunnerToken.objects.filter(host__name=host_name, revoked_at__isnull=True).update(
         revoked_at=timezone.now()
     )
+
+
+def host_spool_report(*, host: Host, set_aside: list[dict[str, Any]]) -> None:
+    """Store the runs `host`'s agent has set aside (as HostSpoolReportInSerializer validated
+    them), replacing its last report. One UPDATE; the host page shows them."""
+    Host.objects.filter(pk=host.pk).update(
+        spool_set_aside=set_aside, spool_reported_at=timezone.now()
+    )

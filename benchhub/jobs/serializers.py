@@ -5,6 +5,7 @@ import secrets
 from typing import Any
 
 from benchhub_runner.jobspec import warmup_default
+from benchhub_runner.jobcode import Refusal, check_settings, job_code_check
 from rest_framework import serializers
 
 from benchhub.api.fields import (
@@ -100,6 +101,12 @@ class JobInSerializer(serializers.Serializer):
         bad = [name for name in value if not GUC_NAME.match(name)]
         if bad:
             raise serializers.ValidationError(f"Not setting names: {', '.join(bad[:5])}.")
+        _refuse_job_code(check_settings(value, field="config_overrides"), "config_overrides.")
+        return value
+
+    def validate_workload(self, value: dict[str, Any]) -> dict[str, Any]:
+        # The agent checks again before it runs the job (unless its host trusts job code).
+        _refuse_job_code(job_code_check(workload=value, config_overrides={}), "workload.")
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -147,6 +154,17 @@ def _method_defaults(attrs: dict[str, Any]) -> dict[str, Any]:
     if attrs["level_order"] == Job.LevelOrder.GIVEN:
         attrs["shuffle_seed"] = None
     return attrs
+
+
+def _refuse_job_code(refusals: list[Refusal], prefix: str) -> None:
+    """What the job-code checker (benchhub_runner.jobcode) refused, as field errors under the
+    field being validated: `workload.setup[1]: line 2: psql meta-command \\! ...`."""
+    if not refusals:
+        return
+    errors: dict[str, list[str]] = {}
+    for refusal in refusals:
+        errors.setdefault(refusal.field.removeprefix(prefix), []).append(refusal.message)
+    raise serializers.ValidationError(errors)
 
 
 class HeartbeatInSerializer(serializers.Serializer):

@@ -138,6 +138,9 @@ MATRIX: list[tuple[str, str, str, Callable[[], dict] | None, list[int]]] = [
     ("token revoke", "delete", "/api/v1/tokens/{bob_token}/", None,
      [401, 204, 404, 403, 403, 401, 401]),
     ("hosts", "get", "/api/v1/hosts/", None, [200] * 5 + [401, 401]),
+    # An agent reports the runs its spool set aside, for its own host only (the token's).
+    ("spool report", "post", "/api/v1/hosts/spool/", lambda: {"set_aside": []},
+     [401, 403, 403, 204, 204, 401, 401]),
     # There is no API to create hosts or runner tokens: staff use runner_create and the admin.
     ("host create", "post", "/api/v1/hosts/", lambda: {"name": "x"},
      [401, 405, 405, 405, 405, 401, 401]),

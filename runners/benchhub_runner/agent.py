@@ -1,5 +1,7 @@
 """The agent's loop: take the host lock, flush the spool, claim, run with heartbeats, deliver.
 
+Before a job runs, its code is checked (jobcode.py) unless the host's configuration trusts job
+code from this server; a refused job fails at stage `job code` and nothing of it runs.
 One benchmark at a time per host: the agent holds an exclusive lock on `<work_dir>/agent.lock`
 while it works. While a job runs, a heartbeat thread renews the lease every few seconds with the
 live progress; a heartbeat that says "cancel", or a lost lease, stops the job. Ctrl-C and SIGTERM
@@ -10,6 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
+import json
 import logging
 import os
 import signal
@@ -22,6 +26,7 @@ from typing import Any
 from .client import ApiError, Client, Unreachable
 from .config import Config
 from .job import Interrupted, JobRunner, StageError, stale_clusters_stop
+from .jobcode import Refusal, job_code_check, refusals_text
 from .jobspec import JobSpec, JobSpecError, job_parse
 from .progress import ProgressView
 from .spool import Spool
@@ -57,7 +62,7 @@ class Agent:
     ) -> None:
         self.config = config
         self.client = client or Client(server=config.server, token=config.token)
-        self.spool = Spool(config.spool_dir)
+        self.spool = Spool(config.spool_dir, max_tries=config.spool_max_tries)
         self.shutdown = threading.Event()  # the agent is stopping (signal)
         self.halt = threading.Event()  # the current job must stop
         self.view = view or ProgressView()
@@ -85,6 +90,7 @@ class Agent:
             report = self.spool.flush(self.client)
             for run in report.sent:
                 logger.info("delivered run %s", run)
+            self.report_set_aside()
             if not report.waiting:
                 return True
             if time.monotonic() >= deadline or self.shutdown.is_set():
@@ -93,6 +99,26 @@ class Agent:
                 )
                 return False
             self.shutdown.wait(min(RETRY_PAUSE_S, max(1.0, deadline - time.monotonic())))
+
+    def report_set_aside(self) -> None:
+        """Tell the server which runs the spool set aside, when that changed since the last
+        report it took (kept in the spool, so a restarted agent does not repeat it)."""
+        entries = [entry.to_report() for entry in self.spool.set_aside()][-50:]
+        marker = self.spool.directory / ".set-aside-reported"
+        digest = hashlib.sha256(json.dumps(entries, sort_keys=True).encode()).hexdigest()
+        try:
+            last = marker.read_text().strip()
+        except OSError:
+            last = ""
+        if digest == last or (not entries and not last):
+            return
+        try:
+            self.client.spool_report(entries)
+        except (ApiError, Unreachable) as exc:
+            logger.warning("could not report the runs set aside: %s", exc)
+            return
+        marker.parent.mkdir(parents=True, exist_ok=True)
+        marker.write_text(digest + "\n")
 
     # --- one job ----------------------------------------------------------------------------
 
@@ -112,6 +138,12 @@ class Agent:
                 job = job_parse(claim)
             except JobSpecError as exc:
                 return self._refuse(exc)
+            if not self.config.trust_job_code:
+                refused = job_code_check(
+                    workload=job.workload.definition, config_overrides=job.config_overrides
+                )
+                if refused:
+                    return self._refuse_code(job, refused)
             return self._run(job, deliver_wait_s=deliver_wait_s)
 
     def run_forever(self) -> None:
@@ -129,6 +161,13 @@ class Agent:
         return self._finish(
             error.job_id, "failed", "claim", f"the agent cannot read the job: {error}"
         )
+
+    def _refuse_code(self, job: JobSpec, refused: list[Refusal]) -> str:
+        """A job whose code this host does not run fails before anything of it runs, at stage
+        `job code`, naming each field, line and reason (jobcode.py)."""
+        message = f"this host refuses the job's code: {refusals_text(refused)}"
+        logger.error("job %s: %s", job.id, message)
+        return self._finish(job.id, "failed", "job code", message)
 
     def _run(self, job: JobSpec, *, deliver_wait_s: float) -> str:
         logger.info(
@@ -184,6 +223,14 @@ class Agent:
         beat.join(timeout=5)
         if not delivered:
             return "spooled"
+        ours = {str(payload["run_uuid"]) for payload in payloads}
+        refused = [entry for entry in self.spool.set_aside() if entry.run_uuid in ours]
+        if refused:
+            # The runs are kept (spool/rejected/); the job says why the server has none.
+            answers = "; ".join(
+                f"run {e.run_uuid}: {e.status} {e.error} {e.detail}".strip() for e in refused
+            )
+            return self._fail(job, "upload", f"the server refused the results: {answers}")
         return self._finish(job.id, "done")
 
     def _heartbeats(self, job_id: int, latest: dict[str, Any]) -> None:

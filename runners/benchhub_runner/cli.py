@@ -12,10 +12,19 @@ from collections.abc import Sequence
 
 from .commands import agent as agent_commands
 from .commands import build as build_command
+from .commands import configure as configure_command
 from .commands import importing as import_command
 from .commands import parse as parse_command
+from .commands import spool as spool_command
 
-COMMANDS = (parse_command, agent_commands, import_command, build_command)
+COMMANDS = (
+    parse_command,
+    agent_commands,
+    import_command,
+    build_command,
+    spool_command,
+    configure_command,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

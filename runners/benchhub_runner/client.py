@@ -28,7 +28,16 @@ class ApiError(Exception):
 
 
 class Unreachable(Exception):
-    """The server could not be reached (or kept failing) within the allowed attempts."""
+    """The server could not be reached (or kept failing) within the allowed attempts.
+
+    `status` is the last HTTP status when the server did answer (a 5xx, 408 or 429) and None
+    when it could not be reached at all; `body` is that answer's JSON (or its first bytes).
+    """
+
+    def __init__(self, message: str, *, status: int | None = None, body: Any = None) -> None:
+        super().__init__(message)
+        self.status = status
+        self.body = body
 
 
 @dataclass
@@ -63,6 +72,8 @@ class Client:
         """Send one request, retrying transient failures; raises ApiError or Unreachable."""
         data = json.dumps(body).encode() if body is not None else None
         retry_after, problem = "", ""
+        status: int | None = None
+        answer: Any = None
         for attempt in range(attempts or self.attempts):
             if attempt:
                 time.sleep(self._delay(attempt, retry_after))
@@ -73,12 +84,15 @@ class Client:
                 if exc.code not in RETRY_STATUS:
                     raise ApiError(exc.code, payload if isinstance(payload, dict) else {}) from None
                 retry_after = exc.headers.get("Retry-After", "") if exc.headers else ""
-                problem = f"HTTP {exc.code}"
+                problem, status, answer = f"HTTP {exc.code}", exc.code, payload
             except (urllib.error.URLError, TimeoutError, ConnectionError, OSError) as exc:
                 retry_after, problem = "", str(getattr(exc, "reason", exc))
+                status, answer = None, None
         raise Unreachable(
             f"{method} {self.server}{path} failed after "
-            f"{attempts or self.attempts} attempts: {problem}"
+            f"{attempts or self.attempts} attempts: {problem}",
+            status=status,
+            body=answer,
         )
 
     def _send(self, method: str, path: str, data: bytes | None) -> Response:
@@ -129,6 +143,10 @@ class Client:
 
     def upload(self, payload: dict[str, Any]) -> dict[str, Any]:
         return _object(self.request("POST", "/api/v1/runs/", payload).body)
+
+    def spool_report(self, set_aside: list[dict[str, Any]]) -> None:
+        """Tell the server which runs this host's spool has set aside (replaces the last list)."""
+        self.request("POST", "/api/v1/hosts/spool/", {"set_aside": set_aside}, attempts=2)
 
 
 def _object(body: Any) -> dict[str, Any]:

@@ -8,7 +8,12 @@ handler: it escalates from the requested pg_ctl mode to immediate to SIGKILL, an
 process of this data directory behind.
 
 initdb and postgres refuse to run as root, so an agent running as root runs them as the system
-user ``benchhub-runner`` (account.py); otherwise everything runs as the agent's user.
+user ``benchhub-runner`` (account.py); otherwise everything runs as the agent's user. psql runs
+as that user too (a job's setup SQL is job code), and every program gets an environment built
+from scratch (processes.job_env): no BENCHHUB_* variable, no token, no PG* redirection.
+
+``job_role_create`` makes the role a job's SQL and pgbench run as when the host does not trust
+job code: a login role that is not a superuser and owns the benchmark database.
 """
 
 from __future__ import annotations
@@ -28,12 +33,14 @@ from types import TracebackType
 from typing import Literal
 
 from .account import RUNNER_USER, Account, AccountError, runner_account
-from .processes import pid_alive
+from .processes import job_env, pid_alive
 from .provision import Installation
 
 __all__ = ["RUNNER_USER", "Cluster", "ClusterError", "conf_quote", "free_port", "render_overrides"]
 
 SUPERUSER = "postgres"
+# The role a job's setup and pgbench connect as on a host that does not trust job code.
+JOB_ROLE = "benchhub_job"
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
 LOG_TAIL_LINES = 20
@@ -284,19 +291,38 @@ class Cluster:
 
     # --- queries ------------------------------------------------------------------------------
 
-    def sql(self, query: str, *, timeout: float = 600) -> str:
-        """Run SQL through psql and return its unaligned, tuples-only output (no final newline)."""
+    @property
+    def account(self) -> Account | None:
+        """The OS user the server and every program of the job run as (None: the agent's)."""
+        return self._account_for_server()
+
+    def job_role_create(self, role: str = JOB_ROLE) -> str:
+        """Create `role` (login, not a superuser) and make it the owner of the database the
+        job uses, so setup can create what it needs there and nothing beyond; returns it."""
+        quoted = '"' + role.replace('"', '""') + '"'
+        self.sql(
+            f"CREATE ROLE {quoted} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION; "
+            f"ALTER DATABASE postgres OWNER TO {quoted}; ALTER SCHEMA public OWNER TO {quoted}"
+        )
+        return role
+
+    def sql(self, query: str, *, timeout: float = 600, user: str = SUPERUSER) -> str:
+        """Run SQL through psql as database `user` and return its unaligned, tuples-only output
+        (no final newline). psql runs as the cluster's OS account, with a clean environment."""
         psql = self.client_bindir / "psql"
         argv = [str(psql), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"]
-        argv += ["-h", str(self.socket_dir), "-p", str(self.port), "-U", SUPERUSER]
+        argv += ["-h", str(self.socket_dir), "-p", str(self.port), "-U", user]
         argv += ["-d", "postgres", "-c", query]
+        account = self._account_for_server()
         try:
-            done = subprocess.run(
+            done: subprocess.CompletedProcess[bytes] = subprocess.run(
                 argv,
                 capture_output=True,
                 timeout=timeout,
-                env=_clean_env(os.environ),
+                env=job_env(home=self.workdir),
+                cwd=self.workdir,
                 check=False,
+                **(account.popen_kwargs() if account else {}),
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ClusterError(f"psql failed for {query!r}: {exc}") from exc
@@ -380,8 +406,7 @@ class Cluster:
 
     def _run(self, argv: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
         account = self._account_for_server()
-        env = _clean_env(self.installation.env())
-        env["HOME"] = str(self.workdir)
+        env = self.installation.env(job_env(home=self.workdir))
         return subprocess.run(
             argv,
             capture_output=True,
@@ -401,15 +426,6 @@ class Cluster:
             raise ClusterError(f"{what} failed: {exc}") from exc
         if done.returncode != 0:
             raise ClusterError(f"{what} failed (exit {done.returncode}): {_output(done)}")
-
-
-def _clean_env(base: Mapping[str, str]) -> dict[str, str]:
-    # PGDATA, PGPORT, PGHOST, PGOPTIONS... from the agent's environment would silently redirect
-    # or alter the programs; everything they need is on the command line. C messages keep the
-    # errors we show readable and stable.
-    env = {k: v for k, v in base.items() if not k.startswith("PG")}
-    env["LC_ALL"] = "C"
-    return env
 
 
 def _output(done: subprocess.CompletedProcess[str]) -> str:

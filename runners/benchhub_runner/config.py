@@ -2,7 +2,8 @@
 
 ```toml
 server = "http://benchhub.example:8000"
-token = "bhr_..."                 # from `manage.py runner_create HOST`
+token = "bhr_..."                 # from `manage.py runner_create HOST`; or:
+token_file = "/etc/benchhub-runner/token"   # a file holding only the token
 host = "bench-01"                 # default: this machine's hostname
 tags = ["nvme", "56-core"]
 work_dir = "/var/lib/benchhub-runner"   # default; ~/.benchhub-runner when not root
@@ -11,6 +12,8 @@ poll_interval_s = 10
 heartbeat_interval_s = 5
 allow_download = true             # prebuilt servers from the npm registry when not installed
 npm_registry = "https://registry.npmjs.org"
+trust_job_code = false            # true: run job code unchecked, setup SQL as superuser
+spool_max_tries = 5               # uploads answered 5xx this often are set aside
 cache_dir = "/var/cache/benchhub-runner"   # prebuilt servers; default <work_dir>/cache
 
 [installations]                   # PostgreSQL servers this host has, by version
@@ -22,6 +25,15 @@ max_cache_gb = 20
 ```
 Environment: BENCHHUB_SERVER, BENCHHUB_TOKEN, BENCHHUB_HOST, BENCHHUB_WORK_DIR,
 BENCHHUB_CLIENT_BINDIR, BENCHHUB_CACHE_DIR, BENCHHUB_CONFIG (the file's path).
+
+A file that holds the token (the configuration with `token`, or `token_file`) must be readable
+by the agent's user alone: the agent refuses to start when group or others may read it
+(`chmod 600`). `benchhub-runner configure` writes the configuration that way.
+
+`trust_job_code` is the host owner's word that every job from this server may run anything on
+the host: the agent then skips its check of the job's code (benchhub_runner.jobcode) and runs
+setup SQL as the database superuser. The server checks every job when it is queued either way;
+the job's programs run as the unprivileged account in both cases (docs/security.md).
 """
 
 from __future__ import annotations
@@ -58,6 +70,8 @@ class Config:
     job_timeout_s: float = 6 * 3600.0
     cache_override: Path | None = None
     build: BuildSettings = field(default_factory=BuildSettings)
+    trust_job_code: bool = False
+    spool_max_tries: int = 5
 
     @property
     def spool_dir(self) -> Path:
@@ -118,6 +132,10 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
         if os.environ.get(env):
             values[key] = os.environ[env]
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
+    if path is not None and values.get("token"):
+        token_file_check(path)
+    if values.get("token_file") and not values.get("token"):
+        values["token"] = _token_from(Path(values["token_file"]))
     for required in ("server", "token"):
         if not values.get(required):
             raise ConfigError(f"'{required}' is not configured (file, {_ENV[required]} or flag)")
@@ -137,6 +155,64 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
             job_timeout_s=float(values.get("job_timeout_s", 6 * 3600)),
             cache_override=Path(values["cache_dir"]) if values.get("cache_dir") else None,
             build=build_settings_from(values.get("build") or {}),
+            trust_job_code=_flag(values.get("trust_job_code", False), "trust_job_code"),
+            spool_max_tries=max(1, int(values.get("spool_max_tries", 5))),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad configuration value: {exc}") from None
+
+
+def _flag(value: Any, name: str) -> bool:
+    # TOML gives a bool; "false" from anywhere else must not read as true.
+    if isinstance(value, bool):
+        return value
+    raise ConfigError(f"'{name}' must be true or false, not {value!r}")
+
+
+def token_file_check(path: Path) -> None:
+    """Refuse a file holding the token that group or others may read (or write)."""
+    try:
+        mode = path.stat().st_mode & 0o777
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from None
+    if mode & 0o077:
+        raise ConfigError(
+            f"{path} holds the runner token but its mode is {mode:04o}: other users of this "
+            f"machine could read it; run `chmod 600 {path}`"
+        )
+
+
+def _token_from(path: Path) -> str:
+    token_file_check(path)
+    try:
+        return path.read_text().strip()
+    except OSError as exc:
+        raise ConfigError(f"cannot read token_file {path}: {exc}") from None
+
+
+def config_write(path: Path, values: dict[str, Any]) -> None:
+    """Write a configuration file readable by its owner alone (0600), atomically.
+
+    `values` are top-level scalars and lists of strings (server, token, host, work_dir, ...).
+    """
+    lines = [f"{key} = {_toml(value)}\n" for key, value in values.items() if value is not None]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.with_name(f".{path.name}.{os.getpid()}")
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w") as handle:
+        handle.write("".join(lines))
+    os.chmod(temporary, 0o600)  # whatever the umask
+    os.replace(temporary, path)
+
+
+def _toml(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return str(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    text = str(value).replace("\\", "\\\\").replace('"', '\\"')
+    if any(ord(ch) < 32 for ch in text):
+        raise ConfigError(f"control characters in configuration value {value!r}")
+    return f'"{text}"'

@@ -33,7 +33,7 @@ from typing import Any
 
 from . import pgbench
 from .bindirs import CLIENT_TOOLS, has_tools
-from .cluster import Cluster, ClusterError, free_port
+from .cluster import JOB_ROLE, SUPERUSER, Cluster, ClusterError, free_port
 from .config import Config
 from .jobspec import JobSpec
 from .level import Level, LevelRun, level_sequence
@@ -164,6 +164,9 @@ class JobRunner:
         self.progress: dict[str, Any] = {"stage": "provision"}
         self.watchdog_fired = False
         self._client_version: tuple[int, int] = (0, 0)
+        # The database role the job's SQL and pgbench run as: a superuser only on a host whose
+        # owner trusts job code from this server (config trust_job_code).
+        self.db_user = SUPERUSER if config.trust_job_code else JOB_ROLE
 
     # --- the whole job ----------------------------------------------------------------------
 
@@ -293,6 +296,8 @@ class JobRunner:
         with self._stage("setup"):
             run.settings, run.sources = run.cluster.settings()
             run.server_version = run.cluster.server_version()
+            if self.db_user != SUPERUSER:
+                run.cluster.job_role_create(self.db_user)
             self._load(run)
 
     def _load(self, run: VersionRun) -> None:
@@ -301,13 +306,16 @@ class JobRunner:
         largest = max(self.job.clients)
         for statement in workload.setup:
             run.cluster.sql(
-                substitute(statement, max_clients=largest), timeout=self.config.job_timeout_s
+                substitute(statement, max_clients=largest),
+                timeout=self.config.job_timeout_s,
+                user=self.db_user,
             )
         if uses_builtin(workload):
             args = pgbench.init_argv(
                 bindir=self.client_bindir, target=self._target(run), scale=self.job.scale or 1
             )
-            done = pgbench.Process(args).wait(timeout_s=self.config.job_timeout_s)
+            init = pgbench.Process(args, account=run.cluster.account, cwd=self.work)
+            done = init.wait(timeout_s=self.config.job_timeout_s)
             run.init_output = done.output
             if done.returncode != 0:
                 raise StageError("setup", f"pgbench -i failed:\n{done.output[-2000:]}")
@@ -322,7 +330,9 @@ class JobRunner:
             raise StageError(stage, str(exc)) from exc
 
     def _target(self, run: VersionRun) -> pgbench.Target:
-        return pgbench.Target(host=str(run.cluster.socket_dir), port=run.cluster.port)
+        return pgbench.Target(
+            host=str(run.cluster.socket_dir), port=run.cluster.port, user=self.db_user
+        )
 
     def _switch_to(self, run: VersionRun | None) -> None:
         """Make `run`'s server the only one running (None: none)."""

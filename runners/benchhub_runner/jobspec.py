@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
@@ -42,6 +43,8 @@ WARMUP_SHARE = 0.1
 WARMUP_MIN_S = 2.0
 WARMUP_MAX_S = 30.0
 Choice = TypeVar("Choice", bound=str)
+# A stream's name goes into script file names and application_name: the server's name rule.
+STREAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,49}$")
 
 
 class JobSpecError(ValueError):
@@ -287,8 +290,14 @@ def _stream(stream: _Object) -> Stream:
     builtin = stream.text("builtin", default="")
     if not builtin and not scripts:
         raise JobSpecError(stream.at("builtin"), "give the stream a builtin or scripts")
+    name = stream.text("name")
+    if not STREAM_NAME.match(name):
+        raise JobSpecError(
+            stream.at("name"),
+            "use 1 to 50 letters, digits and . _ : @ -, starting with one of the first two",
+        )
     return Stream(
-        name=stream.text("name"),
+        name=name,
         role=stream.choice("role", ROLES, default="measured"),
         builtin=builtin,
         scripts=scripts,

@@ -95,7 +95,11 @@ class LevelRun:
     def prepare(self, level: Level) -> None:
         """Per-level setup, then a checkpoint so every level starts from the same state."""
         for statement in self.workload.level_setup:
-            self.cluster.sql(substitute(statement, clients=level.clients), timeout=self.timeout_s)
+            self.cluster.sql(
+                substitute(statement, clients=level.clients),
+                timeout=self.timeout_s,
+                user=self.target.user,
+            )
         self.cluster.checkpoint()
 
     def run(self, level: Level, *, watch: Callable[[int], None]) -> list[StreamFigures]:
@@ -178,7 +182,13 @@ class LevelRun:
                 bindir=self.bindir, target=self.target, m=measurement, version=self.client_version
             )
             on_line = self.on_line if first and number == 1 and not warmup else None
-            process = pgbench.Process(args, env={"PGAPPNAME": self._app(stream)}, on_line=on_line)
+            process = pgbench.Process(
+                args,
+                env={"PGAPPNAME": self._app(stream)},
+                on_line=on_line,
+                account=self.cluster.account,
+                cwd=self.work,
+            )
             self.processes.append(process)
             processes.append(process)
         return figures, processes

@@ -1,6 +1,8 @@
 """pgbench: the argv for one measurement, the script syntax a client understands, and running it.
 
-pgbench runs in its own process group, with stdout and stderr merged (progress lines go to
+pgbench runs job content (its scripts), so it runs as the cluster's unprivileged account when
+the agent is root, in an environment built from scratch (processes.job_env), in its own process
+group, with stdout and stderr merged (progress lines go to
 stderr, results to stdout; users capture both, and so do we). Each line is handed to a callback
 as it arrives, so the agent can report live progress, and the whole text is kept as the raw output.
 """
@@ -13,9 +15,12 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from .account import Account
+from .processes import job_env
 
 BUILTIN_FLAGS_BEFORE_96 = {"select-only": ["-S"], "simple-update": ["-N"], "tpcb-like": []}
 
@@ -175,9 +180,13 @@ class Process:
         self,
         args: list[str],
         *,
-        env: dict[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
         on_line: Callable[[str], None] | None = None,
+        account: Account | None = None,
+        cwd: Path | None = None,
     ) -> None:
+        """`env` adds to the clean environment (PGAPPNAME); `account` is the OS user to run
+        as (None: the agent's own); `cwd` also serves as HOME."""
         self.args = args
         self.started_at = time.time()
         self._stopped = False
@@ -189,8 +198,10 @@ class Process:
                 stderr=subprocess.STDOUT,
                 text=True,
                 errors="replace",
-                env={**os.environ, **(env or {})},
+                env=job_env(home=cwd or Path("/"), extra=env),
+                cwd=cwd,
                 start_new_session=True,
+                **(account.popen_kwargs() if account else {}),
             )
         except OSError as exc:
             raise PgbenchError(f"cannot start {args[0]}: {exc}") from exc

@@ -1,8 +1,10 @@
-"""Whether a process still runs, read from /proc: a pid that answers may be a zombie or reused."""
+"""Processes: whether one still runs (read from /proc: a pid that answers may be a zombie or
+reused), and the environment of the programs that run job content."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
 from pathlib import Path
 
 
@@ -33,3 +35,20 @@ def pid_alive(pid: int, comm_prefix: str | None = None) -> bool:
     if not fields or fields[0] == "Z":
         return False
     return comm_prefix is None or comm.startswith(comm_prefix)
+
+
+# Variables a job's programs may inherit from the agent: where programs and their libraries are,
+# nothing else. A token, a proxy password or a cloud credential in the agent's environment must
+# not reach job code (psql's \! when trusted, archive_command, a DO block's COPY ... PROGRAM).
+INHERITED = ("PATH", "LD_LIBRARY_PATH")
+
+
+def job_env(*, home: Path, extra: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The whole environment of a program that runs job content (psql, pgbench, postgres),
+    built from scratch: PATH (and LD_LIBRARY_PATH) from the agent, HOME, the C locale, UTC,
+    then `extra` (PGAPPNAME, the installation's library path). No BENCHHUB_*, no PG*."""
+    env = {name: os.environ[name] for name in INHERITED if os.environ.get(name)}
+    env.setdefault("PATH", "/usr/local/bin:/usr/bin:/bin")
+    env.update({"HOME": str(home), "LANG": "C", "LC_ALL": "C", "TZ": "UTC"})
+    env.update(extra or {})
+    return env

@@ -181,6 +181,9 @@ def test_it_takes_the_documented_defaults_for_absent_optional_fields():
         ({"workload.streams.0.per_client": "no"}, "workload.streams[0].per_client", "true or"),
         ({"workload.streams.0.scripts.0.body": ""}, "workload.streams[0].scripts[0]", "a body"),
         ({"workload.setup.0": 1}, "workload.setup[0]", "expected a string"),
+        # The name goes into a file name the agent (root) writes: no paths.
+        ({"workload.streams.0.name": "../../etc/x"}, "workload.streams[0].name", "letters"),
+        ({"workload.streams.0.name": "a/b"}, "workload.streams[0].name", "letters"),
     ],
 )
 def test_it_names_the_field_the_server_got_wrong(changes, field, says):

