@@ -5,10 +5,11 @@ import logging
 
 import pytest
 from django.db import connection
-from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from django.utils import timezone
+from django_celery_beat.models import CrontabSchedule, PeriodicTask
 from rest_framework.test import APIClient
 
+from benchhub.accounts.tokens import token_split
 from benchhub.celery import app as celery_app
 from benchhub.hosts.access import ALL_HOSTS
 from benchhub.hosts.models import HostGrant, RunnerToken
@@ -16,7 +17,6 @@ from benchhub.jobs.beat import SafeDatabaseScheduler
 from benchhub.jobs.models import Job, JobSchedule
 from benchhub.jobs.services import job_claim, job_create, jobs_expire_leases, schedule_save
 from benchhub.jobs.tests.test_queue import JOB
-from benchhub.accounts.tokens import token_split
 
 
 @pytest.fixture
@@ -44,9 +44,10 @@ def test_it_refuses_a_crontab_celery_cannot_parse_naming_the_field(bob_client, c
     assert response.status_code == 400, response.content
     message = response.json()["fields"]["crontab"][0]
     assert field in message
-    assert not JobSchedule.objects.exists() and not PeriodicTask.objects.filter(
-        task="jobs.schedule_fire"
-    ).exists()
+    assert (
+        not JobSchedule.objects.exists()
+        and not PeriodicTask.objects.filter(task="jobs.schedule_fire").exists()
+    )
 
 
 def test_it_keeps_beat_going_past_a_schedule_row_it_cannot_parse(db, bob, caplog):
