@@ -72,7 +72,7 @@ def world(stack, transactional_db, bob) -> World:
     _, runner02 = runner_token_create(host_name="bench-02")
     payload = run_payload()
     headers = {"Authorization": f"Bearer {runner01}"}
-    assert requests.post(f"{stack.url}/api/v1/runs/", json=payload, headers=headers).ok
+    assert requests.post(f"{stack.url}/api/v1/runs/", json=payload, headers=headers, timeout=30).ok
     request = JobInSerializer(data={**JOB, "host": "bench-01"})
     request.is_valid(raise_exception=True)
     job = job_create(created_by=bob, **request.validated_data)
@@ -281,24 +281,27 @@ def test_it_refuses_a_personal_token_minting_a_token(world):
 def test_it_refuses_a_token_that_never_expires(world, bob):
     session = requests.Session()
     session.headers["X-Forwarded-For"] = "192.0.2.7"
-    form = session.get(f"{world.url}/accounts/login/").text
+    form = session.get(f"{world.url}/accounts/login/", timeout=30).text
     csrf = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', form).group(1)
     session.post(
         f"{world.url}/accounts/login/",
         data={"username": "bob", "password": "bob-pass-1", "csrfmiddlewaretoken": csrf},
         headers={"Referer": f"{world.url}/accounts/login/"},
+        timeout=30,
     )
     body = {"name": "forever", "expires_at": "9999-01-01T00:00:00Z"}
     response = session.post(
         f"{world.url}/api/v1/tokens/",
         json=body,
         headers={"X-CSRFToken": session.cookies["csrftoken"], "Referer": world.url},
+        timeout=30,
     )
     refused(response, 400, "invalid", field="expires_at")
     made = session.post(
         f"{world.url}/api/v1/tokens/",
         json={"name": "default"},
         headers={"X-CSRFToken": session.cookies["csrftoken"], "Referer": world.url},
+        timeout=30,
     )
     assert made.status_code == 201 and made.json()["expires_at"] is not None
 
