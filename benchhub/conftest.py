@@ -1,7 +1,8 @@
 """Fixtures for the server's tests: personas and API clients.
 
-Personas: alice is staff and runs the instance; bob is a signed-in reader; the agent on host
-bench-01 holds a runner token for that host only.
+Personas: alice is staff and runs the instance; bob is a signed-in person whom staff trust to run
+jobs on every host (a HostGrant on tag `*`); mallory is signed in with no rights on any host; the
+agent on host bench-01 holds a runner token for that host only.
 """
 
 import uuid
@@ -12,6 +13,8 @@ from django.contrib.auth import get_user_model
 from rest_framework.test import APIClient
 
 from benchhub.celery import app as celery_app
+from benchhub.hosts.access import ALL_HOSTS
+from benchhub.hosts.models import HostGrant
 from benchhub.hosts.services import runner_token_create
 from benchhub.testing import processes
 from benchhub.testing.browser import browser, page  # noqa: F401 - fixtures for browser tests
@@ -42,7 +45,15 @@ def alice(db):
 
 @pytest.fixture
 def bob(db):
-    return get_user_model().objects.create_user("bob", password="bob-pass-1")
+    bob = get_user_model().objects.create_user("bob", password="bob-pass-1")
+    HostGrant.objects.create(tag=ALL_HOSTS, user=bob)
+    return bob
+
+
+@pytest.fixture
+def mallory(db):
+    """Signed in, not staff, no right to run anything on any host."""
+    return get_user_model().objects.create_user("mallory", password="mallory-pass-1")
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ Environment:
                              for rate limits is taken that many entries from the right of
                              X-Forwarded-For
 - BENCHHUB_RATELIMIT_WINDOW_S      rate-limit window, default 900 (seconds)
-- BENCHHUB_RATELIMIT_LOGIN_USER    failed sign-ins per username per window, default 10
+- BENCHHUB_RATELIMIT_LOGIN_USER    failed sign-ins per username from one address, default 10
 - BENCHHUB_RATELIMIT_LOGIN_IP      failed sign-ins per client address per window, default 50
 - BENCHHUB_RATELIMIT_TOKEN_IP      failed bearer tokens per client address per window, default 50
 - BENCHHUB_AGENT_ONLINE_S    a host counts as online this long after its agent last called in,
@@ -220,9 +220,9 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
         "benchhub.api.authentication.PrivateInstanceAuthentication",
     ],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
+    "DEFAULT_PERMISSION_CLASSES": ["benchhub.api.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["benchhub.api.parsers.StrictJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "benchhub.api.errors.exception_handler",
     "DEFAULT_PAGINATION_CLASS": "benchhub.api.pagination.CreatedCursorPagination",
@@ -281,7 +281,7 @@ CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TIMEZONE = "UTC"
-CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULER = "benchhub.jobs.beat:SafeDatabaseScheduler"
 # A claimed job's lease: agents heartbeat every few seconds; one silent this long lost the job.
 BENCHHUB_JOB_LEASE_S = env_int("BENCHHUB_JOB_LEASE_S", 60)
 # A host whose agent called in (claim, heartbeat, upload) this recently counts as online.

@@ -702,7 +702,7 @@ def web_children(layout: Layout, port: int) -> dict[str, list[str]]:
     # stacks (a developer's `make up` and the test of `up`) would fight over.
     gunicorn += ["--control-socket", str(layout.run / "gunicorn.ctl")]
     celery = [str(VENV_BIN / "celery"), "-A", "benchhub"]
-    scheduler = "django_celery_beat.schedulers:DatabaseScheduler"
+    scheduler = "benchhub.jobs.beat:SafeDatabaseScheduler"
     return {
         "web": gunicorn,
         # Both queues: job bookkeeping on "default", aggregation after uploads on "analysis".

@@ -1,5 +1,8 @@
 """Personal API tokens: people create, list and revoke their own tokens for scripts."""
 
+from datetime import datetime, timedelta
+
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
@@ -7,25 +10,60 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.accounts.models import PersonalToken
-from benchhub.accounts.services import personal_token_create, personal_token_revoke
+from benchhub.accounts.services import (
+    MAX_TOKEN_DAYS,
+    personal_token_create,
+    personal_token_revoke,
+)
 from benchhub.api.errors import error_response
 from benchhub.api.fields import StrictCharField
-from benchhub.api.permissions import IsPerson, request_person
+from benchhub.api.permissions import NOT_FOR_TOKENS, IsPerson, request_person
 
 
 class TokenInSerializer(serializers.Serializer):
     name = StrictCharField(max_length=100)
-    expires_at = serializers.DateTimeField(required=False, allow_null=True)
+    scopes = serializers.ListField(
+        child=serializers.ChoiceField(choices=PersonalToken.Scope.choices),
+        min_length=1,
+        max_length=3,
+        default=[PersonalToken.Scope.READ],
+        help_text="read; import (upload runs); queue (jobs, schedules, review). Default read.",
+    )
+    expires_at = serializers.DateTimeField(
+        required=False, allow_null=True, help_text="at most a year ahead; default 90 days"
+    )
+
+    def validate_scopes(self, value: list[str]) -> list[str]:
+        return sorted(set(value))
+
+    def validate_expires_at(self, value: datetime | None) -> datetime | None:
+        if value is None:
+            return None
+        now = timezone.now()
+        if value <= now:
+            raise serializers.ValidationError("The expiry must be in the future.")
+        if value > now + timedelta(days=MAX_TOKEN_DAYS):
+            raise serializers.ValidationError(f"A token lives at most {MAX_TOKEN_DAYS} days.")
+        return value
 
 
 class TokenOutSerializer(serializers.ModelSerializer):
     class Meta:
         model = PersonalToken
-        fields = ["name", "prefix", "created_at", "expires_at", "revoked_at", "last_used_at"]
+        fields = [
+            "name",
+            "prefix",
+            "scopes",
+            "created_at",
+            "expires_at",
+            "revoked_at",
+            "last_used_at",
+        ]
 
 
 class TokensView(APIView):
     permission_classes = [IsPerson]
+    token_scopes = {"POST": NOT_FOR_TOKENS}
 
     @extend_schema(responses=TokenOutSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -47,6 +85,7 @@ class TokensView(APIView):
 
 class TokenDetailView(APIView):
     permission_classes = [IsPerson]
+    token_scopes = {"DELETE": NOT_FOR_TOKENS}
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, prefix: str) -> Response:

@@ -9,14 +9,19 @@ from benchhub.accounts import ratelimit
 
 
 class RateLimitedAuthenticationForm(AuthenticationForm):
-    """Refuse a sign-in, before its password is hashed, once its username or its client address
-    has used up the window's failures; count each failure against both."""
+    """Refuse a sign-in, before its password is hashed, once its username from this client
+    address, or the address itself, has used up the window's failures; count each failure
+    against both.
+
+    The tighter limit is per username *and* address: a limit per username alone let anyone
+    lock any account out by failing its sign-in from anywhere, while its owner, signing in from
+    their own address, is never counted with a guesser's failures."""
 
     def clean(self) -> dict:
         username = self.data.get("username", "")
         ip = ratelimit.client_ip(self.request) if self.request else "unknown"
         limits = [
-            (ratelimit.login_user_limit(), username),
+            (ratelimit.login_user_limit(), f"{username}@{ip}"),
             (ratelimit.login_ip_limit(), ip),
         ]
         try:
@@ -33,7 +38,7 @@ class RateLimitedAuthenticationForm(AuthenticationForm):
             except ratelimit.RateLimited as exc:
                 raise _too_many(exc) from None
             raise
-        ratelimit.ratelimit_reset(limit=limits[0][0], ident=username)
+        ratelimit.ratelimit_reset(limit=limits[0][0], ident=limits[0][1])
         return cleaned
 
 

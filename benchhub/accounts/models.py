@@ -1,6 +1,7 @@
 """Personal API tokens, and the abstract token model that runner tokens share."""
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 
@@ -30,11 +31,24 @@ class AbstractToken(models.Model):
         return self.expires_at is None or self.expires_at > now
 
 
+def read_only() -> list[str]:
+    return ["read"]
+
+
 class PersonalToken(AbstractToken):
-    """A person's token for scripts: it acts with that person's permissions."""
+    """A person's token for scripts: it acts with that person's permissions, within its scopes
+    (checked by api.permissions): `read`, `import` (upload runs), `queue` (every other write)."""
+
+    class Scope(models.TextChoices):
+        READ = "read"
+        IMPORT = "import"
+        QUEUE = "queue"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
+    )
+    scopes = ArrayField(
+        models.CharField(max_length=10, choices=Scope.choices), default=read_only, blank=True
     )
 
     def __str__(self) -> str:

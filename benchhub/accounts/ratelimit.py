@@ -1,5 +1,6 @@
-"""Rate limits on failed authentication: sign-ins per username and per client address, bearer
-tokens per client address.
+"""Rate limits on failed authentication: sign-ins per username from one client address and per
+client address, bearer tokens per client address. (Never per username alone: that would let
+anyone lock an account out.)
 
 Counters live in Django's cache (Redis, REDIS_URL, so every gunicorn worker shares them) under
 fixed windows aligned to the clock: the key names the window, so Retry-After is the time to the
@@ -11,7 +12,7 @@ do without a Celery broker.
 
 Only failures count, and a success costs nothing here for tokens: a correct token is never looked
 up in Redis. Sign-ins are checked before the password is hashed (that is the expensive part a
-guesser makes us do), and a successful sign-in clears its username's counter.
+guesser makes us do), and a successful sign-in clears its username's counter at that address.
 """
 
 import logging
@@ -40,7 +41,8 @@ class Limit:
 
 
 def login_user_limit() -> Limit:
-    return Limit("login-user", settings.RATELIMIT_LOGIN_USER, settings.RATELIMIT_WINDOW_S)
+    """Failed sign-ins per username from one client address (ident `username@address`)."""
+    return Limit("login-user-ip", settings.RATELIMIT_LOGIN_USER, settings.RATELIMIT_WINDOW_S)
 
 
 def login_ip_limit() -> Limit:

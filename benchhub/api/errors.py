@@ -8,15 +8,19 @@ ApplicationError) carry their code, status and field; views let them through and
 renders them, so no view translates errors to statuses.
 """
 
+import logging
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
+from django.db import DataError, IntegrityError
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 from rest_framework.views import set_rollback
 
 from benchhub.errors import ApplicationError
+
+logger = logging.getLogger(__name__)
 
 
 def _join(prefix: str, key: str) -> str:
@@ -66,6 +70,18 @@ def exception_handler(exc: Exception, context: dict) -> Response | None:
     if isinstance(exc, ApplicationError):
         set_rollback()  # as DRF does for its own exceptions, should requests ever be atomic
         return error_response(exc.code, exc.detail, exc.status, exc.fields, exc.extra)
+    if isinstance(exc, (DataError, IntegrityError)):
+        # The safety net under the serializers: input they should have refused reached the
+        # database. It is the caller's bad input (400), never an outage, and it is logged so the
+        # field gets its own check at the edge.
+        set_rollback()
+        logger.warning("database refused a request's data: %s", exc)
+        return error_response(
+            "invalid",
+            "The database refused a value in the request: "
+            f"{str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__}",
+            status.HTTP_400_BAD_REQUEST,
+        )
     if isinstance(exc, RequestDataTooBig):
         return error_response("too_large", "The request body exceeds the size limit.", 413)
     if isinstance(exc, exceptions.ValidationError):

@@ -9,8 +9,22 @@ from typing import Any
 
 from rest_framework import serializers
 
+# The range of PostgreSQL's integer and bigint columns: a value past its column's range is a
+# database error (500), so every integer field is bounded at the edge, by default to `integer`.
+INT_MAX = 2**31 - 1
+INT_MIN = -(2**31)
+BIGINT_MAX = 2**63 - 1
+
 
 class StrictIntegerField(serializers.IntegerField):
+    """A JSON integer, bounded by default to PostgreSQL's `integer` range (pass max_value for a
+    bigint column)."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault("max_value", INT_MAX)
+        kwargs.setdefault("min_value", INT_MIN)
+        super().__init__(**kwargs)
+
     def to_internal_value(self, data: Any) -> int:
         if isinstance(data, bool) or not isinstance(data, int):
             self.fail("invalid")

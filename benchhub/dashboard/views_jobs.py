@@ -1,11 +1,13 @@
 """Job pages: the queue, the form to queue a job, one job with its history."""
 
+from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
 from benchhub.api.errors import flatten_errors
 from benchhub.dashboard.forms import JobForm
+from benchhub.errors import ApplicationError
 from benchhub.jobs import selectors, services
 from benchhub.jobs.models import Job
 from benchhub.jobs.serializers import JobInSerializer
@@ -66,8 +68,13 @@ def job_new(request: HttpRequest) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         request_body = JobInSerializer(data=form.job_request())
         if request_body.is_valid():
-            job = services.job_create(created_by=request.user, **request_body.validated_data)
-            return redirect("job", job_id=job.pk)
+            try:
+                job = services.job_create(created_by=request.user, **request_body.validated_data)
+            except ApplicationError as exc:
+                field = _form_field(exc.field or "", catalog=bool(form.cleaned_data["catalog"]))
+                form.add_error(field if field in form.fields else None, exc.detail)
+            else:
+                return redirect("job", job_id=job.pk)
         catalog = bool(form.cleaned_data["catalog"])
         for path, messages in flatten_errors(request_body.errors).items():
             field = _form_field(path, catalog=catalog)
@@ -83,7 +90,7 @@ def job_new(request: HttpRequest) -> HttpResponse:
 def job_cancel(request: HttpRequest, job_id: int) -> HttpResponse:
     if request.method == "POST":
         try:
-            services.job_cancel(job_id=job_id, actor=request.user.get_username())
-        except services.JobError:
-            pass  # already ended: the page shows its state
+            services.job_cancel(job_id=job_id, actor=request.user.get_username(), by=request.user)
+        except ApplicationError as exc:
+            flash.error(request, exc.detail)  # already ended, or not theirs to cancel
     return redirect("job", job_id=job_id)

@@ -68,13 +68,16 @@ def run_tag_remove(request: HttpRequest, run_uuid) -> HttpResponse:
 @require_POST
 def run_mark(request: HttpRequest, run_uuid) -> HttpResponse:
     run = _run(run_uuid)
-    services.run_mark(
-        run=run,
-        baseline=query.flag_or_none(request.POST.get("baseline")),
-        invalid=query.flag_or_none(request.POST.get("invalid")),
-        actor=request.user,
-        reason=request.POST.get("reason", "")[:2000],
-    )
+    try:
+        services.run_mark(
+            run=run,
+            baseline=query.flag_or_none(request.POST.get("baseline")),
+            invalid=query.flag_or_none(request.POST.get("invalid")),
+            actor=request.user,
+            reason=request.POST.get("reason", "")[:2000],
+        )
+    except ApplicationError as exc:
+        messages.error(request, exc.detail)
     return _back_to_run(run)
 
 

@@ -2,7 +2,7 @@ from django.contrib import admin
 from django.db.models import QuerySet
 from django.http import HttpRequest
 
-from benchhub.hosts.models import Host, HostFacts, RunnerToken
+from benchhub.hosts.models import Host, HostFacts, HostGrant, RunnerToken
 from benchhub.hosts.services import runner_tokens_revoke_ids
 
 
@@ -11,6 +11,22 @@ class HostAdmin(admin.ModelAdmin):
     list_display = ["name", "tags", "last_seen_at", "created_at"]
     search_fields = ["name"]
     raw_id_fields = ["current_facts"]
+    filter_horizontal = ["owners"]
+
+
+@admin.register(HostGrant)
+class HostGrantAdmin(admin.ModelAdmin):
+    """Who may run jobs where, besides staff and each host's owners (hosts.access)."""
+
+    list_display = ["host", "tag", "user", "group", "granted_by", "granted_at"]
+    list_select_related = ["host", "user", "group", "granted_by"]
+    raw_id_fields = ["host", "user"]
+    readonly_fields = ["granted_by", "granted_at"]
+
+    def save_model(self, request: HttpRequest, obj: HostGrant, form: object, change: bool) -> None:
+        if not change:
+            obj.granted_by = request.user  # type: ignore[assignment]
+        super().save_model(request, obj, form, change)
 
 
 @admin.register(HostFacts)

@@ -1,7 +1,9 @@
 """Hosts (benchmark machines), snapshots of their facts, and the tokens their agents use."""
 
+from django.conf import settings as django_settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
+from django.db.models import Q
 from django.utils import timezone
 
 from benchhub.accounts.models import AbstractToken
@@ -21,6 +23,12 @@ class Host(models.Model):
     # (the agent's report, replaced whole each time; runners/benchhub_runner/spool.py).
     spool_set_aside = models.JSONField(default=list, blank=True)
     spool_reported_at = models.DateTimeField(null=True, blank=True)
+    owners = models.ManyToManyField(
+        django_settings.AUTH_USER_MODEL,
+        blank=True,
+        related_name="owned_hosts",
+        help_text="may run jobs here and grant that right to others",
+    )
 
     class Meta:
         ordering = ["name"]
@@ -77,3 +85,51 @@ class RunnerToken(AbstractToken):
 
     def __str__(self) -> str:
         return f"{self.host} / {self.name} ({self.prefix})"
+
+
+class HostGrant(models.Model):
+    """The right to run jobs (queue, schedule, queue again) on a host, or on every host with a
+    tag, given to a person or a group. Without one, only staff and the host's owners may."""
+
+    host = models.ForeignKey(
+        Host, null=True, blank=True, on_delete=models.CASCADE, related_name="grants"
+    )
+    tag = models.CharField(
+        max_length=64, blank=True, help_text="or every host with this tag ('*': every host)"
+    )
+    user = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="host_grants",
+    )
+    group = models.ForeignKey(
+        "auth.Group", null=True, blank=True, on_delete=models.CASCADE, related_name="host_grants"
+    )
+    granted_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    granted_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-granted_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(host__isnull=False) & Q(tag="")) | (Q(host__isnull=True) & ~Q(tag="")),
+                name="hostgrant_host_or_tag",
+            ),
+            models.CheckConstraint(
+                condition=(Q(user__isnull=False) & Q(group__isnull=True))
+                | (Q(user__isnull=True) & Q(group__isnull=False)),
+                name="hostgrant_user_or_group",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        target = f"host {self.host}" if self.host_id else f"tag {self.tag}"
+        return f"{self.user or self.group} may run jobs on {target}"

@@ -3,12 +3,20 @@
 from datetime import datetime
 from typing import Any
 
+from django.contrib.auth.models import Group, User
 from django.db import transaction
 from django.utils import timezone
 
 from benchhub.accounts.tokens import RUNNER_KIND, token_issue
+from benchhub.errors import ApplicationError
+from benchhub.hosts.access import host_grant_check
 from benchhub.hosts.facts import HARDWARE_FACTS, SOFTWARE_FACTS, facts_digest, hardware_fingerprint
-from benchhub.hosts.models import Host, HostFacts, RunnerToken
+from benchhub.hosts.models import Host, HostFacts, HostGrant, RunnerToken
+
+
+class HostGrantInvalid(ApplicationError):
+    """A grant that does not say on what or to whom."""
+
 
 # Text facts are stored as "" when unknown (CharField), numbers as NULL.
 _TEXT_FACTS = {
@@ -97,3 +105,31 @@ def host_spool_report(*, host: Host, set_aside: list[dict[str, Any]]) -> None:
     Host.objects.filter(pk=host.pk).update(
         spool_set_aside=set_aside, spool_reported_at=timezone.now()
     )
+def host_grant_add(
+    *,
+    by: User,
+    host: Host | None = None,
+    tag: str = "",
+    user: User | None = None,
+    group: Group | None = None,
+) -> HostGrant:
+    """Give `user` or `group` the right to run jobs on `host` (or on every host tagged `tag`).
+
+    `by` must be staff, or an owner of `host` (HostForbidden otherwise). Exactly one of host and
+    tag, and one of user and group (HostGrantInvalid otherwise).
+    """
+    if (host is None) == (not tag):
+        raise HostGrantInvalid("invalid", "A grant names a host or a tag.", field="host")
+    if (user is None) == (group is None):
+        raise HostGrantInvalid("invalid", "A grant names a person or a group.", field="user")
+    host_grant_check(person=by, host=host)
+    grant, _ = HostGrant.objects.get_or_create(
+        host=host, tag=tag, user=user, group=group, defaults={"granted_by": by}
+    )
+    return grant
+
+
+def host_grant_remove(*, by: User, grant: HostGrant) -> None:
+    """Take a right back; same rule as granting it."""
+    host_grant_check(person=by, host=grant.host)
+    grant.delete()

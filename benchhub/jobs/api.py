@@ -81,7 +81,7 @@ class JobCancelView(APIView):
 
     @extend_schema(request=None, responses=JobDetailOutSerializer)
     def post(self, request: Request, job_id: int) -> Response:
-        services.job_cancel(job_id=job_id, actor=request.user.get_username())
+        services.job_cancel(job_id=job_id, actor=request.user.get_username(), by=request.user)
         return Response(JobDetailOutSerializer(selectors.job_get(job_id=job_id)).data)
 
 
@@ -107,9 +107,7 @@ class JobHeartbeatView(APIView):
         data = HeartbeatInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         reply = services.job_heartbeat(
-            job_id=job_id,
-            token=request_runner_token(request),
-            progress=data.validated_data["progress"],
+            job_id=job_id, token=request_runner_token(request), **data.validated_data
         )
         return Response({"cancel": reply.cancel, "lease_expires_at": reply.lease_expires_at})
 
@@ -135,7 +133,7 @@ class JobReleaseView(APIView):
         data = ReleaseInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         job = services.job_release(
-            job_id=job_id, token=request_runner_token(request), reason=data.validated_data["reason"]
+            job_id=job_id, token=request_runner_token(request), **data.validated_data
         )
         return Response(JobOutSerializer(selectors.job_get(job_id=job.pk)).data)
 
@@ -173,5 +171,5 @@ class ScheduleDetailView(APIView):
         )
         if schedule is None:
             return error_response("not_found", f"No schedule {schedule_id}.", 404)
-        services.schedule_delete(schedule=schedule)
+        services.schedule_delete(schedule=schedule, by=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)

@@ -6,9 +6,12 @@ from typing import Any
 
 from benchhub_runner.jobspec import warmup_default
 from benchhub_runner.jobcode import Refusal, check_settings, job_code_check
+from celery.schedules import ParseException
+from celery.schedules import crontab as celery_crontab
 from rest_framework import serializers
 
 from benchhub.api.fields import (
+    BIGINT_MAX,
     StrictCharField,
     StrictFloatField,
     StrictIntegerField,
@@ -24,6 +27,31 @@ GUC_NAME = re.compile(r"^[a-z_][a-z0-9_.]{0,62}$")
 MAX_LEVELS = 64
 MAX_DURATION_S = 86400
 MAX_WARMUP_S = 3600
+
+
+CRONTAB_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
+
+
+def crontab_check(value: str) -> str:
+    """The crontab normalised, or a ValidationError naming the bad field.
+
+    Parsed by celery's own crontab parser, the one beat uses: anything it accepts here beat can
+    schedule, and anything it refuses never reaches beat (where it stopped the scheduler)."""
+    fields = value.split()
+    if len(fields) != 5:
+        raise serializers.ValidationError(
+            "Five crontab fields (minute hour day month weekday), e.g. '0 2 * * *'."
+        )
+    for name, field in zip(CRONTAB_FIELDS, fields, strict=True):
+        if not re.fullmatch(r"[0-9A-Za-z*/,\-]{1,30}", field):
+            raise serializers.ValidationError(f"The {name} field {field!r} is not a crontab field.")
+        try:
+            celery_crontab(**{name: field})
+        except (ParseException, ValueError, IndexError) as exc:
+            raise serializers.ValidationError(
+                f"The {name} field {field!r} is not valid: {exc}"[:300]
+            ) from None
+    return " ".join(fields)
 
 
 def _check_version(value: str) -> str:
@@ -61,7 +89,9 @@ class JobInSerializer(serializers.Serializer):
         default=dict,
         help_text='pgbench -T of some levels, seconds: {"2048": 360}; the others take duration_s',
     )
-    transactions_per_client = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    transactions_per_client = StrictIntegerField(
+        min_value=1, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
     warmup_s = StrictFloatField(
         min_value=0,
         max_value=MAX_WARMUP_S,
@@ -167,18 +197,38 @@ def _refuse_job_code(refusals: list[Refusal], prefix: str) -> None:
     raise serializers.ValidationError(errors)
 
 
+# Which attempt of the job the agent is working on (from its claim). Optional so that agents
+# older than the check keep working; one that sends it is refused (409 `stale_attempt`) when its
+# attempt is no longer the live one.
+def _attempt_field() -> StrictIntegerField:
+    return StrictIntegerField(
+        min_value=1, required=False, help_text="the attempt from the claim; checked when given"
+    )
+
+
+STAGE_MAX: int = Job._meta.get_field("failure_stage").max_length or 50
+
+
 class HeartbeatInSerializer(serializers.Serializer):
     progress = serializers.DictField(required=False, default=dict)
+    attempt = _attempt_field()
 
     def validate_progress(self, value: dict[str, Any]) -> dict[str, Any]:
         if len(str(value)) > 20000:
             raise serializers.ValidationError("Progress is limited to 20000 characters.")
+        stage = value.get("stage")
+        # The stage is what a lapsed lease records as the job's failure_stage (a bounded column).
+        if stage is not None and (not isinstance(stage, str) or len(stage) > STAGE_MAX):
+            raise serializers.ValidationError(
+                {"stage": f"A stage is a string of at most {STAGE_MAX} characters."}
+            )
         return value
 
 
 class FinishInSerializer(serializers.Serializer):
     outcome = serializers.ChoiceField(choices=[Job.State.DONE, Job.State.FAILED])
-    stage = StrictCharField(max_length=50, required=False, allow_blank=True, default="")
+    attempt = _attempt_field()
+    stage = StrictCharField(max_length=STAGE_MAX, required=False, allow_blank=True, default="")
     message = StrictCharField(max_length=20000, required=False, allow_blank=True, default="")
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
@@ -188,6 +238,7 @@ class FinishInSerializer(serializers.Serializer):
 
 
 class ReleaseInSerializer(serializers.Serializer):
+    attempt = _attempt_field()
     reason = StrictCharField(
         max_length=2000, required=False, allow_blank=True, default="the agent stopped"
     )
@@ -263,12 +314,7 @@ class ScheduleInSerializer(serializers.Serializer):
     enabled = serializers.BooleanField(default=True)
 
     def validate_crontab(self, value: str) -> str:
-        fields = value.split()
-        if len(fields) != 5 or not all(re.fullmatch(r"[0-9*/,\-]+", f) for f in fields):
-            raise serializers.ValidationError(
-                "Five crontab fields (minute hour day month weekday), e.g. '0 2 * * *'."
-            )
-        return " ".join(fields)
+        return crontab_check(value)
 
 
 class ScheduleOutSerializer(serializers.ModelSerializer):

@@ -11,12 +11,14 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
 from benchhub.api.errors import flatten_errors
 from benchhub.errors import ApplicationError
+from benchhub.hosts.access import job_target_check
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
 from benchhub.jobs.serializers import JobInSerializer
@@ -52,8 +54,22 @@ def _runner(token: RunnerToken) -> str:
     return f"runner {token.name} ({token.host.name})"
 
 
+def _person(user: Any) -> User | None:
+    """The person behind a request (None for the operator's command line or the system)."""
+    return user if isinstance(user, User) else None
+
+
 def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job:
-    """Queue a job. `fields` are Job fields as validated by jobs.serializers.JobInSerializer."""
+    """Queue a job. `fields` are Job fields as validated by jobs.serializers.JobInSerializer.
+
+    `created_by` must have the right to run jobs where the job may run (hosts.access):
+    HostForbidden (403, naming the host) otherwise. None is the operator (manage.py job_create).
+    """
+    job_target_check(
+        person=_person(created_by),
+        host=fields.get("host"),
+        host_tags=fields.get("host_tags") or [],
+    )
     with transaction.atomic():
         job = Job.objects.create(created_by=created_by, **fields)
         _event(job, "queued", actor or str(created_by or "system"))
@@ -215,24 +231,37 @@ def _seen(host_id: int, now: Any) -> None:
     ).update(last_seen_at=now)
 
 
-def _held(job_id: int, token: RunnerToken) -> Job:
+def _held(job_id: int, token: RunnerToken, attempt: int | None = None) -> Job:
+    """The job, locked, when `token` holds it (and `attempt`, when given, is its live attempt).
+
+    An agent that lost its job and claimed it again holds a newer attempt: a heartbeat, finish
+    or release still speaking for the old one is refused (`stale_attempt`), or the old process
+    would keep the new attempt's lease alive, or end it."""
     job = Job.objects.select_for_update().filter(pk=job_id).first()
     if job is None:
         raise JobError("job_state", f"No job {job_id}.")
     if job.claimed_by_id != token.pk:
         raise JobError("lease_lost", f"Job {job_id} is not held by this runner.")
+    if attempt is not None and attempt != job.attempt:
+        raise JobError(
+            "stale_attempt",
+            f"Job {job_id} is at attempt {job.attempt}, not {attempt}.",
+            field="attempt",
+        )
     return job
 
 
-def job_heartbeat(*, job_id: int, token: RunnerToken, progress: dict[str, Any]) -> HeartbeatReply:
+def job_heartbeat(
+    *, job_id: int, token: RunnerToken, progress: dict[str, Any], attempt: int | None = None
+) -> HeartbeatReply:
     """Renew the lease and store live progress; the first heartbeat marks the job running.
 
     A cancelled job answers `cancel=True` so its agent stops. Raises JobError `lease_lost` when
-    the job is no longer this agent's.
+    the job is no longer this agent's, `stale_attempt` when `attempt` is not the live one.
     """
     now = timezone.now()
     with transaction.atomic():
-        job = _held(job_id, token)
+        job = _held(job_id, token, attempt)
         if job.state == Job.State.CANCELLED:
             return HeartbeatReply(cancel=True, lease_expires_at=None)
         if job.state not in Job.ACTIVE:
@@ -257,7 +286,13 @@ def job_heartbeat(*, job_id: int, token: RunnerToken, progress: dict[str, Any]) 
 
 
 def job_finish(
-    *, job_id: int, token: RunnerToken, outcome: str, stage: str = "", message: str = ""
+    *,
+    job_id: int,
+    token: RunnerToken,
+    outcome: str,
+    stage: str = "",
+    message: str = "",
+    attempt: int | None = None,
 ) -> Job:
     """End the agent's job as done or failed (with the stage and message of the failure).
 
@@ -265,7 +300,7 @@ def job_finish(
     done with results missing. Finishing a job that was cancelled meanwhile is acknowledged.
     """
     with transaction.atomic():
-        job = _held(job_id, token)
+        job = _held(job_id, token, attempt)
         if job.state == Job.State.CANCELLED:
             return job
         if job.state not in Job.ACTIVE:
@@ -287,22 +322,34 @@ def job_finish(
     return job
 
 
-def job_release(*, job_id: int, token: RunnerToken, reason: str) -> Job:
+def job_release(*, job_id: int, token: RunnerToken, reason: str, attempt: int | None = None) -> Job:
     """The agent gives the job back (it is stopping): queue it again now rather than at lease
     expiry. Counts as an attempt, like an expiry."""
     with transaction.atomic():
-        job = _held(job_id, token)
+        job = _held(job_id, token, attempt)
         if job.state in Job.ACTIVE:
             _requeue(job, actor=_runner(token), reason=f"released: {reason}")
     return job
 
 
-def job_cancel(*, job_id: int, actor: str) -> Job:
-    """Cancel a job that has not ended; a running one stops at its agent's next heartbeat."""
+def _cancel_check(job: Job, person: User | None) -> None:
+    """Who queued a job may cancel it, and so may anyone with the right to run on its host."""
+    if person is None or person.is_staff or job.created_by_id == person.pk:
+        return
+    job_target_check(person=person, host=job.host, host_tags=job.host_tags)
+
+
+def job_cancel(*, job_id: int, actor: str, by: Any = None) -> Job:
+    """Cancel a job that has not ended; a running one stops at its agent's next heartbeat.
+
+    `by` (the person asking) must have queued it or may run jobs where it runs: HostForbidden
+    (403) otherwise. None is the operator.
+    """
     with transaction.atomic():
         job = Job.objects.select_for_update().filter(pk=job_id).first()
         if job is None:
             raise JobError("job_state", f"No job {job_id}.")
+        _cancel_check(job, _person(by))
         if job.state in Job.FINAL:
             raise JobError("job_state", f"Job {job_id} is already {job.state}.")
         job.state = Job.State.CANCELLED
@@ -349,7 +396,9 @@ def _requeue(job: Job, *, actor: str, reason: str) -> None:
     if job.attempt >= job.max_attempts:
         job.state = Job.State.EXPIRED
         job.finished_at = timezone.now()
-        job.failure_stage = job.progress.get("stage", "") if job.progress else ""
+        stage = job.progress.get("stage", "") if isinstance(job.progress, dict) else ""
+        # Progress predating the heartbeat's check may hold anything: keep it to the column.
+        job.failure_stage = str(stage)[: Job._meta.get_field("failure_stage").max_length]
         job.failure_message = f"{note}; no attempts left"
         kind = "expired"
     else:
@@ -362,16 +411,60 @@ def _requeue(job: Job, *, actor: str, reason: str) -> None:
 
 
 def jobs_expire_leases() -> int:
-    """Requeue (or expire) every active job whose lease lapsed; returns how many."""
+    """Requeue (or expire) every active job whose lease lapsed; returns how many.
+
+    Each job in its own transaction: one job the database refuses to requeue is logged and left
+    for the next sweep, and every other lapsed job is still requeued (one bad row once made
+    the whole sweep fail, every 10 s, for every job).
+    """
     count = 0
-    with transaction.atomic():
-        lapsed = Job.objects.select_for_update(skip_locked=True).filter(
-            state__in=Job.ACTIVE, lease_expires_at__lt=timezone.now()
-        )
-        for job in lapsed:
-            _requeue(job, actor="beat", reason="lease expired without a heartbeat")
-            count += 1
+    lapsed = Job.objects.filter(
+        state__in=Job.ACTIVE, lease_expires_at__lt=timezone.now()
+    ).values_list("pk", flat=True)[:1000]
+    for job_id in list(lapsed):
+        try:
+            with transaction.atomic():
+                job = (
+                    Job.objects.select_for_update(skip_locked=True)
+                    .filter(pk=job_id, state__in=Job.ACTIVE, lease_expires_at__lt=timezone.now())
+                    .first()
+                )
+                if job is None:  # renewed, finished or being handled meanwhile
+                    continue
+                _requeue(job, actor="beat", reason="lease expired without a heartbeat")
+                count += 1
+        except Exception:
+            logger.exception("lease expiry of job %s failed; the next sweep tries again", job_id)
     return count
+
+
+class ScheduleError(ApplicationError):
+    """A schedule request that clashes with someone else's schedule."""
+
+    status = 409
+
+
+def _template_target_check(*, person: User | None, template: dict[str, Any]) -> None:
+    host_name = template.get("host")
+    host = Host.objects.filter(name=host_name).first() if isinstance(host_name, str) else None
+    tags = template.get("host_tags") or []
+    job_target_check(
+        person=person,
+        host=host,
+        host_tags=[t for t in tags if isinstance(t, str)],
+        field="template.host",
+    )
+
+
+def _schedule_owner_check(*, schedule: JobSchedule, person: User | None) -> None:
+    if person is None or person.is_staff or schedule.created_by_id == person.pk:
+        return
+    raise ScheduleError(
+        "forbidden_schedule",
+        f"The schedule '{schedule.name}' belongs to someone else; only they or staff change it.",
+        field="name",
+        status=403,
+    )
 
 
 def schedule_save(
@@ -386,11 +479,19 @@ def schedule_save(
 
     `template` is the job request as JobInSerializer accepts it (host by name); it is validated
     again when the schedule fires, so a host deleted meanwhile fails that firing, loudly.
+    `crontab` is valid for celery (jobs.serializers.crontab_check). A schedule of that name made
+    by someone else is theirs: 403 `forbidden_schedule` unless `created_by` is staff, and its
+    creator stays who it was. `created_by` needs the right to run jobs on the template's host.
     """
     from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
+    person = _person(created_by)
+    _template_target_check(person=person, template=template)
     minute, hour, day, month, weekday = crontab.split()
     with transaction.atomic():
+        existing = JobSchedule.objects.select_for_update().filter(name=name).first()
+        if existing is not None:
+            _schedule_owner_check(schedule=existing, person=person)
         cron, _ = CrontabSchedule.objects.get_or_create(
             minute=minute,
             hour=hour,
@@ -399,15 +500,9 @@ def schedule_save(
             day_of_week=weekday,
             timezone="UTC",
         )
-        schedule, _ = JobSchedule.objects.update_or_create(
-            name=name,
-            defaults={
-                "crontab": crontab,
-                "template": template,
-                "enabled": enabled,
-                "created_by": created_by,
-            },
-        )
+        schedule = existing or JobSchedule(name=name, created_by=created_by)
+        schedule.crontab, schedule.template, schedule.enabled = crontab, template, enabled
+        schedule.save()
         task, _ = PeriodicTask.objects.update_or_create(
             name=f"benchhub job schedule {schedule.pk}",
             defaults={
@@ -423,7 +518,9 @@ def schedule_save(
     return schedule
 
 
-def schedule_delete(*, schedule: JobSchedule) -> None:
+def schedule_delete(*, schedule: JobSchedule, by: Any = None) -> None:
+    """Delete a schedule and its beat entry; only its creator or staff (403 otherwise)."""
+    _schedule_owner_check(schedule=schedule, person=_person(by))
     with transaction.atomic():
         if schedule.periodic_task is not None:
             schedule.periodic_task.delete()

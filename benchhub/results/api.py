@@ -2,14 +2,13 @@
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
-from benchhub.api.permissions import IsPerson, is_runner, request_person
+from benchhub.api.permissions import IsAuthenticatedOrReadOnly, IsPerson, is_runner, request_person
 from benchhub.hosts.authentication import request_runner_token
 from benchhub.results import imports, selectors, services
 from benchhub.results.import_serializers import (
@@ -32,6 +31,7 @@ class RunsView(APIView):
     """GET lists runs (newest first, cursor-paginated); POST uploads one complete run."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
+    token_scopes = {"POST": "import"}
 
     @extend_schema(parameters=[RunFilterSerializer], responses=RunOutSerializer(many=True))
     def get(self, request: Request) -> Response:

@@ -15,6 +15,7 @@ from benchhub_runner.payload import PROGRESS_FIELDS
 from rest_framework import serializers
 
 from benchhub.api.fields import (
+    BIGINT_MAX,
     StrictCharField,
     StrictFloatField,
     StrictIntegerField,
@@ -165,7 +166,9 @@ class FactsSerializer(serializers.Serializer):
     cores = StrictIntegerField(min_value=1, required=False, allow_null=True)
     threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
     numa_nodes = StrictIntegerField(min_value=1, required=False, allow_null=True)
-    memory_bytes = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    memory_bytes = StrictIntegerField(
+        min_value=1, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
     storage = StrictCharField(max_length=5000, required=False, allow_blank=True)
     filesystem = StrictCharField(max_length=100, required=False, allow_blank=True)
     kernel = StrictCharField(max_length=300, required=False, allow_blank=True)
@@ -230,8 +233,12 @@ class StreamResultInSerializer(serializers.Serializer):
     clients = StrictIntegerField(min_value=1)
     threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
     tps = StrictFloatField(min_value=0, required=False, allow_null=True)
-    transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
-    failed_transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    transactions = StrictIntegerField(
+        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
+    failed_transactions = StrictIntegerField(
+        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
     latency_avg_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
     latency_stddev_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
     rows_per_transaction = StrictIntegerField(min_value=1, required=False, allow_null=True)
@@ -251,10 +258,18 @@ class ResultInSerializer(serializers.Serializer):
     )
     tps = StrictFloatField(min_value=0, required=False, allow_null=True)
     tps_including_connections = StrictFloatField(min_value=0, required=False, allow_null=True)
-    transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
-    failed_transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
-    skipped_transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
-    retried_transactions = StrictIntegerField(min_value=0, required=False, allow_null=True)
+    transactions = StrictIntegerField(
+        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
+    failed_transactions = StrictIntegerField(
+        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
+    skipped_transactions = StrictIntegerField(
+        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
+    retried_transactions = StrictIntegerField(
+        min_value=0, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
     latency_avg_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
     latency_stddev_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
     initial_connection_time_ms = StrictFloatField(min_value=0, required=False, allow_null=True)
@@ -321,7 +336,9 @@ class RunUploadSerializer(serializers.Serializer):
         default=dict,
         help_text="pgbench -T of the levels that differ from duration_s",
     )
-    transactions_per_client = StrictIntegerField(min_value=1, required=False, allow_null=True)
+    transactions_per_client = StrictIntegerField(
+        min_value=1, max_value=BIGINT_MAX, required=False, allow_null=True
+    )
     repeats = StrictIntegerField(min_value=1, default=1)
     warmup_s = StrictFloatField(
         min_value=0, max_value=86400, required=False, allow_null=True, default=None

@@ -64,6 +64,24 @@ class SourceNotAllowed(ApplicationError):
     status = 403
 
 
+def check_import_host(*, host_name: str, runner_token: RunnerToken | None) -> None:
+    """A person's upload (an import) may not go under the name of an agent's host.
+
+    A host with a runner token is measured by its agent: its facts are what the agent reported
+    and `last_seen_at` says the agent is alive. An import under its name would replace those
+    facts and mark the host online, so it is refused; imports name a host record of their own.
+    """
+    if runner_token is not None:
+        return
+    if RunnerToken.objects.filter(host__name=host_name).exists():
+        raise HostNotAllowed(
+            "forbidden_host",
+            f"'{host_name}' is an agent's host: imports cannot replace its facts. Import under "
+            f"a host name of your own (e.g. '{host_name}-import').",
+            field="host.name",
+        )
+
+
 def check_run_source(*, source: str, runner_token: RunnerToken | None, user: User | None) -> None:
     # "agent" says a BenchHub agent measured this on the host it names; only that host's runner
     # token may say so, or a signed-in person could pass made-up numbers off as the host's.
@@ -104,6 +122,7 @@ def run_submit(
     transaction, so a failure stores nothing. Queues the aggregation of the run on commit.
     """
     check_run_host(host_name=data["host"]["name"], runner_token=runner_token)
+    check_import_host(host_name=data["host"]["name"], runner_token=runner_token)
     check_run_source(source=data["source"], runner_token=runner_token, user=user)
     stored = _stored(data["run_uuid"], digest)
     if stored:
@@ -196,7 +215,8 @@ def _run_create(
         submitted_by=user if user is not None and user.is_authenticated else None,
     )
     _results_create(run=run, results=data["results"])
-    Host.objects.filter(pk=host.pk).update(last_seen_at=timezone.now())
+    if runner_token is not None:  # only an agent's call says its host is online
+        Host.objects.filter(pk=host.pk).update(last_seen_at=timezone.now())
     return run
 
 

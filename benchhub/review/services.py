@@ -6,6 +6,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from benchhub.errors import ApplicationError
+from benchhub.hosts.access import HostForbidden, host_may_run
 from benchhub.results.models import Run
 from benchhub.review.models import TAG_NAME, Comment, ReviewEvent, RunTag, Tag
 
@@ -83,7 +84,25 @@ def run_mark(
     reason: str = "",
 ) -> Run:
     """Set or clear a run's baseline and invalid marks (None leaves a mark as it is). Only a
-    change is recorded, one event per mark; comparisons leave out invalid runs unless asked."""
+    change is recorded, one event per mark; comparisons leave out invalid runs unless asked.
+
+    The invalid mark hides a run's data, so it is kept to those with the right to run jobs on
+    the run's host (HostForbidden, 403, otherwise) and needs a reason (`invalid`, 400); it is
+    reversible: marking a run valid again takes the same right and a reason, and both stay in
+    the review log.
+    """
+    if invalid is not None and invalid != run.invalid:
+        if not host_may_run(person=actor, host=run.host):
+            raise HostForbidden(
+                "forbidden_host",
+                f"Only those who may run jobs on host '{run.host.name}' change its runs' invalid "
+                "mark.",
+                field="invalid",
+            )
+        if not reason.strip():
+            raise ReviewInvalid(
+                "invalid", "Say why the run is (or is no longer) invalid.", field="reason"
+            )
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
         changed = []

@@ -29,7 +29,7 @@ from benchhub.testing.processes import ROOT
 
 OUTPUT = (ROOT / "runners/tests/fixtures/pgbench/pg15-select-only-P1-r-T3.txt").read_text()
 
-CALLERS = ["anon", "bob", "alice", "bench01", "bench02", "revoked", "expired"]
+CALLERS = ["anon", "bob", "alice", "bench01", "bench02", "revoked", "expired", "mallory"]
 
 
 @dataclass
@@ -61,7 +61,7 @@ def _job(host: str) -> Job:
 
 
 @pytest.fixture
-def world(alice, bob, agent, other_agent) -> World:
+def world(alice, bob, mallory, agent, other_agent) -> World:
     run = run_payload()
     assert agent.client.post("/api/v1/runs/", run, format="json").status_code == 201
     job_a = _job("bench-01")
@@ -83,6 +83,7 @@ def world(alice, bob, agent, other_agent) -> World:
         "bench02": other_agent.client,
         "revoked": _bearer(revoked),
         "expired": _bearer(expired),
+        "mallory": _session(mallory),
     }
     return World(clients, run["run_uuid"], job_a.pk, job_b.pk, schedule.pk, bob_token.prefix)
 
@@ -95,67 +96,71 @@ def _upload(source: str, host: str = "bench-01") -> dict:
 # Reading is open (public instance) except the queue, which agents do not read at all: an agent
 # learns its job from the claim, and cannot list or read any job, its host's or another's.
 MATRIX: list[tuple[str, str, str, Callable[[], dict] | None, list[int]]] = [
-    ("run list", "get", "/api/v1/runs/", None, [200, 200, 200, 200, 200, 401, 401]),
-    ("run detail", "get", "/api/v1/runs/{run}/", None, [200, 200, 200, 200, 200, 401, 401]),
-    ("run results", "get", "/api/v1/runs/{run}/results/", None, [200] * 5 + [401, 401]),
+    ("run list", "get", "/api/v1/runs/", None, [200, 200, 200, 200, 200, 401, 401, 200]),
+    ("run detail", "get", "/api/v1/runs/{run}/", None, [200, 200, 200, 200, 200, 401, 401, 200]),
+    ("run results", "get", "/api/v1/runs/{run}/results/", None, [200] * 5 + [401, 401, 200]),
     # Only bench-01's agent uploads an agent run of bench-01; people upload imports.
     ("upload agent run", "post", "/api/v1/runs/", lambda: _upload("agent"),
-     [401, 403, 403, 201, 403, 401, 401]),
-    ("upload import", "post", "/api/v1/runs/", lambda: _upload("import"),
-     [401, 201, 201, 201, 403, 401, 401]),
-    # Imports are people's: an agent uploads only what it measured.
+     [401, 403, 403, 201, 403, 401, 401, 403]),
+    # People import under host names of their own; an agent's host is the agent's alone.
+    ("upload import", "post", "/api/v1/runs/", lambda: _upload("import", "lab-box"),
+     [401, 201, 201, 403, 403, 401, 401, 201]),
+    ("import as agent's host", "post", "/api/v1/runs/", lambda: _upload("import"),
+     [401, 403, 403, 201, 403, 401, 401, 403]),
+    # Imports are people's: an agent uploads only what it measured; a read-only token cannot.
     ("import outputs", "post", "/api/v1/imports/outputs/",
      lambda: {"host": "old-box", "outputs": [{"text": OUTPUT}]},
-     [401, 201, 201, 403, 403, 401, 401]),
+     [401, 201, 201, 403, 403, 401, 401, 403]),
     ("import summary", "post", "/api/v1/imports/summary/",
      lambda: {"host": "paper", "builtin": "select-only", "table": "clients 13 14\n8 100 110"},
-     [401, 201, 201, 403, 403, 401, 401]),
-    ("job list", "get", "/api/v1/jobs/", None, [200, 200, 200, 403, 403, 401, 401]),
-    ("job detail", "get", "/api/v1/jobs/{job_a}/", None, [200, 200, 200, 403, 403, 401, 401]),
-    ("job create", "post", "/api/v1/jobs/", lambda: JOB, [401, 201, 201, 403, 403, 401, 401]),
+     [401, 201, 201, 403, 403, 401, 401, 403]),
+    ("job list", "get", "/api/v1/jobs/", None, [200, 200, 200, 403, 403, 401, 401, 200]),
+    ("job detail", "get", "/api/v1/jobs/{job_a}/", None, [200, 200, 200, 403, 403, 401, 401, 200]),
+    ("job create", "post", "/api/v1/jobs/", lambda: JOB, [401, 201, 201, 403, 403, 401, 401, 403]),
     ("job cancel", "post", "/api/v1/jobs/{job_a}/cancel/", None,
-     [401, 200, 200, 403, 403, 401, 401]),
+     [401, 200, 200, 403, 403, 401, 401, 403]),
     # Job B is for bench-01: its agent gets it, bench-02's gets nothing.
-    ("job claim", "post", "/api/v1/jobs/claim/", None, [401, 403, 403, 200, 204, 401, 401]),
+    ("job claim", "post", "/api/v1/jobs/claim/", None, [401, 403, 403, 200, 204, 401, 401, 403]),
     ("job heartbeat", "post", "/api/v1/jobs/{job_a}/heartbeat/", lambda: {"progress": {}},
-     [401, 403, 403, 200, 409, 401, 401]),
+     [401, 403, 403, 200, 409, 401, 401, 403]),
     ("job finish", "post", "/api/v1/jobs/{job_a}/finish/",
      lambda: {"outcome": "failed", "stage": "run", "message": "x"},
-     [401, 403, 403, 200, 409, 401, 401]),
+     [401, 403, 403, 200, 409, 401, 401, 403]),
     ("job release", "post", "/api/v1/jobs/{job_a}/release/", lambda: {"reason": "stop"},
-     [401, 403, 403, 200, 409, 401, 401]),
-    ("status", "get", "/api/v1/status/", None, [200, 200, 200, 403, 403, 401, 401]),
-    ("schedule list", "get", "/api/v1/schedules/", None, [200, 200, 200, 403, 403, 401, 401]),
+     [401, 403, 403, 200, 409, 401, 401, 403]),
+    ("status", "get", "/api/v1/status/", None, [200, 200, 200, 403, 403, 401, 401, 200]),
+    ("schedule list", "get", "/api/v1/schedules/", None, [200, 200, 200, 403, 403, 401, 401, 200]),
     ("schedule create", "post", "/api/v1/schedules/",
      lambda: {"name": "weekly", "crontab": "0 3 * * 0", "template": JOB},
-     [401, 201, 201, 403, 403, 401, 401]),
+     [401, 201, 201, 403, 403, 401, 401, 403]),
+    # alice's schedule: only she and staff delete it.
     ("schedule delete", "delete", "/api/v1/schedules/{schedule}/", None,
-     [401, 204, 204, 403, 403, 401, 401]),
-    ("token list", "get", "/api/v1/tokens/", None, [401, 200, 200, 403, 403, 401, 401]),
+     [401, 403, 204, 403, 403, 401, 401, 403]),
+    ("token list", "get", "/api/v1/tokens/", None, [401, 200, 200, 403, 403, 401, 401, 200]),
     ("token create", "post", "/api/v1/tokens/", lambda: {"name": "ci"},
-     [401, 201, 201, 403, 403, 401, 401]),
+     [401, 201, 201, 403, 403, 401, 401, 201]),
     # A person revokes their own tokens only: alice (staff) does not find bob's here.
     ("token revoke", "delete", "/api/v1/tokens/{bob_token}/", None,
-     [401, 204, 404, 403, 403, 401, 401]),
-    ("hosts", "get", "/api/v1/hosts/", None, [200] * 5 + [401, 401]),
+     [401, 204, 404, 403, 403, 401, 401, 404]),
+    ("hosts", "get", "/api/v1/hosts/", None, [200] * 5 + [401, 401, 200]),
     # An agent reports the runs its spool set aside, for its own host only (the token's).
     ("spool report", "post", "/api/v1/hosts/spool/", lambda: {"set_aside": []},
-     [401, 403, 403, 204, 204, 401, 401]),
+     [401, 403, 403, 204, 204, 401, 401, 403]),
     # There is no API to create hosts or runner tokens: staff use runner_create and the admin.
     ("host create", "post", "/api/v1/hosts/", lambda: {"name": "x"},
-     [401, 405, 405, 405, 405, 401, 401]),
-    ("builds", "get", "/api/v1/builds/", None, [200] * 5 + [401, 401]),
-    ("catalog", "get", "/api/v1/workloads/catalog/", None, [200] * 5 + [401, 401]),
+     [401, 405, 405, 405, 405, 401, 401, 405]),
+    ("builds", "get", "/api/v1/builds/", None, [200] * 5 + [401, 401, 200]),
+    ("catalog", "get", "/api/v1/workloads/catalog/", None, [200] * 5 + [401, 401, 200]),
     ("compare", "get", "/api/v1/compare/?workload=select-only&host=bench-01&versions=14.23",
-     None, [200] * 5 + [401, 401]),
+     None, [200] * 5 + [401, 401, 200]),
     ("comment", "post", "/api/v1/runs/{run}/comments/", lambda: {"body": "hi"},
-     [401, 201, 201, 403, 403, 401, 401]),
+     [401, 201, 201, 403, 403, 401, 401, 201]),
     ("tag", "post", "/api/v1/runs/{run}/tags/", lambda: {"name": "noisy"},
-     [401, 201, 201, 403, 403, 401, 401]),
-    ("mark", "post", "/api/v1/runs/{run}/marks/", lambda: {"invalid": True},
-     [401, 200, 200, 403, 403, 401, 401]),
+     [401, 201, 201, 403, 403, 401, 401, 201]),
+    ("mark", "post", "/api/v1/runs/{run}/marks/", lambda: {"invalid": True, "reason": "swap"},
+     [401, 200, 200, 403, 403, 401, 401, 403]),
     ("review events", "get", "/api/v1/review/events/", None,
-     [401, 200, 200, 403, 403, 401, 401]),
+     [401, 200, 200, 403, 403, 401, 401, 200]),
 ]  # fmt: skip
 
 
@@ -190,7 +195,9 @@ def test_it_refuses_an_agent_upload_into_a_job_of_another_host(world, other_agen
 
 def test_it_refuses_a_person_upload_into_a_job(world):
     job = Job.objects.get(pk=world.job_a)
-    payload = run_payload(source="import", job={"id": job.pk, "attempt": job.attempt})
+    payload = run_payload(
+        host="lab-box", source="import", job={"id": job.pk, "attempt": job.attempt}
+    )
     response = world.clients["alice"].post("/api/v1/runs/", data=payload, format="json")
     assert response.status_code == 409
     assert not Run.objects.filter(uuid=payload["run_uuid"]).exists()

@@ -11,7 +11,9 @@ from benchhub.testing.payloads import run_payload
 def test_it_creates_a_token_that_uploads_as_its_owner(bob):
     session = APIClient()
     session.force_login(bob)
-    created = session.post("/api/v1/tokens/", {"name": "laptop"}, format="json")
+    created = session.post(
+        "/api/v1/tokens/", {"name": "laptop", "scopes": ["read", "import"]}, format="json"
+    )
     assert created.status_code == 201
     plaintext = created.json()["token"]
     script = APIClient()

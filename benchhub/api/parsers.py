@@ -1,0 +1,77 @@
+"""The API's JSON parser: refuses, before any view sees it, JSON that PostgreSQL would refuse.
+
+Free-form JSON (workload options, progress, host facts' extra, schedule templates) goes into
+jsonb and text columns as sent. PostgreSQL refuses NUL characters (`\\u0000`) in text and jsonb,
+lone UTF-16 surrogates (not UTF-8), and numbers JSON cannot carry (`1e999` parses to infinity;
+NaN and Infinity are not JSON at all); deep nesting makes Python's own decoder recurse without
+bound. Each would be a database error (500) deep inside a service, after other rows were written,
+so the whole request body is checked here and refused with a 400 naming the first bad value by
+its path in the request (`workload.options[2]`, `progress.stage`).
+"""
+
+import json
+import math
+from typing import Any
+
+from rest_framework import exceptions, parsers
+
+# Deeper than anything BenchHub sends (a run upload nests about 6 levels).
+MAX_DEPTH = 32
+
+
+class UnstorableJSON(exceptions.ValidationError):
+    """A value the database cannot store, with the path of the field that holds it."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__({path or "body": [message]})
+
+
+def _path(prefix: str, key: str | int) -> str:
+    if isinstance(key, int):
+        return f"{prefix}[{key}]"
+    return f"{prefix}.{key}" if prefix else key
+
+
+def _check_text(value: str, path: str) -> None:
+    if "\x00" in value:
+        raise UnstorableJSON(path, "NUL characters (\\u0000) cannot be stored.")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UnstorableJSON(path, "Lone surrogates are not valid Unicode text.") from None
+
+
+def json_check(value: Any, path: str = "", depth: int = 0) -> None:
+    """Raise UnstorableJSON for the first value under `value` that PostgreSQL would refuse."""
+    if depth > MAX_DEPTH:
+        raise UnstorableJSON(path, f"Nested deeper than {MAX_DEPTH} levels.")
+    if isinstance(value, str):
+        _check_text(value, path)
+    elif isinstance(value, float):
+        if not math.isfinite(value):
+            raise UnstorableJSON(path, "A finite number is required (not NaN or infinity).")
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            _check_text(key, _path(path, key))
+            json_check(item, _path(path, key), depth + 1)
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            json_check(item, _path(path, index), depth + 1)
+
+
+def _refuse_constant(name: str) -> float:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+class StrictJSONParser(parsers.JSONParser):
+    """JSONParser, plus json_check over the parsed body and a bound on nesting."""
+
+    def parse(self, stream: Any, media_type: Any = None, parser_context: Any = None) -> Any:
+        encoding = (parser_context or {}).get("encoding", "utf-8")
+        try:
+            text = stream.read().decode(encoding) if stream is not None else ""
+            data = json.loads(text, parse_constant=_refuse_constant)
+        except (ValueError, RecursionError) as exc:
+            raise exceptions.ParseError(f"JSON parse error: {exc}"[:300]) from None
+        json_check(data)
+        return data
