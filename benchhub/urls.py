@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from benchhub.accounts.api import TokenDetailView, TokensView
-from benchhub.builds.api import BuildsView
+from benchhub.builds.api import BuildsView, RecipeDetailView, RecipePatchesView, RecipesView
 from benchhub.compare.api import CompareView
 from benchhub.hosts.api import HostsView
 from benchhub.jobs.api import (
@@ -36,6 +36,9 @@ api_v1 = [
     path("runs/<uuid:run_uuid>/", RunDetailView.as_view(), name="api-run"),
     path("runs/<uuid:run_uuid>/results/", RunResultsView.as_view(), name="api-run-results"),
     path("builds/", BuildsView.as_view(), name="api-builds"),
+    path("recipes/", RecipesView.as_view(), name="api-recipes"),
+    path("recipes/<str:name>/", RecipeDetailView.as_view(), name="api-recipe"),
+    path("recipes/<str:name>/patches/", RecipePatchesView.as_view(), name="api-recipe-patches"),
     path("compare/", CompareView.as_view(), name="api-compare"),
     path("hosts/", HostsView.as_view(), name="api-hosts"),
     path("jobs/", JobsView.as_view(), name="api-jobs"),

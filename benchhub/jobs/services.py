@@ -16,6 +16,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchhub.api.errors import flatten_errors
+from benchhub.builds.selectors import recipe_specs
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
@@ -52,7 +53,12 @@ def _runner(token: RunnerToken) -> str:
 
 
 def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job:
-    """Queue a job. `fields` are Job fields as validated by jobs.serializers.JobInSerializer."""
+    """Queue a job. `fields` are Job fields as validated by jobs.serializers.JobInSerializer.
+
+    Each version that names a recipe gets the recipe's build spec as it is now (patches
+    inline), so later changes to the recipe never change what this job builds.
+    """
+    fields["builds"] = recipe_specs(names=list(fields["versions"]))
     with transaction.atomic():
         job = Job.objects.create(created_by=created_by, **fields)
         _event(job, "queued", actor or str(created_by or "system"))
