@@ -1,4 +1,7 @@
+from typing import Any
+
 from django.contrib import admin
+from django.http import HttpRequest
 
 from benchhub.builds.models import Build, Patch, Recipe
 
@@ -13,13 +16,13 @@ class BuildAdmin(admin.ModelAdmin):
 
 class PatchInline(admin.TabularInline):
     model = Patch
-    fields = ["position", "name", "sha256", "size", "uploaded_by", "uploaded_at"]
-    readonly_fields = fields
+    fields = ("position", "name", "sha256", "size", "uploaded_by", "uploaded_at")
+    readonly_fields = ("position", "name", "sha256", "size", "uploaded_by", "uploaded_at")
     extra = 0
     can_delete = False
     show_change_link = False
 
-    def has_add_permission(self, request, obj=None) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         # Patches are uploaded through the API or the recipes page, which check and digest them.
         return False
 
@@ -38,5 +41,5 @@ class RecipeAdmin(admin.ModelAdmin):
     ]  # fmt: skip
     inlines = [PatchInline]
 
-    def has_add_permission(self, request) -> bool:  # type: ignore[no-untyped-def]
+    def has_add_permission(self, request: HttpRequest) -> bool:
         return False

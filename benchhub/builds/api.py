@@ -3,7 +3,6 @@ their patches (docs/runner-api.md, "Build recipes")."""
 
 from typing import Any
 
-from django.contrib.auth.models import User
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser, MultiPartParser
@@ -17,20 +16,10 @@ from benchhub.api.fields import StrictCharField
 from benchhub.api.permissions import IsPersonOrReadOnly, is_runner, request_person
 from benchhub.builds import services
 from benchhub.builds.models import Build, Patch, Recipe
-from benchhub.builds.selectors import build_list, recipe_get, recipe_list
+from benchhub.builds.selectors import build_list, can_define_recipes, recipe_get, recipe_list
 from benchhub.builds.specs import recipe_source
 
 MAX_INLINE_PATCH_CHARS = services.MAX_RECIPE_PATCH_BYTES
-
-
-def can_define_recipes(user: Any) -> bool:
-    """Defining a recipe is a right of its own: staff, or the permission builds.add_recipe.
-    (What a recipe names is code the agents compile and run on benchmark hosts.)"""
-    return bool(
-        isinstance(user, User)
-        and user.is_active
-        and (user.is_staff or user.has_perm("builds.add_recipe"))
-    )
 
 
 class CanDefineRecipes(BasePermission):
@@ -80,7 +69,7 @@ class RecipeInSerializer(serializers.Serializer):
     name = StrictCharField(max_length=100)
     base = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
     description = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
-    source = serializers.DictField(
+    source = serializers.DictField(  # type: ignore[assignment]
         help_text='{"kind": "release", "version": "15.18"} | {"kind": "tarball", "url" or '
         '"path", "sha256"} | {"kind": "git", "url", "ref"} | {"kind": "git", "url", "branch", '
         '"date"}'
@@ -92,7 +81,9 @@ class RecipeInSerializer(serializers.Serializer):
     contrib = serializers.ListField(
         child=StrictCharField(max_length=63), required=False, default=list, max_length=60
     )
-    patches = PatchInlineInSerializer(many=True, required=False, default=list, max_length=50)
+    patches = serializers.ListField(
+        child=PatchInlineInSerializer(), required=False, default=list, max_length=50
+    )
 
 
 class PatchOutSerializer(serializers.ModelSerializer):
@@ -102,7 +93,7 @@ class PatchOutSerializer(serializers.ModelSerializer):
 
 
 class RecipeOutSerializer(serializers.ModelSerializer):
-    source = serializers.SerializerMethodField()
+    source = serializers.SerializerMethodField()  # type: ignore[assignment]
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
     patches = PatchOutSerializer(many=True, read_only=True)
     url = serializers.SerializerMethodField()

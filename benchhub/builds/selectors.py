@@ -2,6 +2,7 @@
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import Prefetch, QuerySet
 from django.db.models.functions import Lower
 
@@ -12,6 +13,16 @@ MAX_BUILDS = 1000
 MAX_RECIPES = 500
 # Patch texts are heavy: lists carry the patches' names and digests only.
 PATCH_SUMMARY = ("id", "recipe_id", "position", "name", "sha256", "size", "uploaded_at")
+
+
+def can_define_recipes(user: Any) -> bool:
+    """Defining a recipe is a right of its own: staff, or the permission builds.add_recipe.
+    (What a recipe names is code the agents compile and run on benchmark hosts.)"""
+    return bool(
+        isinstance(user, User)
+        and user.is_active
+        and (user.is_staff or user.has_perm("builds.add_recipe"))
+    )
 
 
 def build_list() -> QuerySet[Build]:

@@ -145,7 +145,9 @@ def recipe_patch_add(*, recipe: Recipe, patch: PatchIn, uploaded_by: Any = None)
         locked = Recipe.objects.select_for_update().get(pk=recipe.pk)
         existing = list(Patch.objects.filter(recipe=locked).order_by("position"))
         if len(existing) >= MAX_PATCHES:
-            raise RecipeError("invalid", f"A recipe has at most {MAX_PATCHES} patches.", field="file")
+            raise RecipeError(
+                "invalid", f"A recipe has at most {MAX_PATCHES} patches.", field="file"
+            )
         if any(p.name == patch.name for p in existing):
             raise RecipeError(
                 "invalid", f"This recipe already has a patch named {patch.name}.", field="name"

@@ -15,8 +15,8 @@ from benchhub.jobs import selectors, services
 from benchhub.jobs.models import Job, JobSchedule
 from benchhub.jobs.serializers import (
     FinishInSerializer,
-    JobClaimOutSerializer,
     HeartbeatInSerializer,
+    JobClaimOutSerializer,
     JobDetailOutSerializer,
     JobInSerializer,
     JobOutSerializer,

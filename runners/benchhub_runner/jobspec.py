@@ -19,6 +19,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from .build.spec import BuildSpec, SpecError, spec_parse
 from .versions import VersionError, version_parse
 
 Role = Literal["measured", "background"]
@@ -126,6 +127,7 @@ class JobSpec:
     config_overrides: Mapping[str, str]
     order: Order
     claimed_host: str | None
+    builds: Mapping[str, BuildSpec] = field(default_factory=dict)
 
     def threads_for(self, clients: int) -> int:
         """pgbench -j at a client level under the job's policy (pgbench refuses more threads
@@ -171,9 +173,27 @@ def _job(job: _Object, job_id: int) -> JobSpec:
         config_overrides=_overrides(job),
         order=job.choice("order", ORDERS, default="interleaved"),
         claimed_host=job.optional_text("claimed_host"),
+        builds=_builds(job),
     )
     _check_plan(spec)
     return spec
+
+
+def _builds(job: _Object) -> dict[str, BuildSpec]:
+    """The build spec of each version that names a recipe (docs/runner-api.md, "Builds in a
+    claim"), checked with the builder's own rules; every key must be one of the versions."""
+    builds = job.child("builds", default={})
+    versions = {str(v).strip() for _, v in job.items("versions", required=True)}
+    found: dict[str, BuildSpec] = {}
+    for name, data in builds.value.items():
+        path = builds.at(str(name))
+        if name not in versions:
+            raise JobSpecError(path, "is not one of the job's versions")
+        try:
+            found[name] = spec_parse(data)
+        except SpecError as exc:
+            raise JobSpecError(f"{path}.{exc.field}", exc.message) from None
+    return found
 
 
 def _check_plan(spec: JobSpec) -> None:
