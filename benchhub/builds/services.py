@@ -115,7 +115,7 @@ def recipe_create(
         description=description,
         configure_flags=flags,
         cflags=cflags.strip(),
-        contrib=sorted(set(contrib)),
+        contrib=list(dict.fromkeys(contrib)),
         sort_key=sort_key,
         created_by=created_by,
         **_source_fields(source),
