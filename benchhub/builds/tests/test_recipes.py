@@ -14,8 +14,11 @@ PATCH = "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-PostgreSQL\n+PostgreSQL, patc
 RECIPE = {
     "name": "15.18+slow-commit",
     "base": "15.18",
-    "source": {"kind": "tarball", "url": "https://example.org/postgresql-15.18.tar.bz2",
-               "sha256": SHA},  # fmt: skip
+    "source": {
+        "kind": "tarball",
+        "url": "https://example.org/postgresql-15.18.tar.bz2",
+        "sha256": SHA,
+    },  # fmt: skip
     "configure_flags": ["--enable-debug", "--with-extra-version=-bench"],
     "cflags": "-O2 -fno-omit-frame-pointer",
     "contrib": ["pg_stat_statements", "pg_prewarm"],
