@@ -125,7 +125,9 @@ def test_it_sends_each_recipe_version_its_build_spec_as_queued(bob_client, agent
     assert "9.6" not in job.builds
 
 
-@pytest.mark.parametrize("version", ["master", "master@1a2b3c4", "15.18+other", "14devel-2021-05-01"])
+@pytest.mark.parametrize(
+    "version", ["master", "master@1a2b3c4", "15.18+other", "14devel-2021-05-01"]
+)
 def test_it_refuses_a_build_no_recipe_defines(bob_client, recipes, version):
     response = bob_client.post("/api/v1/jobs/", {**JOB, "versions": ["13", version]}, format="json")
 
