@@ -2,6 +2,7 @@
 Build per resolved input, sorted after its base, and shown on the run and diff pages."""
 
 import json
+from typing import Any
 
 from django.test import Client
 
@@ -24,7 +25,7 @@ def provenance(*, key: str, patches: list[dict] | None = None) -> dict:
             "ref": "master",
             "commit": COMMIT,
             "commit_date": "2021-05-01T10:00:00+00:00",
-        },  # fmt: skip
+        },
         "patches": patches or [],
         "configure_flags": ["--enable-debug"],
         "configure_args": ["--prefix=/var/cache/x", "--enable-debug", "CC=ccache gcc"],
@@ -41,7 +42,7 @@ def provenance(*, key: str, patches: list[dict] | None = None) -> dict:
 
 
 def upload(agent, name: str, prov: dict | None) -> dict:
-    build = {"version": name, "origin": "source" if prov else "prebuilt"}
+    build: dict[str, Any] = {"version": name, "origin": "source" if prov else "prebuilt"}
     if prov:
         build.update(commit=COMMIT, configure_flags="--enable-debug", provenance=prov)
     payload = run_payload(version=name, build=build, server_version="18devel")
