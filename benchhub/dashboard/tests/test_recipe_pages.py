@@ -63,3 +63,34 @@ def test_it_shows_the_list_but_no_form_to_those_without_the_right(bob):
     assert "builds.add_recipe" in page and 'name="sha256"' not in page
     assert client.post("/recipes/", form()).status_code == 200
     assert Recipe.objects.count() == 0
+
+
+def test_the_job_page_shows_its_builds_and_a_failed_build_with_its_log_tail(alice, agent):
+    client = Client()
+    client.force_login(alice)
+    assert client.post("/recipes/", form()).status_code == 302
+    job = {
+        "versions": ["14", "15.18+slow-commit"],
+        "workload": {"name": "select-only", "builtin": "select-only"},
+        "clients": [1],
+        "duration_s": 2,
+    }
+    queued = client.post("/api/v1/jobs/", job, content_type="application/json").json()
+    assert agent.client.post("/api/v1/jobs/claim/").status_code == 200
+    hunk = "+static void CommitTransactionRenamed(void);"
+    message = (
+        "15.18+slow-commit: build failed at patch: slow-commit.patch does not apply; "
+        f"rejected hunks:\n@@ -214,7 +214,7 @@\n-static void CommitTransaction(void);\n{hunk}"
+    )
+    finished = agent.client.post(
+        f"/api/v1/jobs/{queued['id']}/finish/",
+        {"outcome": "failed", "stage": "build", "message": message},
+        format="json",
+    )
+    assert finished.status_code == 200, finished.content
+
+    page = client.get(f"/jobs/{queued['id']}/").content.decode()
+
+    assert 'id="job-builds"' in page and "slow-commit.patch" in page
+    assert "at build" in page
+    assert "static void CommitTransactionRenamed(void);" in page
