@@ -252,10 +252,16 @@ class JobRunner:
         self._client_version = pgbench.client_version(bindir)
         self.work.mkdir(parents=True, exist_ok=True)
         self.work.chmod(0o755)
-        for index, version in enumerate(self.job.versions):
+        # Every build first: no server of the job runs while PostgreSQL compiles.
+        builds: dict[str, Build] = {}
+        for version in self.job.versions:
             self._check_stop()
             spec = self.job.builds.get(version)
-            build = self._build(version, spec) if spec is not None else None
+            if spec is not None:
+                builds[version] = self._build(version, spec)
+        for index, version in enumerate(self.job.versions):
+            self._check_stop()
+            build = builds.get(version)
             if build is None:
                 self._update(stage="provision", version=version)
             installation = build.installation if build else self._provision(version)
