@@ -5,7 +5,7 @@ from django.contrib import admin
 from django.urls import include, path
 
 from benchhub.accounts.api import TokenDetailView, TokensView
-from benchhub.builds.api import BuildsView
+from benchhub.builds.api import BuildsView, RecipeDetailView, RecipePatchesView, RecipesView
 from benchhub.compare.api import CompareView
 from benchhub.hosts.api import HostSpoolReportView, HostsView
 from benchhub.jobs.api import (
@@ -44,6 +44,9 @@ api_v1 = [
     path("imports/outputs/", ImportOutputsView.as_view(), name="api-import-outputs"),
     path("imports/summary/", ImportSummaryView.as_view(), name="api-import-summary"),
     path("builds/", BuildsView.as_view(), name="api-builds"),
+    path("recipes/", RecipesView.as_view(), name="api-recipes"),
+    path("recipes/<str:name>/", RecipeDetailView.as_view(), name="api-recipe"),
+    path("recipes/<str:name>/patches/", RecipePatchesView.as_view(), name="api-recipe-patches"),
     path("compare/", CompareView.as_view(), name="api-compare"),
     path("hosts/", HostsView.as_view(), name="api-hosts"),
     path("hosts/spool/", HostSpoolReportView.as_view(), name="api-host-spool"),

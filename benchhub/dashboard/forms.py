@@ -9,6 +9,7 @@ from django.db import models
 from rest_framework.exceptions import ValidationError as ApiValidationError
 
 from benchhub.api.errors import flatten_errors
+from benchhub.builds.services import PatchIn
 from benchhub.hosts.selectors import host_list
 from benchhub.jobs.models import Job
 from benchhub.workloads.catalog import EXPERIMENTS, entry_list, params_from_text
@@ -292,3 +293,55 @@ def chosen_columns(
         if data.get(f"version_{index}", "").strip() and str(index) != clients
     ]
     return (int(clients) if clients.isdigit() else None), versions
+class RecipeForm(forms.Form):
+    """A build recipe (docs/agent.md, "Building PostgreSQL from source"); checked in full by
+    builds.services.recipe_create, which names the field at fault."""
+
+    name = forms.CharField(max_length=100, help_text="as users say it: 9.6.24, master+my-patch")
+    base = forms.CharField(
+        max_length=100, required=False, help_text="optional: a release or recipe it follows"
+    )
+    description = forms.CharField(
+        max_length=2000, required=False, widget=forms.Textarea(attrs={"rows": 2})
+    )
+    kind = forms.ChoiceField(
+        choices=[("release", "release"), ("tarball", "tarball"), ("git", "git")],
+        label="source",
+    )
+    release = forms.CharField(max_length=30, required=False, help_text="release: e.g. 15.18")
+    url = forms.CharField(max_length=1000, required=False, help_text="tarball or git URL")
+    path = forms.CharField(max_length=1000, required=False, help_text="tarball on the agent host")
+    sha256 = forms.CharField(max_length=64, required=False, help_text="tarball: its sha256")
+    ref = forms.CharField(max_length=200, required=False, help_text="git: commit, tag or branch")
+    branch = forms.CharField(max_length=200, required=False, help_text="git: a branch ...")
+    date = forms.CharField(max_length=10, required=False, help_text="... and a date, YYYY-MM-DD")
+    configure_flags = forms.CharField(
+        max_length=5000, required=False, help_text="space-separated, e.g. --enable-debug"
+    )
+    cflags = forms.CharField(max_length=1000, required=False, label="CFLAGS")
+    contrib = forms.CharField(
+        max_length=2000, required=False, help_text="space-separated, e.g. pg_stat_statements"
+    )
+    patches = MultipleFileField(required=False, help_text="applied in the order given")
+
+    def recipe_request(self) -> dict[str, Any]:
+        data = self.cleaned_data
+        kind = data["kind"]
+        keys = {
+            "release": [("version", "release")],
+            "tarball": [("url", "url"), ("path", "path"), ("sha256", "sha256")],
+            "git": [("url", "url"), ("ref", "ref"), ("branch", "branch"), ("date", "date")],
+        }[kind]
+        source = {"kind": kind, **{key: data[f] for key, f in keys if data[f]}}
+        return {
+            "name": data["name"],
+            "base": data["base"],
+            "description": data["description"],
+            "source": source,
+            "configure_flags": data["configure_flags"].split(),
+            "cflags": data["cflags"],
+            "contrib": data["contrib"].replace(",", " ").split(),
+            "patches": [
+                PatchIn(name=upload.name, content=upload.read()) for upload in data["patches"]
+            ],
+        }

@@ -12,6 +12,7 @@ from typing import Any
 
 from django.template.defaultfilters import filesizeformat
 
+from benchhub.builds.provenance import provenance_rows
 from benchhub.configs.hashing import settings_diff
 from benchhub.results.models import Run
 
@@ -126,5 +127,19 @@ def workload(a: Run, b: Run) -> Section:
     return Section("Workload", [_row(f, getattr(wa, f), getattr(wb, f)) for f in fields])
 
 
+def build(a: Run, b: Run) -> Section:
+    """The builds' provenance (from source): commit, patches, flags, compiler, ..."""
+    rows_a, rows_b = dict(provenance_rows(a.build)), dict(provenance_rows(b.build))
+    labels = list(dict.fromkeys([*rows_a, *rows_b]))
+    rows = [_row(label, rows_a.get(label), rows_b.get(label)) for label in labels]
+    for row in rows:
+        # Build time and date differ between any two builds and say nothing about the build.
+        row.differs = row.differs and row.name != "Build time"
+    return Section("Build", rows)
+
+
 def run_diff(a: Run, b: Run) -> list[Section]:
-    return [parameters(a, b), hardware(a, b), server_settings(a, b), workload(a, b)]
+    sections = [parameters(a, b), hardware(a, b), server_settings(a, b), workload(a, b)]
+    if a.build.provenance or b.build.provenance:
+        sections.insert(1, build(a, b))
+    return sections

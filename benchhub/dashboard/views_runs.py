@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from benchhub.builds.provenance import provenance_rows
 from benchhub.dashboard import charts_run, query
 from benchhub.dashboard.run_diff import run_diff as run_diff_sections
 from benchhub.errors import ApplicationError
@@ -66,6 +67,7 @@ def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
         "levels": levels,
         "charts": charts,
         "non_default": _non_default_settings(run),
+        "build_rows": provenance_rows(run.build),
         "all_settings": sorted(run.settings.items()),
         "review": run_review(run=run),
         # A summary import knows its workload's definition only when it names a builtin.

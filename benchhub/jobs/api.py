@@ -16,6 +16,7 @@ from benchhub.jobs.models import Job, JobSchedule
 from benchhub.jobs.serializers import (
     FinishInSerializer,
     HeartbeatInSerializer,
+    JobClaimOutSerializer,
     JobDetailOutSerializer,
     JobInSerializer,
     JobOutSerializer,
@@ -89,14 +90,15 @@ class JobClaimView(APIView):
     permission_classes = [IsRunner]
 
     @extend_schema(
-        request=None, responses={200: JobOutSerializer, 204: OpenApiResponse(description="no work")}
+        request=None,
+        responses={200: JobClaimOutSerializer, 204: OpenApiResponse(description="no work")},
     )
     def post(self, request: Request) -> Response:
         job = services.job_claim(token=request_runner_token(request))
         if job is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # The claimed job comes back with its host and creator: no second read.
-        return Response(JobOutSerializer(job).data)
+        return Response(JobClaimOutSerializer(job).data)
 
 
 class JobHeartbeatView(APIView):

@@ -40,6 +40,11 @@ class Job(models.Model):
     FINAL = (State.DONE, State.FAILED, State.CANCELLED, State.EXPIRED)
 
     versions = ArrayField(models.CharField(max_length=100), help_text="e.g. ['13', '14']")
+    builds = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="the build spec of each version that names a recipe, as it was when queued",
+    )
     workload = models.JSONField(help_text="the workload, as in a run upload")
     scale = models.PositiveIntegerField(null=True, blank=True)
     clients = ArrayField(models.PositiveIntegerField())

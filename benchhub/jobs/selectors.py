@@ -12,15 +12,20 @@ JOB_RELATIONS = ("host", "claimed_host", "created_by")
 MAX_ACTIVE = 100
 
 
-def job_list(*, state: str | None = None) -> QuerySet[Job]:
-    jobs = Job.objects.select_related(*JOB_RELATIONS).prefetch_related(
+def _jobs() -> QuerySet[Job]:
+    return Job.objects.select_related(*JOB_RELATIONS).prefetch_related(
         Prefetch("runs", queryset=Run.objects.only("uuid", "job_id"))
     )
+
+
+def job_list(*, state: str | None = None) -> QuerySet[Job]:
+    """Jobs without their build specs (patch texts can be large; lists never show them)."""
+    jobs = _jobs().defer("builds")
     return jobs.filter(state=state) if state else jobs
 
 
 def job_get(*, job_id: int) -> Job | None:
-    return job_list().prefetch_related("events").filter(pk=job_id).first()
+    return _jobs().prefetch_related("events").filter(pk=job_id).first()
 
 
 def job_state_counts() -> dict[str, int]:

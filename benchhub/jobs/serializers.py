@@ -17,6 +17,7 @@ from benchhub.api.fields import (
     StrictIntegerField,
     StringMapField,
 )
+from benchhub.builds.selectors import recipe_names_among
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.models import Host
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
@@ -155,6 +156,11 @@ class JobInSerializer(serializers.Serializer):
             errors["clients"] = "Client levels must be unique."
         if len(set(attrs["versions"])) != len(attrs["versions"]):
             errors["versions"] = "Versions must be unique."
+        elif unbuildable := _builds_without_recipe(attrs["versions"]):
+            errors["versions"] = (
+                f"{', '.join(unbuildable)}: a commit, a snapshot date, a patch or master names a "
+                "build, and no recipe has that name; define one first (/recipes/)."
+            )
         errors.update(_check_level_durations(attrs))
         if errors:
             raise serializers.ValidationError(errors)
@@ -207,6 +213,15 @@ def _attempt_field() -> StrictIntegerField:
 
 
 STAGE_MAX: int = Job._meta.get_field("failure_stage").max_length or 50
+
+
+def _builds_without_recipe(versions: list[str]) -> list[str]:
+    """Versions only a build can be that no recipe defines (one query)."""
+    builds = [v for v in versions if version_parse(v).needs_build]
+    if not builds:
+        return []
+    recipes = recipe_names_among(names=builds)
+    return [v for v in builds if v.strip().lower() not in recipes]
 
 
 class HeartbeatInSerializer(serializers.Serializer):
@@ -300,11 +315,32 @@ class JobOutSerializer(serializers.ModelSerializer):
         return [str(run.uuid) for run in job.runs.all()]
 
 
-class JobDetailOutSerializer(JobOutSerializer):
-    events = JobEventOutSerializer(many=True, read_only=True)
+class JobClaimOutSerializer(JobOutSerializer):
+    """The claim response: the job, and the build spec of each version that names a recipe
+    (docs/runner-api.md, "Builds in a claim")."""
+
+    builds = serializers.JSONField(help_text="version name -> build spec, patches inline")
 
     class Meta(JobOutSerializer.Meta):
-        fields = [*JobOutSerializer.Meta.fields, "events"]
+        fields = [*JobOutSerializer.Meta.fields, "builds"]
+
+
+class JobDetailOutSerializer(JobOutSerializer):
+    events = JobEventOutSerializer(many=True, read_only=True)
+    builds = serializers.SerializerMethodField()
+
+    class Meta(JobOutSerializer.Meta):
+        fields = [*JobOutSerializer.Meta.fields, "builds", "events"]
+
+    def get_builds(self, job: Job) -> dict[str, Any]:
+        """The recipes the job builds, as queued; patches by name and digest (no text)."""
+        return {
+            name: {
+                **spec,
+                "patches": [{"name": p["name"], "sha256": p["sha256"]} for p in spec["patches"]],
+            }
+            for name, spec in job.builds.items()
+        }
 
 
 class ScheduleInSerializer(serializers.Serializer):

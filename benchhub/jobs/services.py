@@ -17,6 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchhub.api.errors import flatten_errors
+from benchhub.builds.selectors import recipe_specs
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import job_target_check
 from benchhub.hosts.models import Host, RunnerToken
@@ -64,12 +65,16 @@ def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job
 
     `created_by` must have the right to run jobs where the job may run (hosts.access):
     HostForbidden (403, naming the host) otherwise. None is the operator (manage.py job_create).
+
+    Each version that names a recipe gets the recipe's build spec as it is now (patches
+    inline), so later changes to the recipe never change what this job builds.
     """
     job_target_check(
         person=_person(created_by),
         host=fields.get("host"),
         host_tags=fields.get("host_tags") or [],
     )
+    fields["builds"] = recipe_specs(names=list(fields["versions"]))
     with transaction.atomic():
         job = Job.objects.create(created_by=created_by, **fields)
         _event(job, "queued", actor or str(created_by or "system"))

@@ -6,6 +6,7 @@ fields: an upload carries thousands of them, and a nested serializer per sample 
 cost of an upload.
 """
 
+import json
 import math
 import re
 from collections.abc import Mapping
@@ -184,11 +185,29 @@ class HostInSerializer(serializers.Serializer):
     extra = serializers.DictField(required=False, default=dict)
 
 
+MAX_PROVENANCE_CHARS = 100_000
+
+
 class BuildInSerializer(serializers.Serializer):
     version = StrictCharField(max_length=100)
     commit = StrictCharField(max_length=40, required=False, allow_blank=True, default="")
     configure_flags = StrictCharField(max_length=5000, required=False, allow_blank=True, default="")
     origin = serializers.ChoiceField(choices=Build.Origin.choices, default=Build.Origin.UNKNOWN)
+    provenance = serializers.DictField(
+        required=False,
+        default=dict,
+        help_text="built from source: what the agent recorded (docs/runner-api.md)",
+    )
+
+    def validate_provenance(self, value: dict[str, Any]) -> dict[str, Any]:
+        if len(json.dumps(value)) > MAX_PROVENANCE_CHARS:
+            raise serializers.ValidationError(
+                f"Provenance is limited to {MAX_PROVENANCE_CHARS} characters of JSON."
+            )
+        key = value.get("key")
+        if value and not (isinstance(key, str) and re.fullmatch(r"[0-9a-f]{16,64}", key)):
+            raise serializers.ValidationError("Provenance needs the build's key (hex digits).")
+        return value
 
     def validate_version(self, value: str) -> str:
         try:
@@ -506,6 +525,9 @@ class RunOutSerializer(serializers.ModelSerializer):
             "commit": b.commit,
             "configure_flags": b.configure_flags,
             "origin": b.origin,
+            "input_key": b.input_key,
+            "recipe": b.version if b.recipe_id else None,
+            "provenance": b.provenance,
         }
 
     def get_url(self, run: Run) -> str:

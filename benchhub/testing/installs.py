@@ -17,9 +17,12 @@ and helpers outside pytest (bench/, benchhub/testing/) call the functions here.
 
 from __future__ import annotations
 
+import fcntl
 import functools
+import hashlib
 import importlib.util
 import os
+import urllib.request
 from pathlib import Path
 
 from benchhub_runner.provision import Installation, prebuilt_fetch
@@ -60,3 +63,37 @@ def prebuilt_cache() -> Path:
 def prebuilt(major: str) -> Installation:
     """The newest prebuilt server of `major`: from the cache, else downloaded (a few seconds)."""
     return prebuilt_fetch(major, prebuilt_cache())
+
+
+# Debian's copy of the upstream PostgreSQL 15.18 source tarball (bookworm's Sources index names
+# it with this sha256): the source of every build test.
+PG15_TARBALL = "postgresql-15_15.18.orig.tar.bz2"
+PG15_URL = f"http://deb.debian.org/debian/pool/main/p/postgresql-15/{PG15_TARBALL}"
+PG15_SHA256 = "11df0df97fe3ea4ba9a791faaf39cee1d2fe571e78885b5b55d8517d27c323b4"
+
+
+def pg15_source_tarball() -> Path:
+    """The PostgreSQL 15.18 source tarball, downloaded once into the test cache and checked
+    against its sha256 (a fresh machine downloads it; later sessions reuse it)."""
+    folder = prebuilt_cache() / "sources"
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / PG15_TARBALL
+    with open(folder / f".{PG15_TARBALL}.lock", "a") as lock:
+        # Several worktrees share the cache: one download, the others wait for it.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not path.is_file() or _sha256(path) != PG15_SHA256:
+            staging = path.with_name(f".{PG15_TARBALL}.{os.getpid()}")
+            with urllib.request.urlopen(PG15_URL, timeout=120) as response:
+                staging.write_bytes(response.read())
+            assert _sha256(staging) == PG15_SHA256, f"{PG15_URL} does not match its sha256"
+            staging.chmod(0o644)
+            os.replace(staging, path)
+    return path
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        while chunk := handle.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()

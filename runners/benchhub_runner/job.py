@@ -7,11 +7,17 @@ checkpoint, runs pgbench with `-P 1 -r` while sampling the OS, and parses the ou
 several versions the steps are interleaved by default (for each level and repeat, each version in
 turn), so drift on the host (thermal, background jobs, SSD garbage collection) spreads evenly.
 
-Failures carry their stage (provision, initdb, start, setup, `level c=N repeat=R version=V`,
-upload) so the server can say where a job broke. An aborted pgbench run is not a failure of the
-job: it is stored as an aborted result with its errors. A failure during the sweep keeps what was
-measured before it: every version with results becomes a `partial` run that says where and why
-the sweep stopped (StageError.payloads), which the agent uploads before it reports the failure.
+A version that names a recipe comes with its build spec in the claim: it is built (or its
+install reused) by `build.ensure_build` at stage "build", with live progress in the heartbeats,
+and its installation is then used like any other; the run carries the build's provenance.
+
+Failures carry their stage (provision, build, initdb, start, setup,
+`level c=N repeat=R version=V`, upload) so the server can say where a job broke; a failed build
+says at which of its own stages (patch, configure, make, ...) and ends with its log's tail.
+An aborted pgbench run is not a failure of the job: it is stored as an aborted result with its
+errors. A failure during the sweep keeps what was measured before it: every version with
+results becomes a `partial` run that says where and why the sweep stopped
+(StageError.payloads), which the agent uploads before it reports the failure.
 """
 
 from __future__ import annotations
@@ -33,6 +39,7 @@ from typing import Any
 
 from . import pgbench
 from .bindirs import CLIENT_TOOLS, has_tools
+from .build import Build, BuildError, BuildProgress, BuildSpec, BuildStopped, ensure_build
 from .cluster import JOB_ROLE, SUPERUSER, Cluster, ClusterError, free_port
 from .config import Config
 from .jobspec import JobSpec
@@ -95,6 +102,20 @@ class VersionRun:
     init_timings: dict[str, float] = field(default_factory=dict)
     results: list[dict[str, Any]] = field(default_factory=list)
     stopped: dict[str, Any] | None = None  # where and why a partial run's sweep stopped
+    build: Build | None = None
+
+
+# What a failure message may hold (the server keeps 20000 characters): the head names the build
+# stage, the tail is the end of the build log (a rejected hunk, a compiler error).
+MESSAGE_HEAD, MESSAGE_TAIL = 2000, 16000
+BUILD_PROGRESS_KEYS = ("build_stage", "compiled", "elapsed_s")
+
+
+def failure_message(text: str) -> str:
+    """`text` cut to fit the server's limit, keeping its start and its end."""
+    if len(text) <= MESSAGE_HEAD + MESSAGE_TAIL:
+        return text
+    return f"{text[:MESSAGE_HEAD]}\n[...]\n{text[-MESSAGE_TAIL:]}"
 
 
 def stale_clusters_stop(jobs_dir: Path) -> int:
@@ -167,6 +188,7 @@ class JobRunner:
         # The database role the job's SQL and pgbench run as: a superuser only on a host whose
         # owner trusts job code from this server (config trust_job_code).
         self.db_user = SUPERUSER if config.trust_job_code else JOB_ROLE
+        self.builds: list[Build] = []
 
     # --- the whole job ----------------------------------------------------------------------
 
@@ -189,6 +211,9 @@ class JobRunner:
         finally:
             watchdog.cancel()
             self.stop_all()
+            # Released only now: eviction must not remove an install whose server ran.
+            for build in self.builds:
+                build.close()
 
     def _watchdog(self) -> None:
         logger.error(
@@ -239,10 +264,19 @@ class JobRunner:
         self._client_version = pgbench.client_version(bindir)
         self.work.mkdir(parents=True, exist_ok=True)
         self.work.chmod(0o755)
+        # Every build first: no server of the job runs while PostgreSQL compiles.
+        builds: dict[str, Build] = {}
+        for version in self.job.versions:
+            self._check_stop()
+            spec = self.job.builds.get(version)
+            if spec is not None:
+                builds[version] = self._build(version, spec)
         for index, version in enumerate(self.job.versions):
             self._check_stop()
-            self._update(stage="provision", version=version)
-            installation = self._provision(version)
+            build = builds.get(version)
+            if build is None:
+                self._update(stage="provision", version=version)
+            installation = build.installation if build else self._provision(version)
             overrides = dict(self.job.config_overrides)
             requested = overrides.pop("max_connections", None)
             max_connections = self._limits(int(requested) if requested is not None else None)
@@ -256,7 +290,7 @@ class JobRunner:
                     overrides=overrides,
                 )
             self.runs[version] = run = VersionRun(
-                requested=version, installation=installation, cluster=cluster
+                requested=version, installation=installation, cluster=cluster, build=build
             )
             self._initialise(run)
 
@@ -288,6 +322,40 @@ class JobRunner:
             )
         except ProvisionError as exc:
             raise StageError("provision", str(exc)) from exc
+
+    def _build(self, version: str, spec: BuildSpec) -> Build:
+        """The installation of a recipe version: built now, or reused from the install cache.
+        StageError "build" (the build's own stage and log tail in the message) on failure."""
+        self._update(stage="build", version=version, line=f"building {spec.name}")
+
+        def progress(update: BuildProgress) -> None:
+            self._update(
+                stage="build",
+                version=version,
+                build_stage=update.stage,
+                line=update.line,
+                compiled=update.compiled,
+                elapsed_s=round(update.elapsed_s, 1),
+            )
+
+        try:
+            build = ensure_build(
+                spec,
+                cache_dir=self.config.cache_dir,
+                settings=self.config.build,
+                progress=progress,
+                stop=self.stop,
+            )
+        except BuildStopped as exc:
+            raise Interrupted(str(exc)) from exc
+        except BuildError as exc:
+            raise StageError("build", failure_message(f"{version}: {exc}")) from exc
+        self.builds.append(build)
+        self.progress = {k: v for k, v in self.progress.items() if k not in BUILD_PROGRESS_KEYS}
+        logger.info(
+            "%s: %s %s", version, "reusing" if build.reused else "built", build.installation.bindir
+        )
+        return build
 
     def _initialise(self, run: VersionRun) -> None:
         with self._stage("initdb"):

@@ -21,6 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
+from .build.spec import BuildSpec, SpecError, spec_parse
 from .versions import VersionError, version_parse
 
 Role = Literal["measured", "background"]
@@ -150,6 +151,7 @@ class JobSpec:
         if self.duration_s is None:
             return None
         return self.level_durations.get(clients, self.duration_s)
+    builds: Mapping[str, BuildSpec] = field(default_factory=dict)
 
     def threads_for(self, clients: int) -> int:
         """pgbench -j at a client level under the job's policy (pgbench refuses more threads
@@ -196,6 +198,7 @@ def _job(job: _Object, job_id: int) -> JobSpec:
         order=job.choice("order", ORDERS, default="interleaved"),
         claimed_host=job.optional_text("claimed_host"),
         **_method(job),
+        builds=_builds(job),
     )
     _check_plan(spec)
     return spec
@@ -231,6 +234,21 @@ def _method(job: _Object) -> dict[str, Any]:
         "shuffle_seed": seed,
         "level_durations": durations,
     }
+def _builds(job: _Object) -> dict[str, BuildSpec]:
+    """The build spec of each version that names a recipe (docs/runner-api.md, "Builds in a
+    claim"), checked with the builder's own rules; every key must be one of the versions."""
+    builds = job.child("builds", default={})
+    versions = {str(v).strip() for _, v in job.items("versions", required=True)}
+    found: dict[str, BuildSpec] = {}
+    for name, data in builds.value.items():
+        path = builds.at(str(name))
+        if name not in versions:
+            raise JobSpecError(path, "is not one of the job's versions")
+        try:
+            found[name] = spec_parse(data)
+        except SpecError as exc:
+            raise JobSpecError(f"{path}.{exc.field}", exc.message) from None
+    return found
 
 
 def _check_plan(spec: JobSpec) -> None:

@@ -38,7 +38,7 @@ INIT_STEPS = {
     "foreign_keys_s": "foreign_keys",
     "total_s": "total",
 }
-ORIGINS = {"system": "system", "prebuilt": "prebuilt", "configured": "unknown"}
+ORIGINS = {"system": "system", "prebuilt": "prebuilt", "configured": "unknown", "built": "source"}
 
 
 def init_timings(init: InitOutput) -> dict[str, float]:
@@ -89,6 +89,24 @@ def server_version_name(reported: str) -> str:
     return reported.split()[0] if reported.strip() else reported
 
 
+def build_payload(run: VersionRun) -> dict[str, Any]:
+    """The run's build: the server's version and origin, or for a build from a recipe, the
+    recipe's name with the resolved commit, the configure flags and the whole provenance."""
+    if run.build is None:
+        return {
+            "version": server_version_name(run.server_version),
+            "origin": ORIGINS.get(run.installation.origin, "unknown"),
+        }
+    provenance = {**run.build.provenance, "reused": run.build.reused}
+    return {
+        "version": run.requested,
+        "origin": "source",
+        "commit": str(provenance.get("source", {}).get("commit") or ""),
+        "configure_flags": " ".join(provenance.get("configure_flags") or []),
+        "provenance": provenance,
+    }
+
+
 def run_status(results: list[dict[str, Any]], *, stopped: bool = False) -> str:
     if stopped:
         return "partial"
@@ -109,10 +127,7 @@ def run_payload(
         "run_uuid": run.run_uuid,
         "job": {"id": job.id, "attempt": job.attempt},
         "host": host,
-        "build": {
-            "version": server_version_name(run.server_version),
-            "origin": ORIGINS.get(run.installation.origin, "unknown"),
-        },
+        "build": build_payload(run),
         "configuration": {
             "settings": run.settings,
             "sources": run.sources,

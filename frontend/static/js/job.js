@@ -24,6 +24,13 @@
   function isCount(value) { return typeof value === "number" && isFinite(value) && value >= 0; }
 
   function stageText(job, progress) {
+    if (progress.stage === "build" && typeof progress.build_stage === "string") {
+      // A recipe version being built: its own stage, and how far make got.
+      var text = "build " + (progress.version || "") + ": " + progress.build_stage;
+      if (isCount(progress.compiled) && progress.compiled > 0) text += ", " + progress.compiled + " files compiled";
+      if (isCount(progress.elapsed_s)) text += ", " + Math.round(progress.elapsed_s) + " s";
+      return text;
+    }
     if (typeof progress.stage === "string" && progress.stage) return progress.stage;
     if (job.state === "queued") return "waiting in the queue";
     if (job.state === "claimed") return "claimed; waiting for the agent's first heartbeat";

@@ -1,0 +1,151 @@
+"""End to end, from source: two recipes (PostgreSQL 15.18 from its source tarball, plain and with
+a patch that makes every commit 2 ms slower) queued in one job through the API, claimed by a real
+agent (`benchhub-runner once`), built, measured with pgbench, and shown with their provenance.
+
+The builds share the ccache of the agent's build tests (in the prebuilt cache, kept between
+sessions), so only a fresh machine compiles PostgreSQL cold; the installs are new every session.
+"""
+
+import difflib
+import hashlib
+import shutil
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from benchhub.builds.models import Build
+from benchhub.hosts.services import runner_token_create
+from benchhub.jobs.models import Job
+from benchhub.results.models import Run
+from benchhub.testing import installs, processes
+
+XACT_C = "src/backend/access/transam/xact.c"
+JOB = {
+    "versions": ["15.18", "15.18+slow-commit"],
+    "workload": {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"},
+    "scale": 1,
+    "clients": [1, 2],
+    "duration_s": 3.0,
+    "repeats": 1,
+}
+
+
+def slow_commit_patch(tarball: Path, *, sleep_us: int = 2000) -> str:
+    """A patch sleeping `sleep_us` at the start of every CommitTransaction (as the agent's build
+    tests make it): every transaction, read-only ones included, gets that much slower."""
+    with tarfile.open(tarball) as archive:
+        member = archive.extractfile(f"postgresql-15.18/{XACT_C}")
+        assert member is not None
+        before = member.read().decode()
+    start = before.index("\nCommitTransaction(void)\n{\n")
+    line = "\tis_parallel_worker = (s->blockState == TBLOCK_PARALLEL_INPROGRESS);\n"
+    at = before.index(line, start) + len(line)
+    after = before[:at] + f"\n\tpg_usleep({sleep_us});\t/* benchhub test */\n" + before[at:]
+    diff = difflib.unified_diff(
+        before.splitlines(keepends=True),
+        after.splitlines(keepends=True),
+        fromfile=f"a/{XACT_C}",
+        tofile=f"b/{XACT_C}",
+    )
+    return "".join(diff)
+
+
+@pytest.fixture
+def build_env(work_dir):
+    """The agent's configuration for building: its own build cache, the suite's ccache."""
+    cache_dir = processes.agent_work_dir()
+    config = work_dir / "agent.toml"
+    ccache = installs.prebuilt_cache() / "ccache-builds"
+    config.write_text(f'heartbeat_interval_s = 1\n\n[build]\nccache_dir = "{ccache}"\n')
+    yield {"BENCHHUB_CONFIG": str(config), "BENCHHUB_CACHE_DIR": str(cache_dir)}
+    shutil.rmtree(cache_dir, ignore_errors=True)
+
+
+def run_agent(env: dict[str, str]) -> str:
+    agent = processes.agent_once(env=env)
+    output, _ = agent.communicate(timeout=1500)
+    assert agent.returncode == 0, output
+    return output
+
+
+@pytest.mark.slow
+def test_it_builds_two_recipes_runs_them_and_shows_their_provenance(
+    server, work_dir, build_env, alice
+):
+    started = time.monotonic()
+    tarball = installs.pg15_source_tarball()
+    patch = slow_commit_patch(tarball)
+    api = APIClient()
+    api.force_login(alice)
+    source = {"kind": "tarball", "path": str(tarball), "sha256": installs.PG15_SHA256}
+    plain = {"name": "15.18", "source": source, "contrib": ["pg_stat_statements"]}
+    slow = {
+        **plain,
+        "name": "15.18+slow-commit",
+        "base": "15.18",
+        "patches": [{"name": "slow-commit.patch", "text": patch}],
+    }
+    for recipe in (plain, slow):
+        response = api.post("/api/v1/recipes/", recipe, format="json")
+        assert response.status_code == 201, response.content
+    queued = api.post("/api/v1/jobs/", JOB, format="json")
+    assert queued.status_code == 201, queued.content
+    job = Job.objects.get(pk=queued.json()["id"])
+    _, token = runner_token_create(host_name="e2e-host")
+    env = {
+        **processes.agent_env(server=server.url, token=token, work_dir=work_dir),
+        **build_env,
+    }
+
+    output = run_agent(env)
+
+    job.refresh_from_db()
+    assert job.state == "done", (job.failure_stage, job.failure_message, output)
+    runs = {r.build.version: r for r in Run.objects.filter(job=job).select_related("build")}
+    assert set(runs) == {"15.18", "15.18+slow-commit"}
+    fast, slowed = runs["15.18"], runs["15.18+slow-commit"]
+    for run in (fast, slowed):
+        assert run.build.origin == "source" and run.server_version.startswith("15.18")
+        prov = run.build.provenance
+        assert prov["source"]["tarball_sha256"] == installs.PG15_SHA256
+        assert prov["compiler"]["version"].startswith("gcc") and prov["build_seconds"] > 0
+    digest = hashlib.sha256(patch.encode()).hexdigest()
+    assert slowed.build.provenance["patches"] == [{"name": "slow-commit.patch", "sha256": digest}]
+    assert fast.build.provenance["patches"] == []
+    assert fast.build.input_key != slowed.build.input_key
+    # The patched build sorts right after its base, and is slower at every level.
+    assert list(Build.objects.order_by("sort_key").values_list("version", flat=True)) == [
+        "15.18",
+        "15.18+slow-commit",
+    ]
+    tps = {
+        name: {r.clients: r.tps for r in run.results.all() if not r.aborted}
+        for name, run in runs.items()
+    }
+    assert set(tps["15.18"]) == set(tps["15.18+slow-commit"]) == {1, 2}
+    for clients in (1, 2):
+        assert tps["15.18+slow-commit"][clients] < tps["15.18"][clients], tps
+    # 2 ms per commit caps one client near 500 tps.
+    assert tps["15.18+slow-commit"][1] < 600, tps
+    page = Client().get(f"/runs/{slowed.uuid}/").content.decode()
+    assert 'id="build-provenance"' in page
+    assert f"slow-commit.patch (sha256 {digest})" in page
+    assert installs.PG15_SHA256 in page and "pg_stat_statements" in page
+    print(f"two builds and the job: {time.monotonic() - started:.0f} s")
+
+    # A second job for the same recipes reuses both installs: nothing is built again.
+    again = api.post("/api/v1/jobs/", {**JOB, "clients": [1], "duration_s": 2.0}, format="json")
+    assert again.status_code == 201, again.content
+    output = run_agent(env)
+    second = Job.objects.get(pk=again.json()["id"])
+    assert second.state == "done", (second.failure_stage, second.failure_message, output)
+    assert "15.18: reusing /" in output and "15.18+slow-commit: reusing /" in output, output
+    assert ": built /" not in output, output
+    reran = Run.objects.filter(job=second).select_related("build")
+    assert {r.build_id for r in reran} == {fast.build_id, slowed.build_id}
+    assert Build.objects.count() == 2
+    print(f"with the second job: {time.monotonic() - started:.0f} s")

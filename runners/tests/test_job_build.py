@@ -1,0 +1,134 @@
+"""The claim -> build wiring of the agent: a claimed job's recipe versions come with build
+specs, which the agent checks at the claim and builds at provisioning (stage "build").
+
+Against a real local HTTP server standing in for BenchHub, with the real builder on Debian's
+copy of the PostgreSQL 15.18 tarball. The patch that does not apply fails before anything is
+compiled; unpacking the tarball is what takes the time (slow: 1 to 2 minutes on the shared VM).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from build_helpers import XACT_C, unified_patch, xact_source
+from conftest import PG15_SHA256, open_tmpdir
+from test_agent_plumbing import FakeServer, client_for
+
+from benchhub_runner.agent import Agent
+from benchhub_runner.build.settings import BuildSettings
+from benchhub_runner.config import Config
+from benchhub_runner.jobspec import JobSpecError, job_parse
+
+TOKEN = "bhr_12345678_secret"
+
+
+def claim(builds: dict[str, Any], versions: list[str]) -> dict[str, Any]:
+    return {
+        "id": 11,
+        "attempt": 1,
+        "versions": versions,
+        "workload": {"name": "so", "builtin": "select-only"},
+        "clients": [1],
+        "repeats": 1,
+        "duration_s": 2,
+        "claimed_host": "bench-01",
+        "builds": builds,
+    }
+
+
+def tarball_spec(name: str, tarball: Path, patches: list[dict[str, str]]) -> dict[str, Any]:
+    source = {"kind": "tarball", "path": str(tarball), "sha256": PG15_SHA256}
+    return {"name": name, "source": source, "patches": patches}
+
+
+def patch(name: str, text: str) -> dict[str, str]:
+    return {"name": name, "sha256": hashlib.sha256(text.encode()).hexdigest(), "text": text}
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    fake = FakeServer()
+    yield fake
+    fake.close()
+
+
+@pytest.fixture
+def work_dir() -> Iterator[Path]:
+    path = open_tmpdir("benchhub-agent-build-")
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_the_claim_carries_each_recipe_versions_spec(pg15_tarball: Path) -> None:
+    spec = tarball_spec("15.18+x", pg15_tarball, [patch("x.patch", "--- a/x\n+++ b/x\n")])
+
+    job = job_parse(claim({"15.18+x": spec}, ["14", "15.18+x"]))
+
+    assert set(job.builds) == {"15.18+x"}
+    built = job.builds["15.18+x"]
+    assert built.source.sha256 == PG15_SHA256 and built.patches[0].name == "x.patch"
+
+
+@pytest.mark.parametrize(
+    ("builds", "field"),
+    [
+        ({"15.18+y": {"name": "15.18+y", "source": {"kind": "release", "version": "15.18"}}},
+         "builds.15.18+y"),
+        ({"15.18+x": {"name": "15.18+x", "source": {"kind": "tarball", "path": "/x",
+                                                      "sha256": "abc"}}},
+         "builds.15.18+x.source.sha256"),
+        ({"15.18+x": {"name": "15.18+x", "source": {"kind": "release", "version": "15.18"},
+                      "configure_flags": ["--prefix=/usr"]}},
+         "builds.15.18+x.configure_flags[0]"),
+    ],
+)  # fmt: skip
+def test_a_build_spec_the_agent_cannot_use_fails_the_claim_naming_it(builds, field) -> None:
+    with pytest.raises(JobSpecError) as caught:
+        job_parse(claim(builds, ["15.18+x"]))
+    assert caught.value.field == field and caught.value.job_id == 11
+
+
+@pytest.mark.slow
+def test_a_patch_that_does_not_apply_fails_the_job_at_build_with_the_hunk(
+    server: FakeServer, work_dir: Path, pg15_tarball: Path, client_bindir: Path
+) -> None:
+    before = xact_source(pg15_tarball)
+    stale = before.replace("CommitTransaction(void)", "CommitTransactionGone(void)", 1)
+    text = unified_patch(XACT_C, stale, stale.replace("Gone(void)", "Renamed(void)", 1))
+    spec = tarball_spec("15.18+stale", pg15_tarball, [patch("stale.patch", text)])
+    server.replies = [(200, claim({"15.18+stale": spec}, ["15.18+stale"]))]
+    config = Config(
+        server=server.url,
+        token=TOKEN,
+        host="bench-01",
+        work_dir=work_dir,
+        client_bindir=client_bindir,
+        heartbeat_interval_s=0.2,
+        build=BuildSettings(ccache="off"),
+    )
+
+    outcome = Agent(config=config, client=client_for(server.url)).once()
+
+    assert outcome == "failed"
+    paths = [path for path, _, _ in server.requests]
+    assert paths[0] == "/api/v1/jobs/claim/" and paths[-1] == "/api/v1/jobs/11/finish/"
+    finish = server.requests[-1][2]
+    assert finish is not None and (finish["outcome"], finish["stage"]) == ("failed", "build")
+    message = finish["message"]
+    assert message.startswith("15.18+stale: build failed at patch: stale.patch does not apply")
+    # The rejected hunk itself, and the log's tail.
+    assert "+static void CommitTransactionRenamed(void);" in message
+    assert "FAILED" in message and "last lines of the build log" in message
+    beats = [body for path, _, body in server.requests if path.endswith("/heartbeat/")]
+    stages = [b["progress"].get("stage") for b in beats if b]
+    assert "build" in stages, stages
+    build_stages = {b["progress"].get("build_stage") for b in beats if b}
+    assert build_stages & {"fetch", "unpack", "patch"}, build_stages
+    # Nothing was installed and no run was uploaded.
+    assert not any(path == "/api/v1/runs/" for path in paths)
+    assert not list((work_dir / "cache" / "builds" / "installs").glob("*/bin/postgres"))
