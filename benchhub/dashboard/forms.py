@@ -98,6 +98,11 @@ class JobForm(forms.Form):
         "workload, blank keeps the entry's",
     )
     priority = forms.IntegerField(initial=0, help_text="higher runs first")
+    aa = forms.BooleanField(
+        required=False,
+        label="A/A",
+        help_text="run the one version against itself (two separate series) to measure noise",
+    )
 
     def clean_clients(self) -> list[int]:
         try:
@@ -138,6 +143,8 @@ class JobForm(forms.Form):
             "order": data["order"],
             "priority": data["priority"],
         }
+        if data.get("aa"):
+            body["aa"] = True
         for name in ("scale", "clients", "duration_s", "repeats"):
             if data[name] not in (None, []):
                 body[name] = data[name]

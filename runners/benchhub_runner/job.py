@@ -69,6 +69,8 @@ class Step:
     version: str
     clients: int
     repeat: int
+    # The version's place in the job: an A/A job names one version twice, two separate series.
+    series: int = 0
 
     @property
     def stage(self) -> str:
@@ -113,9 +115,10 @@ def stale_clusters_stop(jobs_dir: Path) -> int:
 def plan(job: JobSpec) -> list[Step]:
     """Every measurement of the job, in the order it runs."""
     levels = [(c, r) for c in job.clients for r in range(1, job.repeats + 1)]
+    series = list(enumerate(job.versions))
     if job.order == "sequential":
-        return [Step(v, c, r) for v in job.versions for c, r in levels]
-    return [Step(v, c, r) for c, r in levels for v in job.versions]
+        return [Step(v, c, r, i) for i, v in series for c, r in levels]
+    return [Step(v, c, r, i) for c, r in levels for i, v in series]
 
 
 def raise_nofile(needed: int) -> tuple[int, int]:
@@ -152,7 +155,8 @@ class JobRunner:
         self.stop = stop
         self.report = report
         self.work = config.work_dir / "jobs" / f"{job.id}-{job.attempt}"
-        self.runs: dict[str, VersionRun] = {}
+        # By the version's place in the job: an A/A job names one version twice.
+        self.runs: dict[int, VersionRun] = {}
         self.running: VersionRun | None = None
         self.processes: list[pgbench.Process] = []
         self.client_limits: dict[str, int] = {}
@@ -243,7 +247,7 @@ class JobRunner:
                     max_connections=max_connections,
                     overrides=overrides,
                 )
-            self.runs[version] = run = VersionRun(
+            self.runs[index] = run = VersionRun(
                 requested=version, installation=installation, cluster=cluster
             )
             self._initialise(run)
@@ -331,7 +335,7 @@ class JobRunner:
     # --- measurements ---------------------------------------------------------------------------
 
     def _measure(self, step: Step, *, index: int, total: int) -> None:
-        run = self.runs[step.version]
+        run = self.runs[step.series]
         self._update(
             stage=step.stage,
             version=step.version,
