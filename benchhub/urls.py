@@ -6,7 +6,7 @@ from django.urls import include, path
 
 from benchhub.accounts.api import TokenDetailView, TokensView
 from benchhub.builds.api import BuildsView
-from benchhub.compare.api import CompareView
+from benchhub.compare.api import CompareSettleView, CompareView
 from benchhub.hosts.api import HostsView
 from benchhub.jobs.api import (
     JobCancelView,
@@ -37,6 +37,7 @@ api_v1 = [
     path("runs/<uuid:run_uuid>/results/", RunResultsView.as_view(), name="api-run-results"),
     path("builds/", BuildsView.as_view(), name="api-builds"),
     path("compare/", CompareView.as_view(), name="api-compare"),
+    path("compare/settle/", CompareSettleView.as_view(), name="api-compare-settle"),
     path("hosts/", HostsView.as_view(), name="api-hosts"),
     path("jobs/", JobsView.as_view(), name="api-jobs"),
     path("jobs/claim/", JobClaimView.as_view(), name="api-job-claim"),

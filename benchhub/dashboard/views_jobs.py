@@ -53,9 +53,7 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
 def _compare_runs(job: Job) -> str:
     """The job's runs of its latest attempt for ?runs=, in the order the job names the versions
     (an A/A job's two series in upload order); empty unless every version has its run."""
-    runs = sorted(
-        (r for r in job.runs.all() if r.job_attempt == job.attempt), key=lambda r: r.id
-    )
+    runs = sorted((r for r in job.runs.all() if r.job_attempt == job.attempt), key=lambda r: r.id)
     if len(runs) != len(job.versions) or len(runs) < 2:
         return ""
     if not job.aa:
