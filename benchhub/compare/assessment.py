@@ -260,6 +260,8 @@ def settle_plan(comparison: Comparison, assessment: Assessment) -> SettlePlan | 
     """More repeats of the levels left inconclusive (after Holm), for the baseline and each
     version with such a level: as many more a side as the observed variation says would likely
     settle the least settled of them (at most MAX_SETTLE_REPEATS). None when none is left."""
+    if not comparison.series:
+        return None
     clients: set[int] = set()
     extra = 0
     runs = [comparison.series[0].run]
