@@ -158,9 +158,7 @@ def test_it_states_the_verdicts_and_intervals_computed_from_the_uploaded_seconds
             assert f"{word} at {count}" in sentence
     assert "of 3 client levels (Holm-corrected)" in sentence
     geomean = _numbers(sentence.split("ratio")[1])
-    assert [geomean[0], geomean[-2], geomean[-1]] == pytest.approx(
-        _geomean(expected), abs=0.0015
-    )
+    assert [geomean[0], geomean[-2], geomean[-1]] == pytest.approx(_geomean(expected), abs=0.0015)
     assert "not reliably visible with 4 repeats a side" in page.inner_text("#noise-line")
     assert "beyond spread" not in page.content() and "spread unknown" not in page.content()
     page.click("#how-computed summary")
