@@ -5,11 +5,12 @@ Each comparison is what an A/A job does: two fresh clusters of the same prebuilt
 (the agent's own Cluster class, `pgbench -i -s 1`), then for each client level and repeat the
 same pgbench run on one series and then the other (interleaved, as the agent orders a job;
 both servers stay up, where the agent runs one at a time), each after a CHECKPOINT, with the
-argv the agent builds (`-P 1 -r`, -j = clients). Each repeat counts as its steady-state mean (compare.repeats.run_mean after the warm-up; pgbench's own tps
-below 10 steady seconds), and the comparison gets the verdicts the compare page shows: per level
-(level_verdict) and over the curve (curve_verdict: Holm, geometric-mean interval). A comparison
-is called different at the whole-curve level when any level is faster or slower after Holm, or
-when the geometric-mean interval excludes 1. Goal (issue 13): at most 1 of 20.
+argv the agent builds (`-P 1 -r`, -j = clients). Each repeat counts as its steady-state mean
+(compare.repeats.run_mean after the warm-up; pgbench's own tps below 10 steady seconds), and
+the comparison gets the verdicts the compare page shows: per level (level_verdict) and over
+the curve (curve_verdict: Holm, geometric-mean interval). A comparison is called different at
+the whole-curve level when any level is faster or slower after Holm, or when the
+geometric-mean interval excludes 1. Goal (issue 13): at most 1 of 20.
 
     .venv/bin/python -m bench.aa --comparisons 20      # about 12 minutes here
 """
