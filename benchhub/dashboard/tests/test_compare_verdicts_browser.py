@@ -91,13 +91,13 @@ def _expected(base_runs: dict, other_runs: dict) -> dict:
             "se": (se, dof),
             "mann_whitney": mannwhitneyu(other, base, alternative="two-sided").pvalue,
         }
-    clients = list(levels)
+    order = list(levels)
     corrected = zip(
-        _holm([levels[c]["p"][0] for c in clients]),
-        _holm([levels[c]["p"][1] for c in clients]),
+        _holm([levels[c]["p"][0] for c in order]),
+        _holm([levels[c]["p"][1] for c in order]),
         strict=True,
     )
-    for c, (p_difference, p_same) in zip(clients, corrected, strict=True):
+    for c, (p_difference, p_same) in zip(order, corrected, strict=True):
         levels[c]["holm"] = _verdict(p_difference, p_same, math.log(levels[c]["ratio"][0]))
     return levels
 
