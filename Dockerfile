@@ -12,6 +12,7 @@ RUN pip install ./runners
 COPY manage.py ./
 COPY benchhub ./benchhub
 COPY frontend ./frontend
+COPY docs ./docs
 # collectstatic only reads files; it needs settings, not a database or a real secret.
 RUN SECRET_KEY=collectstatic DATABASE_URL=postgres://x@localhost/x REDIS_URL=redis://localhost \
     python manage.py collectstatic --noinput

@@ -6,7 +6,7 @@ from django.urls import include, path
 
 from benchhub.accounts.api import TokenDetailView, TokensView
 from benchhub.builds.api import BuildsView, RecipeDetailView, RecipePatchesView, RecipesView
-from benchhub.compare.api import CompareView
+from benchhub.compare.api import CompareSettleView, CompareView
 from benchhub.hosts.api import HostSpoolReportView, HostsView
 from benchhub.jobs.api import (
     JobCancelView,
@@ -48,6 +48,7 @@ api_v1 = [
     path("recipes/<str:name>/", RecipeDetailView.as_view(), name="api-recipe"),
     path("recipes/<str:name>/patches/", RecipePatchesView.as_view(), name="api-recipe-patches"),
     path("compare/", CompareView.as_view(), name="api-compare"),
+    path("compare/settle/", CompareSettleView.as_view(), name="api-compare-settle"),
     path("hosts/", HostsView.as_view(), name="api-hosts"),
     path("hosts/spool/", HostSpoolReportView.as_view(), name="api-host-spool"),
     path("jobs/", JobsView.as_view(), name="api-jobs"),

@@ -1,5 +1,6 @@
-"""GET /api/v1/compare/: the comparison table as JSON, or CSV with `format=csv` or
-`Accept: text/csv`. Same query parameters as the Compare page (compare.serializers)."""
+"""GET /api/v1/compare/: the comparison table and its verdicts as JSON, or CSV with `format=csv`
+or `Accept: text/csv`; POST /api/v1/compare/settle/: queue more repeats of its inconclusive
+levels. Same query parameters as the Compare page (compare.serializers)."""
 
 import json
 from typing import Any
@@ -11,10 +12,15 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from benchhub.api.permissions import IsPerson
+from benchhub.compare.assessment import comparison_assess
 from benchhub.compare.presentations import presentation_data
 from benchhub.compare.selectors import comparison_get
-from benchhub.compare.serializers import CompareQuerySerializer, query_params
+from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
+from benchhub.compare.services import comparison_settle
 from benchhub.compare.tables import comparison_csv, comparison_data
+from benchhub.jobs.selectors import job_get
+from benchhub.jobs.serializers import JobDetailOutSerializer
 
 
 class CsvRenderer(renderers.BaseRenderer):
@@ -32,10 +38,14 @@ class CsvRenderer(renderers.BaseRenderer):
 
 class CompareView(APIView):
     """The comparison of versions (or runs) of a workload on a host: per client level each
-    version's median tps, change against the baseline (the first) in percent and whether it is
-    beyond the run-to-run spread; each version's peak; the differences between the runs; and
-    under "presentation" the tables of the workload's presentation (an improvement table,
-    each stream's figures, connections against tps, or tps with the OS evidence)."""
+    version's median tps and change against the baseline in percent; under "verdicts", for each
+    version against the baseline, the sentence on the whole curve (Holm-corrected counts,
+    geometric-mean ratio with its 95% interval) and per level the tps and latency ratios with
+    95% intervals, the verdict (faster, slower, same within the threshold, inconclusive), the
+    Mann-Whitney p and Cliff's delta from 4 repeats a side, and for an inconclusive level the
+    repeats a side likely to settle it; "noise" says what the host lets these repeats see;
+    each version's peak; the differences between the runs; and under "presentation" the tables
+    of the workload's presentation. docs/statistics.md describes the method."""
 
     renderer_classes = [renderers.JSONRenderer, CsvRenderer]
 
@@ -44,10 +54,35 @@ class CompareView(APIView):
         query = CompareQuerySerializer(data=query_params(request.query_params))
         query.is_valid(raise_exception=True)
         comparison = comparison_get(**query.selection())
+        assessment = comparison_assess(comparison, threshold=query.threshold_fraction)
         if request.accepted_renderer.format == "csv":
-            response = Response(comparison_csv(comparison))
+            response = Response(comparison_csv(comparison, assessment))
             response["Content-Disposition"] = 'attachment; filename="benchhub-compare.csv"'
             return response
-        data = comparison_data(comparison)
+        data = comparison_data(comparison, assessment)
         data["presentation"] = presentation_data([comparison] if comparison.series else [])
         return Response(data)
+
+
+class CompareSettleView(APIView):
+    """Settle it: queue one job with more repeats of the comparison's inconclusive levels (after
+    Holm, at the threshold given), for the baseline and the versions concerned, on the baseline
+    run's host with the same builds, workload, length and configuration. The query parameters
+    are the comparison's, as for GET /api/v1/compare/. 201 with the job; 409
+    `nothing_to_settle` when every level has a verdict."""
+
+    permission_classes = [IsPerson]
+
+    @extend_schema(
+        parameters=[CompareQuerySerializer], request=None, responses={201: JobDetailOutSerializer}
+    )
+    def post(self, request: Request) -> Response:
+        query = CompareQuerySerializer(data=query_params(request.query_params))
+        query.is_valid(raise_exception=True)
+        job = comparison_settle(
+            comparison=comparison_get(**query.selection()),
+            threshold=query.threshold_fraction,
+            created_by=request.user,
+            permalink=permalink_query(query.validated_data),
+        )
+        return Response(JobDetailOutSerializer(job_get(job_id=job.pk)).data, status=201)

@@ -25,6 +25,11 @@ from arch.bootstrap import CircularBlockBootstrap, optimal_block_length
 # overall figure, nor a block bootstrap worth running.
 MIN_SECONDS = 10
 WITHIN_REPLICATES = 200
+# The warm-up left out of a run's per-second samples: the first tenth of the run, at least 2 s
+# (connections, the first reads into shared buffers) and at most 60 s.
+WARMUP_FRACTION = 0.1
+WARMUP_MIN_S = 2.0
+WARMUP_MAX_S = 60.0
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,24 @@ def run_mean(
         seconds=int(values.size),
         block=block,
     )
+
+
+def warmup_s(duration_s: float) -> float:
+    """Seconds at the start of a run of `duration_s` seconds that count as warm-up."""
+    return min(WARMUP_MAX_S, max(WARMUP_MIN_S, WARMUP_FRACTION * duration_s))
+
+
+def steady_state(
+    samples: Sequence[tuple[float, float | None]], *, duration_s: float | None = None
+) -> list[float]:
+    """The values of the (t, value) progress samples after the warm-up (`t` is the end of each
+    second's interval, as pgbench's `-P` prints it), in time order, without missing values.
+    `duration_s` defaults to the last sample's t (a run given as a transaction count)."""
+    ordered = sorted((t, v) for t, v in samples if v is not None)
+    if not ordered:
+        return []
+    cut = warmup_s(duration_s if duration_s else ordered[-1][0])
+    return [v for t, v in ordered if t > cut]
 
 
 def block_length(values: np.ndarray) -> int:

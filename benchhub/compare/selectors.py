@@ -5,8 +5,12 @@ the list of everything other than the version in which they differ. Which run st
 version: the newest (by `started_at`) aggregated run of that version matching the workload and
 host (or hardware fingerprint) under the comparability key most versions share, leaving out runs
 marked invalid unless asked for; a version with no run under that key takes its newest, and the
-comparison says it mixes keys. Older runs of
-the same version are history (see `history_get`), not repeats: repeats live inside a run.
+comparison says it mixes keys. Older runs of the same version are history (see `history_get`),
+not repeats: repeats live inside a run. The verdicts pool the repeats of every aggregated run of
+that run's build under its comparability key (the same host hardware, configuration, workload,
+scale and length), so more repeats queued later ("settle it") join the comparison; a comparison
+of runs named by UUID pools nothing. The baseline is the first version, unless another version's
+run is marked baseline (review) or the `baseline` parameter names one.
 
 Both selectors run a fixed number of SQL queries whatever the number of runs stored: one per
 kind of row (host, runs, aggregates, threads), with relations joined, never one per run.
@@ -30,6 +34,7 @@ from benchhub.workloads.models import Workload
 
 RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides", "import_text")
 MAX_COMPARED = 12
+MAX_POOLED_RUNS = 50
 HISTORY_MAX_POINTS = 500
 
 
@@ -45,6 +50,9 @@ class Series:
     run: Run
     levels: dict[int, LevelAggregate]
     threads: list[int]
+    # The runs whose repeats the verdicts pool: `run` first, then the other runs of its build
+    # under its comparability key, newest first.
+    pooled: list[Run] = field(default_factory=list)
 
     @property
     def is_summary(self) -> bool:
@@ -71,10 +79,17 @@ class Comparison:
     # Versions (or runs) compared although their comparability key differs from the others':
     # the chart mixes what is not held equal (the differences say what).
     mixed_keys: list[str] = field(default_factory=list)
+    # The baseline is the version a reviewer marked baseline rather than the first one asked.
+    baseline_marked: bool = False
 
     @property
     def baseline(self) -> Series | None:
         return self.series[0] if self.series else None
+
+    @property
+    def is_aa(self) -> bool:
+        """An A/A comparison: every series is the same build (runs named by UUID)."""
+        return len(self.series) > 1 and len({s.run.build_id for s in self.series}) == 1
 
 
 def runs_compared(include_invalid: bool):
@@ -183,9 +198,12 @@ def comparison_get(
     runs: list[uuid.UUID] | None = None,
     same_hardware: bool = False,
     include_invalid: bool = False,
+    baseline: str | None = None,
 ) -> Comparison:
-    """The runs to compare, in the order asked (the first is the baseline), with their
-    aggregates and differences. Either `runs` (specific runs) or workload + host + versions.
+    """The runs to compare, in the order asked (the first is the baseline, unless `baseline`
+    names another version or another version's run is marked baseline), with their aggregates,
+    the runs each pools, and the differences. Either `runs` (specific runs, pooled with nothing)
+    or workload + host + versions.
 
     Raises ComparisonError naming the parameter when the selection cannot be made.
     """
@@ -193,28 +211,80 @@ def comparison_get(
         chosen = _runs_by_uuid(uuids=runs[:MAX_COMPARED], include_invalid=include_invalid)
         wanted = [str(u) for u in runs]
         found = {str(run.uuid) for run in chosen}
-    else:
-        if not (workload and host and versions):
-            name = "workload" if not workload else "host" if not host else "versions"
-            raise ComparisonError("invalid", f"{name} is required (or give runs).", field=name)
-        chosen, mixed = _runs_for_versions(
-            workload=workload,
-            host=host,
-            versions=versions[:MAX_COMPARED],
-            same_hardware=same_hardware,
-            include_invalid=include_invalid,
+        comparison = _comparison(chosen, missing=[w for w in wanted if w not in found])
+        if comparison.series:
+            base = comparison.series[0].run.comparability_key
+            comparison.mixed_keys = [
+                s.label for s in comparison.series if s.run.comparability_key != base
+            ]
+        return comparison
+    if not (workload and host and versions):
+        name = "workload" if not workload else "host" if not host else "versions"
+        raise ComparisonError("invalid", f"{name} is required (or give runs).", field=name)
+    if baseline is not None and baseline not in versions:
+        raise ComparisonError(
+            "invalid", "baseline must be one of the compared versions.", field="baseline"
         )
-        wanted = list(versions)
-        found = set(versions_pick(versions, chosen))
-    comparison = _comparison(chosen, missing=[w for w in wanted if w not in found])
-    if not runs:
-        comparison.mixed_keys = mixed
-    elif comparison.series:
-        base = comparison.series[0].run.comparability_key
-        comparison.mixed_keys = [
-            s.label for s in comparison.series if s.run.comparability_key != base
-        ]
+    chosen, mixed = _runs_for_versions(
+        workload=workload,
+        host=host,
+        versions=versions[:MAX_COMPARED],
+        same_hardware=same_hardware,
+        include_invalid=include_invalid,
+    )
+    picked = versions_pick(versions, chosen)
+    chosen, marked = _baseline_first(chosen, picked, baseline)
+    comparison = _comparison(
+        chosen,
+        missing=[w for w in versions if w not in picked],
+        pooled=runs_pooled(chosen, include_invalid=include_invalid),
+    )
+    comparison.baseline_marked = marked
+    comparison.mixed_keys = mixed
     return comparison
+
+
+def _baseline_first(
+    chosen: list[Run], picked: dict[str, Run], baseline: str | None
+) -> tuple[list[Run], bool]:
+    """`chosen` with the baseline first: the version named, else the first whose run is marked
+    baseline (when the first is not), else as asked. The flag says a mark decided it."""
+    first = picked.get(baseline) if baseline else None
+    marked = False
+    if first is None and chosen and not chosen[0].baseline:
+        first = next((run for run in chosen if run.baseline), None)
+        marked = first is not None
+    if first is None:
+        return chosen, False
+    return [first, *(run for run in chosen if run.id != first.id)], marked
+
+
+def runs_pooled(runs: list[Run], *, include_invalid: bool = False) -> dict[int, list[Run]]:
+    """For each run, the runs whose repeats its verdicts pool: itself, then every other
+    aggregated run of its build under its comparability key, newest first, at most
+    MAX_POOLED_RUNS. One query."""
+    pooled: dict[int, list[Run]] = {run.id: [run] for run in runs}
+    if not runs:
+        return pooled
+    same = Q()
+    for run in runs:
+        same |= Q(build_id=run.build_id, comparability_key=run.comparability_key)
+    others = Run.objects.filter(same, aggregated_at__isnull=False).exclude(
+        pk__in=[run.id for run in runs]
+    )
+    if not include_invalid:
+        others = others.filter(invalid=False)
+    rows = others.only("id", "uuid", "build_id", "comparability_key", "started_at", "job_id")
+    for other in rows.order_by("-started_at", "-id")[: MAX_POOLED_RUNS * len(runs)]:
+        for run in runs:
+            mine = pooled[run.id]
+            same_series = (other.build_id, other.comparability_key) == (
+                run.build_id,
+                run.comparability_key,
+            )
+            if same_series and len(mine) < MAX_POOLED_RUNS:
+                mine.append(other)
+    return pooled
 
 
 def run_levels(runs: list[Run]) -> dict[int, dict[int, LevelAggregate]]:
@@ -245,11 +315,20 @@ def comparison_build(
     missing: list[str],
     levels: dict[int, dict[int, LevelAggregate]],
     threads: dict[int, list[int]],
+    pooled: dict[int, list[Run]] | None = None,
 ) -> Comparison:
     """A Comparison of `runs` (baseline first) from aggregates and threads already read
-    (run_levels, run_threads), so several comparisons can share their queries."""
+    (run_levels, run_threads), so several comparisons can share their queries. With `pooled`
+    (runs_pooled), a level the run lacks takes the newest pooled run's aggregate."""
+    pooled = pooled or {run.id: [run] for run in runs}
     series = [
-        Series(label=label, run=run, levels=levels[run.id], threads=threads[run.id])
+        Series(
+            label=label,
+            run=run,
+            levels=_merged_levels(pooled[run.id], levels),
+            threads=threads[run.id],
+            pooled=pooled[run.id],
+        )
         for label, run in zip(series_labels(runs), runs, strict=True)
     ]
     partial = [
@@ -279,9 +358,26 @@ def comparison_build(
     )
 
 
-def _comparison(runs: list[Run], *, missing: list[str]) -> Comparison:
+def _merged_levels(
+    runs: list[Run], levels: dict[int, dict[int, LevelAggregate]]
+) -> dict[int, LevelAggregate]:
+    merged: dict[int, LevelAggregate] = {}
+    for run in runs:
+        for clients, aggregate in levels.get(run.id, {}).items():
+            merged.setdefault(clients, aggregate)
+    return merged
+
+
+def _comparison(
+    runs: list[Run], *, missing: list[str], pooled: dict[int, list[Run]] | None = None
+) -> Comparison:
+    every = [run for group in (pooled or {}).values() for run in group] or runs
     return comparison_build(
-        runs, missing=missing, levels=run_levels(runs), threads=run_threads(runs)
+        runs,
+        missing=missing,
+        levels=run_levels(every),
+        threads=run_threads(runs),
+        pooled=pooled,
     )
 
 

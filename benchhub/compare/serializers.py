@@ -1,6 +1,7 @@
 """The compare query parameters, shared by the page and the API, so a permalink means the same
-thing in both: workload, host, versions (comma-separated, first = baseline) or runs (UUIDs),
-same_hardware, invalid."""
+thing in both: workload, host, versions (comma-separated, first = baseline unless a run is
+marked baseline or `baseline` names a version) or runs (UUIDs), same_hardware, invalid, and the
+verdicts' practical threshold in percent (default 2)."""
 
 import uuid
 from typing import Any
@@ -9,6 +10,9 @@ from django.http import QueryDict
 from rest_framework import serializers
 
 from benchhub.compare.selectors import MAX_COMPARED
+from benchhub.compare.verdicts import DEFAULT_THRESHOLD
+
+DEFAULT_THRESHOLD_PCT = DEFAULT_THRESHOLD * 100
 
 LIST_PARAMS = ("versions", "runs")
 
@@ -48,6 +52,19 @@ class CompareQuerySerializer(serializers.Serializer):
     invalid = serializers.BooleanField(
         required=False, default=False, help_text="include runs marked invalid"
     )
+    baseline = serializers.CharField(
+        required=False,
+        max_length=100,
+        help_text="the version compared against (default: the one whose run is marked "
+        "baseline, else the first)",
+    )
+    threshold = serializers.FloatField(
+        required=False,
+        default=DEFAULT_THRESHOLD_PCT,
+        min_value=0.1,
+        max_value=50,
+        help_text="percent: differences smaller than this count as the same (default 2)",
+    )
 
     def validate_versions(self, value: str) -> list[str]:
         versions = _split(value)
@@ -67,6 +84,11 @@ class CompareQuerySerializer(serializers.Serializer):
         return runs
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("baseline") and attrs.get("versions") is not None:
+            if attrs["baseline"] not in attrs["versions"]:
+                raise serializers.ValidationError(
+                    {"baseline": ["Must be one of the compared versions."]}
+                )
         if attrs.get("runs"):
             return attrs
         missing = {
@@ -88,7 +110,13 @@ class CompareQuerySerializer(serializers.Serializer):
             "runs": data.get("runs") or [],
             "same_hardware": data["same_hardware"],
             "include_invalid": data["invalid"],
+            "baseline": None if data.get("runs") else data.get("baseline") or None,
         }
+
+    @property
+    def threshold_fraction(self) -> float:
+        """The practical threshold as a fraction (0.02 for 2 %)."""
+        return self.validated_data["threshold"] / 100
 
 
 def permalink_query(data: dict[str, Any]) -> str:
@@ -105,6 +133,10 @@ def permalink_query(data: dict[str, Any]) -> str:
         }
         if data.get("same_hardware"):
             params["same_hardware"] = "1"
+        if data.get("baseline"):
+            params["baseline"] = data["baseline"]
     if data.get("invalid"):
         params["invalid"] = "1"
+    if data.get("threshold", DEFAULT_THRESHOLD_PCT) != DEFAULT_THRESHOLD_PCT:
+        params["threshold"] = f"{data['threshold']:g}"
     return urlencode(params, safe=",")

@@ -1,14 +1,17 @@
-"""The comparison as a table: one row per client level, one summary per version, and the same
-rows as CSV and JSON. The page, the API and the CSV export all read these, so they agree."""
+"""The comparison as a table: one row per client level, one summary per version, the verdicts,
+and the same rows as CSV and JSON. The page, the API and the CSV export all read these, so they
+agree. The verdicts come from compare.assessment (pooled repeats, intervals, Holm)."""
 
 from __future__ import annotations
 
 import csv
 import io
+import math
 from dataclasses import dataclass
 from typing import Any
 
 from benchhub.compare import statistics
+from benchhub.compare.assessment import Assessment, LevelRow, VersionAssessment
 from benchhub.compare.describe import hardware_text, length_text
 from benchhub.compare.selectors import Comparison, Series
 from benchhub.results.models import Run
@@ -16,14 +19,15 @@ from benchhub.results.models import Run
 
 @dataclass
 class Cell:
-    """One version at one client level. `beyond_spread` compares with the baseline."""
+    """One version at one client level: the median tps of the run that stands for it, and
+    against the baseline the verdict (None for the baseline, or without repeats on a side)."""
 
     tps: float | None
     tps_min: float | None
     tps_max: float | None
     samples: int
     change_pct: float | None
-    beyond_spread: bool | None
+    verdict: LevelRow | None = None
 
 
 @dataclass
@@ -38,21 +42,16 @@ class Summary:
     peak_tps: float | None
     peak_clients: int | None
     geomean_ratio: float | None
+    geomean_low: float | None
+    geomean_high: float | None
     is_summary: bool
-
-
-def _spread(series: Series, clients: int) -> statistics.Spread | None:
-    level = series.levels.get(clients)
-    if level is None or level.tps_min is None or level.tps_max is None:
-        return None
-    return statistics.Spread(low=level.tps_min, high=level.tps_max, samples=level.samples)
 
 
 def _medians(series: Series) -> dict[int, float | None]:
     return {c: a.tps_median for c, a in series.levels.items()}
 
 
-def comparison_rows(comparison: Comparison) -> list[Row]:
+def comparison_rows(comparison: Comparison, assessment: Assessment | None = None) -> list[Row]:
     base = comparison.baseline
     if base is None:
         return []
@@ -74,28 +73,29 @@ def comparison_rows(comparison: Comparison) -> list[Row]:
                     change_pct=statistics.change_pct(
                         base_level.tps_median if base_level else None, level.tps_median
                     ),
-                    beyond_spread=statistics.beyond_spread(
-                        _spread(base, clients), _spread(series, clients)
-                    ),
+                    verdict=assessment.row(series, clients) if assessment else None,
                 )
             )
         rows.append(Row(clients=clients, cells=cells))
     return rows
 
 
-def comparison_summary(comparison: Comparison) -> list[Summary]:
-    base = comparison.baseline
-    if base is None:
-        return []
+def comparison_summary(comparison: Comparison, assessment: Assessment) -> list[Summary]:
+    """Each version's peak, and its geometric-mean tps ratio to the baseline over the levels
+    with repeats on both sides (of the pooled steady-state means), with its 95% interval."""
+    curves = {v.series.run.id: v.curve for v in assessment.versions}
     summaries = []
     for series in comparison.series:
         top = statistics.peak(_medians(series))
+        curve = curves.get(series.run.id)
         summaries.append(
             Summary(
                 label=series.label,
                 peak_tps=top[0] if top else None,
                 peak_clients=top[1] if top else None,
-                geomean_ratio=statistics.geometric_mean_ratio(_medians(base), _medians(series)),
+                geomean_ratio=curve.geomean if curve else None,
+                geomean_low=curve.low if curve else None,
+                geomean_high=curve.high if curve else None,
                 is_summary=series.is_summary,
             )
         )
@@ -134,21 +134,27 @@ def _label(series: Series) -> str:
     return f"{series.label} (summary import)" if series.is_summary else series.label
 
 
-def comparison_data(comparison: Comparison) -> dict[str, Any]:
+def comparison_data(comparison: Comparison, assessment: Assessment) -> dict[str, Any]:
     """The comparison as JSON-ready data (the API's body)."""
-    rows = comparison_rows(comparison)
+    rows = comparison_rows(comparison, assessment)
+    base = comparison.baseline
     return {
         "series": [
             {
                 "label": _label(s),
                 "version": s.run.build.version,
                 "run": str(s.run.uuid),
+                "pooled_runs": [str(r.uuid) for r in s.pooled or [s.run]],
                 "source": s.run.source,
                 "invalid": s.run.invalid,
                 "measured_on": measured_on(s.run),
             }
             for s in comparison.series
         ],
+        "baseline": base.label if base else None,
+        "baseline_marked": comparison.baseline_marked,
+        "aa": assessment.aa,
+        "threshold_pct": assessment.threshold * 100,
         "missing": comparison.missing,
         "partial": [
             {
@@ -169,13 +175,62 @@ def comparison_data(comparison: Comparison) -> dict[str, Any]:
             {
                 "clients": row.clients,
                 "versions": [
-                    {"label": _label(s), **(vars(cell) if cell else {"tps": None})}
+                    {"label": _label(s), **(_cell_data(cell) if cell else {"tps": None})}
                     for s, cell in zip(comparison.series, row.cells, strict=True)
                 ],
             }
             for row in rows
         ],
-        "summary": [vars(s) for s in comparison_summary(comparison)],
+        "summary": [vars(s) for s in comparison_summary(comparison, assessment)],
+        "verdicts": [_version_data(v) for v in assessment.versions],
+        "noise": assessment.noise_text,
+    }
+
+
+def _cell_data(cell: Cell) -> dict[str, Any]:
+    data = {k: v for k, v in vars(cell).items() if k != "verdict"}
+    data["verdict"] = cell.verdict.verdict.verdict.value if cell.verdict else None
+    return data
+
+
+def _version_data(version: VersionAssessment) -> dict[str, Any]:
+    curve = version.curve
+    return {
+        "label": version.label,
+        "summary": curve.summary if curve else None,
+        "counts": {k.value: n for k, n in curve.counts.items()} if curve else None,
+        "geomean_ratio": curve.geomean if curve else None,
+        "geomean_low": curve.low if curve else None,
+        "geomean_high": curve.high if curve else None,
+        "levels": [_level_data(row) for row in version.levels.values()],
+    }
+
+
+def _level_data(row: LevelRow) -> dict[str, Any]:
+    level = row.verdict
+    latency = level.latency
+    return {
+        "clients": row.clients,
+        "verdict": level.verdict.value,
+        "verdict_holm": row.corrected.value,
+        "tps_ratio": level.tps.value,
+        "tps_ratio_low": level.tps.low,
+        "tps_ratio_high": level.tps.high,
+        "latency_ratio": latency.value if latency else None,
+        "latency_ratio_low": latency.low if latency else None,
+        "latency_ratio_high": latency.high if latency else None,
+        "repeats": list(level.repeats),
+        "run_to_run_cv": level.tps.cv,
+        "p_difference": level.p_difference,
+        "p_same": level.p_same,
+        "mann_whitney_p": level.mann_whitney_p,
+        "cliffs_delta": level.cliffs_delta,
+        "repeats_needed": level.repeats_needed,
+        "host_noise_cv": row.noise.cv if row.noise else None,
+        "visible_difference": row.visible
+        if row.visible is not None and math.isfinite(row.visible)
+        else None,
+        "description": level.description,
     }
 
 
@@ -189,19 +244,24 @@ CSV_COLUMNS = [
     "tps_max",
     "repeats",
     "change_pct",
-    "beyond_spread",
+    "verdict",
+    "tps_ratio",
+    "tps_ratio_low",
+    "tps_ratio_high",
 ]
 
 
-def comparison_csv(comparison: Comparison) -> str:
-    """The table as CSV: one line per (client level, version), baseline first."""
+def comparison_csv(comparison: Comparison, assessment: Assessment) -> str:
+    """The table as CSV: one line per (client level, version), baseline first; the verdict
+    columns are empty for the baseline."""
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for row in comparison_rows(comparison):
+    for row in comparison_rows(comparison, assessment):
         for series, cell in zip(comparison.series, row.cells, strict=True):
             if cell is None:
                 continue
+            level = cell.verdict.verdict if cell.verdict else None
             writer.writerow(
                 [
                     row.clients,
@@ -213,7 +273,10 @@ def comparison_csv(comparison: Comparison) -> str:
                     _num(cell.tps_max),
                     cell.samples,
                     _num(cell.change_pct),
-                    "" if cell.beyond_spread is None else str(cell.beyond_spread).lower(),
+                    level.verdict.value if level else "",
+                    _num(level.tps.value if level else None),
+                    _num(level.tps.low if level else None),
+                    _num(level.tps.high if level else None),
                 ]
             )
     return out.getvalue()

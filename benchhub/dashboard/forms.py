@@ -113,6 +113,11 @@ class JobForm(forms.Form):
         "workload, blank keeps the entry's",
     )
     priority = forms.IntegerField(initial=0, help_text="higher runs first")
+    aa = forms.BooleanField(
+        required=False,
+        label="A/A",
+        help_text="run the one version against itself (two separate series) to measure noise",
+    )
 
     def clean_clients(self) -> list[int]:
         try:
@@ -154,6 +159,8 @@ class JobForm(forms.Form):
             "level_order": data["level_order"] or Job.LevelOrder.GIVEN,
             "priority": data["priority"],
         }
+        if data.get("aa"):
+            body["aa"] = True
         for name in ("scale", "clients", "duration_s", "repeats", "warmup_s"):
             if data[name] not in (None, []):
                 body[name] = data[name]

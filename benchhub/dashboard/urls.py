@@ -6,6 +6,7 @@ from benchhub.dashboard import (
     views,
     views_compare,
     views_experiments,
+    views_hosts,
     views_imports,
     views_jobs,
     views_recipes,
@@ -21,6 +22,9 @@ urlpatterns = [
     path("import/", views_imports.import_outputs, name="import-outputs"),
     path("import/summary/", views_imports.import_summary, name="import-summary"),
     path("compare/", views_compare.compare, name="compare"),
+    path("docs/statistics/", views.docs_statistics, name="docs-statistics"),
+    path("compare/settle/", views_compare.compare_settle, name="compare-settle"),
+    path("hosts/<str:name>/", views_hosts.host_detail, name="host"),
     path("history/", views_compare.history, name="history"),
     path("experiments/", views_experiments.experiment_list, name="experiments"),
     path(

@@ -1,5 +1,10 @@
 """Page views."""
 
+from functools import cache
+
+import markdown as markdown_lib
+import nh3
+from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
@@ -31,3 +36,24 @@ def healthz(request: HttpRequest) -> JsonResponse:
     with connection.cursor() as cursor:
         cursor.execute("SELECT 1")
     return JsonResponse({"status": "ok"})
+
+
+DOC_TAGS = {
+    *("p", "a", "code", "pre", "em", "strong", "ul", "ol", "li", "blockquote", "br"),
+    *("h1", "h2", "h3", "h4", "table", "thead", "tbody", "tr", "th", "td"),
+}
+
+
+@cache
+def _statistics_html() -> str:
+    text = (settings.BASE_DIR / "docs" / "statistics.md").read_text()
+    html = markdown_lib.markdown(text, extensions=["tables", "fenced_code"])
+    return nh3.clean(html, tags=DOC_TAGS, attributes={"a": {"href"}})
+
+
+def docs_statistics(request: HttpRequest) -> HttpResponse:
+    """GET /docs/statistics/: docs/statistics.md, the verdicts' method, as a page (the compare
+    page's "how this was computed" links here)."""
+    return render(
+        request, "dashboard/doc.html", {"title": "Statistics", "html": _statistics_html()}
+    )

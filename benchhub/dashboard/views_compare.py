@@ -1,13 +1,20 @@
 """The Compare and History pages. Views parse the query, call one selector, build the figures
 (dashboard.charts) and render; the numbers come from compare.tables, as in the API."""
 
+from urllib.parse import parse_qsl
+
+from django.contrib import messages as flash
+from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.views.decorators.http import require_POST
 
 from benchhub.api.errors import flatten_errors
+from benchhub.compare.assessment import comparison_assess
 from benchhub.compare.selectors import compare_choices, comparison_get, history_get
 from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
+from benchhub.compare.services import comparison_settle
 from benchhub.compare.tables import (
     captions,
     comparison_rows,
@@ -26,8 +33,9 @@ def _selection_title(comparison, workload: str | None, host: str | None) -> str:
 
 
 def compare(request: HttpRequest) -> HttpResponse:
-    """GET /compare/?workload=&host=&versions=a,b[&same_hardware=1][&invalid=1] or ?runs=u1,u2.
-    A form submission with repeated `versions` is redirected to the permalink's comma form."""
+    """GET /compare/?workload=&host=&versions=a,b[&baseline=a][&threshold=2][&same_hardware=1]
+    [&invalid=1] or ?runs=u1,u2. A form submission with repeated `versions` is redirected to the
+    permalink's comma form."""
     if len(request.GET.getlist("versions")) > 1:
         selection = CompareQuerySerializer(data=query_params(request.GET))
         if selection.is_valid():
@@ -44,7 +52,12 @@ def compare(request: HttpRequest) -> HttpResponse:
             else:
                 level = query.level(request.GET)
                 context.update(
-                    _comparison_context(comparison, selection.validated_data, level=level)
+                    _comparison_context(
+                        comparison,
+                        selection.validated_data,
+                        level=level,
+                        threshold=selection.threshold_fraction,
+                    )
                 )
         else:
             context["errors"] = flatten_errors(selection.errors)
@@ -52,22 +65,31 @@ def compare(request: HttpRequest) -> HttpResponse:
     return render(request, "dashboard/compare.html", context)
 
 
-def _comparison_context(comparison, data: dict, *, level: int | None = None) -> dict:
+def _comparison_context(
+    comparison, data: dict, *, level: int | None = None, threshold: float
+) -> dict:
     if not comparison.series:
         return {"comparison": comparison}
     title = _selection_title(comparison, data.get("workload"), data.get("host"))
     permalink = permalink_query(data)
     base = comparison.series[0].run
     history_host = data.get("host") or base.host.name
+    assessment = comparison_assess(comparison, threshold=threshold)
     return {
         "comparison": comparison,
+        "assessment": assessment,
+        "threshold_pct": f"{threshold * 100:g}",
         "title": title,
-        "rows": comparison_rows(comparison),
-        "summary": list(zip(comparison.series, comparison_summary(comparison), strict=True)),
+        "rows": comparison_rows(comparison, assessment),
+        "summary": list(
+            zip(comparison.series, comparison_summary(comparison, assessment), strict=True)
+        ),
         "captions": captions(comparison),
         "tps_figure": charts.tps_figure(comparison, title=f"tps: {title}"),
         "latency_figure": charts.latency_figure(comparison, title=f"latency: {title}"),
         "permalink": permalink,
+        "permalink_with_threshold": permalink,
+        "threshold_hidden": [(k, v) for k, v in parse_qsl(permalink) if k != "threshold"],
         "api_url": f"{reverse('api-compare')}?{permalink}",
         "history_query": {"host": history_host, "workload": base.workload.name},
         **presentation_context([comparison], level=level),
@@ -94,6 +116,29 @@ def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:
         "hosts": choices.hosts,
         "version_choices": [(v, v in selected_versions) for v in offered],
     }
+
+
+@login_required
+@require_POST
+def compare_settle(request: HttpRequest) -> HttpResponse:
+    """POST /compare/settle/?<the comparison's query>: "settle it", more repeats of its
+    inconclusive levels (compare.services.comparison_settle); on to the queued job's page."""
+    selection = CompareQuerySerializer(data=query_params(request.GET))
+    back = f"{reverse('compare')}?{request.GET.urlencode()}"
+    if not selection.is_valid():
+        flash.error(request, "This comparison cannot be settled: its selection is not valid.")
+        return redirect(back)
+    try:
+        job = comparison_settle(
+            comparison=comparison_get(**selection.selection()),
+            threshold=selection.threshold_fraction,
+            created_by=request.user,
+            permalink=permalink_query(selection.validated_data),
+        )
+    except ApplicationError as exc:
+        flash.error(request, exc.detail)
+        return redirect(back)
+    return redirect("job", job_id=job.pk)
 
 
 def history(request: HttpRequest) -> HttpResponse:

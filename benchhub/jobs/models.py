@@ -70,6 +70,11 @@ class Job(models.Model):
     repeats = models.PositiveIntegerField(default=1)
     config_overrides = models.JSONField(default=dict, blank=True)
     order = models.CharField(max_length=12, choices=Order.choices, default=Order.INTERLEAVED)
+    aa = models.BooleanField(
+        default=False,
+        help_text="A/A: the one version against itself, two separate series (versions names it "
+        "twice), so their comparison measures the noise",
+    )
     host = models.ForeignKey(
         "hosts.Host",
         null=True,

@@ -14,7 +14,12 @@ MAX_ACTIVE = 100
 
 def _jobs() -> QuerySet[Job]:
     return Job.objects.select_related(*JOB_RELATIONS).prefetch_related(
-        Prefetch("runs", queryset=Run.objects.only("uuid", "job_id"))
+        Prefetch(
+            "runs",
+            queryset=Run.objects.select_related("build")
+            .only("uuid", "job_id", "job_attempt", "build__version")
+            .order_by("id"),
+        )
     )
 
 

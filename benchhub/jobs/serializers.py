@@ -121,6 +121,11 @@ class JobInSerializer(serializers.Serializer):
         child=StrictCharField(max_length=64), required=False, default=list, max_length=20
     )
     priority = StrictIntegerField(min_value=-1000, max_value=1000, default=0)
+    aa = serializers.BooleanField(
+        default=False,
+        help_text="A/A: run the one version given twice, as two separate series (two runs), "
+        "so that their comparison measures the host's noise",
+    )
     max_attempts = StrictIntegerField(min_value=1, max_value=10, default=3)
 
     def to_internal_value(self, data: Any) -> dict[str, Any]:
@@ -154,7 +159,12 @@ class JobInSerializer(serializers.Serializer):
                 )
         if len(set(attrs["clients"])) != len(attrs["clients"]):
             errors["clients"] = "Client levels must be unique."
-        if len(set(attrs["versions"])) != len(attrs["versions"]):
+        if attrs.get("aa"):
+            if len(set(attrs["versions"])) != 1:
+                errors["versions"] = "An A/A job names exactly one version."
+            else:
+                attrs["versions"] = [attrs["versions"][0]] * 2
+        elif len(set(attrs["versions"])) != len(attrs["versions"]):
             errors["versions"] = "Versions must be unique."
         elif unbuildable := _builds_without_recipe(attrs["versions"]):
             errors["versions"] = (
@@ -292,6 +302,7 @@ class JobOutSerializer(serializers.ModelSerializer):
             "repeats",
             "config_overrides",
             "order",
+            "aa",
             "host",
             "host_tags",
             "priority",

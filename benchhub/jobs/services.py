@@ -168,17 +168,50 @@ def job_create_again(*, run: Run, created_by: Any) -> Job:
     """
     job = Job.objects.select_related("host").filter(pk=run.job_id).first() if run.job_id else None
     request = _job_request_of_job(job) if job is not None else _job_request_of(run)
+    return job_create(
+        created_by=created_by,
+        actor=f"{created_by.get_username()} (again from run {run.uuid})",
+        **_validated(request, "This run cannot be queued again"),
+    )
+
+
+def job_create_more(
+    *,
+    runs: list[Run],
+    clients: list[int],
+    repeats: int,
+    created_by: Any,
+    reason: str,
+    aa: bool = False,
+) -> Job:
+    """Queue more repeats of what `runs` measured (a comparison's "settle it"): their builds'
+    versions, in order, at `clients`, `repeats` repeats each, on the first run's host with its
+    workload, scale, length, pgbench threads and configuration overrides, so the new runs share
+    the runs' comparability keys and join their comparison. `aa`: one version against itself.
+
+    Raises JobError `invalid` (400) when the request does not validate (the detail names each
+    field), as job_create_again does.
+    """
+    request = _job_request_of(runs[0])
+    versions = list(dict.fromkeys(run.build.version for run in runs))
+    request.update(versions=versions[:1] if aa else versions, clients=clients, repeats=repeats)
+    if aa:
+        request["aa"] = True
+    return job_create(
+        created_by=created_by,
+        actor=f"{created_by.get_username()} ({reason})"[:200],
+        **_validated(request, "These runs cannot be measured again"),
+    )
+
+
+def _validated(request: dict[str, Any], refusal: str) -> dict[str, Any]:
     body = JobInSerializer(data=request)
     if not body.is_valid():
         problems = "; ".join(
             f"{path}: {' '.join(msgs)}" for path, msgs in flatten_errors(body.errors).items()
         )
-        raise JobError("invalid", f"This run cannot be queued again: {problems}", status=400)
-    return job_create(
-        created_by=created_by,
-        actor=f"{created_by.get_username()} (again from run {run.uuid})",
-        **body.validated_data,
-    )
+        raise JobError("invalid", f"{refusal}: {problems}", status=400)
+    return body.validated_data
 
 
 def job_claim(*, token: RunnerToken) -> Job | None:

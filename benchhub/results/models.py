@@ -172,6 +172,23 @@ class Result(models.Model):
         null=True, blank=True, help_text="the pgbench client was the bottleneck"
     )
     comparability_key = models.CharField(max_length=64)
+    # What a verdict needs of this repeat (compare.repeats): written by the aggregation from the
+    # progress samples after the warm-up, so comparisons never read the samples. Null for an
+    # aborted repeat and until the run is aggregated.
+    steady_tps = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="mean tps of the steady-state seconds; pgbench's tps with fewer than 10",
+    )
+    steady_tps_se = models.FloatField(
+        null=True, blank=True, help_text="its standard error from a block bootstrap of the seconds"
+    )
+    steady_latency_ms = models.FloatField(null=True, blank=True)
+    steady_latency_se_ms = models.FloatField(null=True, blank=True)
+    steady_seconds = models.PositiveIntegerField(
+        default=0, help_text="steady-state seconds averaged; 0 when pgbench's figure was used"
+    )
+    steady_block = models.PositiveIntegerField(default=0, help_text="bootstrap block, seconds")
 
     class Meta:
         ordering = ["clients", "repeat"]

@@ -11,6 +11,8 @@ from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
 from benchhub.builds.services import build_get_or_create
+from benchhub.compare.repeats import Repeat, steady_state
+from benchhub.compare.repeats import repeat as repeat_from_samples
 from benchhub.configs.services import config_get_or_create
 from benchhub.digests import canonical_digest
 from benchhub.errors import ApplicationError
@@ -279,8 +281,10 @@ def run_aggregate(*, run_id: int) -> int:
     """
     run = Run.objects.select_for_update().get(pk=run_id)
     by_level: dict[int, list[Result]] = {}
-    for result in run.results.only("clients", "tps", "latency_avg_ms", "aborted"):
+    results = list(run.results.only("clients", "tps", "latency_avg_ms", "aborted"))
+    for result in results:
         by_level.setdefault(result.clients, []).append(result)
+    _steady_state(run=run, results=results)
     LevelAggregate.objects.filter(run=run).delete()
     LevelAggregate.objects.bulk_create(
         [_level_aggregate(run=run, clients=c, results=rs) for c, rs in sorted(by_level.items())]
@@ -288,6 +292,91 @@ def run_aggregate(*, run_id: int) -> int:
     run.aggregated_at = timezone.now()
     run.save(update_fields=["aggregated_at"])
     return len(by_level)
+
+
+STEADY_FIELDS = [
+    "steady_tps",
+    "steady_tps_se",
+    "steady_latency_ms",
+    "steady_latency_se_ms",
+    "steady_seconds",
+    "steady_block",
+]
+
+
+def _steady_state(*, run: Run, results: list[Result]) -> None:
+    """Store each valid repeat's steady-state means (compare.repeats): the mean of its
+    per-second tps and latency after the warm-up, with their block-bootstrap standard errors.
+    One query reads the run's progress samples; the bootstrap is seeded by the result id, so
+    aggregating again writes the same numbers."""
+    samples: dict[int, list[tuple[float, float | None, float | None]]] = {}
+    rows = ProgressSample.objects.filter(result__run=run).values_list(
+        "result_id", "t", "tps", "latency_ms"
+    )
+    for result_id, t, tps, latency in rows.order_by():
+        samples.setdefault(result_id, []).append((t, tps, latency))
+    for result in results:
+        mine = samples.get(result.pk, [])
+        steady = None
+        if not result.aborted and result.tps:
+            steady = _steady(run, result, mine)
+        _steady_set(result, steady)
+    Result.objects.bulk_update(results, STEADY_FIELDS)
+
+
+def _steady(
+    run: Run, result: Result, samples: list[tuple[float, float | None, float | None]]
+) -> Repeat | None:
+    latency = result.latency_avg_ms if result.latency_avg_ms else None
+    try:
+        return repeat_from_samples(
+            tps=result.tps,
+            latency_ms=latency,
+            tps_samples=steady_state([(t, v) for t, v, _ in samples], duration_s=run.duration_s),
+            latency_samples=steady_state(
+                [(t, v) for t, _, v in samples], duration_s=run.duration_s
+            ),
+            seed=result.pk,
+        )
+    except ValueError:
+        # A stalled run (every steady second at 0 tps, or no latency): no mean to compare.
+        logger.warning("no steady-state mean for result %s", result.pk, exc_info=True)
+        return None
+
+
+def _steady_set(result: Result, steady: Repeat | None) -> None:
+    result.steady_tps = steady.tps.value if steady else None
+    result.steady_tps_se = steady.tps.within_se if steady else None
+    result.steady_latency_ms = steady.latency.value if steady and steady.latency else None
+    result.steady_latency_se_ms = steady.latency.within_se if steady and steady.latency else None
+    result.steady_seconds = steady.tps.seconds if steady else 0
+    result.steady_block = steady.tps.block if steady else 0
+
+
+STEADY_BACKFILL_BATCH = 500
+
+
+def runs_steady_backfill(*, after: int = 0, limit: int = STEADY_BACKFILL_BATCH) -> list[int]:
+    """Aggregate again up to `limit` aggregated runs (ids above `after`, in id order) that have
+    a valid result without its steady-state mean (stored before those fields existed); returns
+    their ids. Each run is its own transaction (run_aggregate), so an interrupted backfill keeps
+    what it did; a result whose samples give no mean stays without one, and is not retried
+    within one pass (`after` moves on)."""
+    ids = list(
+        Run.objects.filter(
+            pk__gt=after,
+            aggregated_at__isnull=False,
+            results__aborted=False,
+            results__tps__gt=0,
+            results__steady_tps__isnull=True,
+        )
+        .order_by("id")
+        .values_list("pk", flat=True)
+        .distinct()[:limit]
+    )
+    for run_id in ids:
+        run_aggregate(run_id=run_id)
+    return ids
 
 
 def _level_aggregate(*, run: Run, clients: int, results: list[Result]) -> LevelAggregate:

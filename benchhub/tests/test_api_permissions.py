@@ -153,6 +153,10 @@ MATRIX: list[tuple[str, str, str, Callable[[], dict] | None, list[int]]] = [
     ("catalog", "get", "/api/v1/workloads/catalog/", None, [200] * 5 + [401, 401, 200]),
     ("compare", "get", "/api/v1/compare/?workload=select-only&host=bench-01&versions=14.23",
      None, [200] * 5 + [401, 401, 200]),
+    # One version: nothing to settle, once the caller may ask.
+    ("compare settle", "post",
+     "/api/v1/compare/settle/?workload=select-only&host=bench-01&versions=14.23", None,
+     [401, 409, 409, 403, 403, 401, 401, 403]),
     ("comment", "post", "/api/v1/runs/{run}/comments/", lambda: {"body": "hi"},
      [401, 201, 201, 403, 403, 401, 401, 201]),
     ("tag", "post", "/api/v1/runs/{run}/tags/", lambda: {"name": "noisy"},

@@ -80,6 +80,8 @@ class Step:
     version: str
     clients: int
     repeat: int
+    # The version's place in the job: an A/A job names one version twice, two separate series.
+    series: int = 0
 
     @property
     def stage(self) -> str:
@@ -139,9 +141,10 @@ def stale_clusters_stop(jobs_dir: Path) -> int:
 def plan(job: JobSpec) -> list[Step]:
     """Every measurement of the job, in the order it runs."""
     levels = level_sequence(job)
+    series = list(enumerate(job.versions))
     if job.order == "sequential":
-        return [Step(v, c, r) for v in job.versions for c, r in levels]
-    return [Step(v, c, r) for c, r in levels for v in job.versions]
+        return [Step(v, c, r, i) for i, v in series for c, r in levels]
+    return [Step(v, c, r, i) for c, r in levels for i, v in series]
 
 
 def raise_nofile(needed: int) -> tuple[int, int]:
@@ -178,7 +181,8 @@ class JobRunner:
         self.stop = stop
         self.report = report
         self.work = config.work_dir / "jobs" / f"{job.id}-{job.attempt}"
-        self.runs: dict[str, VersionRun] = {}
+        # By the version's place in the job: an A/A job names one version twice.
+        self.runs: dict[int, VersionRun] = {}
         self.running: VersionRun | None = None
         self.processes: list[pgbench.Process] = []
         self.client_limits: dict[str, int] = {}
@@ -289,7 +293,7 @@ class JobRunner:
                     max_connections=max_connections,
                     overrides=overrides,
                 )
-            self.runs[version] = run = VersionRun(
+            self.runs[index] = run = VersionRun(
                 requested=version, installation=installation, cluster=cluster, build=build
             )
             self._initialise(run)
@@ -418,7 +422,7 @@ class JobRunner:
     # --- measurements ---------------------------------------------------------------------------
 
     def _measure(self, step: Step, *, index: int, total: int) -> None:
-        run = self.runs[step.version]
+        run = self.runs[step.series]
         self._update(
             stage=step.stage,
             version=step.version,

@@ -26,12 +26,18 @@ def job(**fields: Any) -> JobSpec:
 
 def test_it_interleaves_versions_per_level_and_repeat_by_default():
     assert plan(job())[:4] == [
-        Step("13", 1, 1),
-        Step("14", 1, 1),
-        Step("13", 1, 2),
-        Step("14", 1, 2),
+        Step("13", 1, 1, 0),
+        Step("14", 1, 1, 1),
+        Step("13", 1, 2, 0),
+        Step("14", 1, 2, 1),
     ]
     assert len(plan(job())) == 8
+
+
+def test_it_keeps_the_two_series_of_an_a_a_job_apart():
+    steps = plan(job(versions=["14", "14"]))
+    assert [(s.version, s.series) for s in steps[:2]] == [("14", 0), ("14", 1)]
+    assert len(steps) == 8
 
 
 def test_it_runs_one_version_after_the_other_when_asked():

@@ -1,7 +1,10 @@
 import csv
 import io
+import math
 
+import numpy as np
 import pytest
+from scipy.stats import ttest_ind
 
 from benchhub.compare.tests.uploads import upload
 from benchhub.results.models import LevelAggregate, Run
@@ -23,8 +26,18 @@ def test_it_answers_with_the_stored_medians_and_changes(anon_client, two_version
     assert rows[1][0]["tps"] == pytest.approx(105)
     assert rows[1][1]["tps"] == pytest.approx(205)
     assert rows[1][1]["change_pct"] == pytest.approx(100 * (205 - 105) / 105)
-    assert rows[1][1]["beyond_spread"] is True
-    assert rows[4][1]["beyond_spread"] is False
+    assert rows[1][1]["verdict"] == "faster"
+    assert rows[4][1]["verdict"] == "inconclusive"
+    assert rows[1][0]["verdict"] is None  # the baseline
+    levels = {v["clients"]: v for v in body["verdicts"][0]["levels"]}
+    # two repeats a side of pgbench's own tps (2 progress seconds each): Student's t on logs
+    test = ttest_ind(np.log([200, 210]), np.log([100, 110]))
+    low, high = np.exp(test.confidence_interval(0.95))
+    assert levels[1]["tps_ratio"] == pytest.approx(math.sqrt(200 * 210 / (100 * 110)))
+    assert (levels[1]["tps_ratio_low"], levels[1]["tps_ratio_high"]) == pytest.approx((low, high))
+    assert levels[4]["repeats"] == [2, 2] and levels[4]["mann_whitney_p"] is None
+    assert body["verdicts"][0]["summary"].startswith("15.4 against 13.3: faster at 1")
+    assert body["threshold_pct"] == 2 and body["aa"] is False
     assert body["summary"][1]["peak_clients"] == 4
     assert body["differences"][0]["name"] == "source"
 
@@ -65,11 +78,11 @@ def test_it_names_the_bad_parameter(anon_client, agent, query, parameter):
 def test_it_makes_a_fixed_number_of_queries(anon_client, agent, django_assert_num_queries):
     upload(agent, version="13.3", tps={1: [100], 2: [150]})
     upload(agent, version="15.4", tps={1: [100], 2: [150]})
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(7):
         assert anon_client.get(URL).status_code == 200
     for day in range(1, 10):
         for version in ("13.3", "15.4"):
             upload(agent, version=version, tps={1: [100]}, started_at=f"2026-10-{day:02d}T10:00Z")
     assert Run.objects.count() == 20
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(7):
         assert anon_client.get(URL).status_code == 200

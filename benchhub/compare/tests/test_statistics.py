@@ -3,8 +3,6 @@ import math
 import pytest
 
 from benchhub.compare.statistics import (
-    Spread,
-    beyond_spread,
     change_pct,
     geometric_mean_ratio,
     peak,
@@ -20,21 +18,6 @@ def test_it_has_no_change_without_both_numbers_or_with_a_zero_baseline():
     assert change_pct(None, 5.0) is None
     assert change_pct(5.0, None) is None
     assert change_pct(0.0, 5.0) is None
-
-
-def test_it_calls_non_overlapping_ranges_beyond_the_spread():
-    assert beyond_spread(Spread(100, 110, 3), Spread(111, 120, 3)) is True
-    assert beyond_spread(Spread(111, 120, 3), Spread(100, 110, 3)) is True
-
-
-def test_it_calls_overlapping_or_touching_ranges_within_the_spread():
-    assert beyond_spread(Spread(100, 110, 2), Spread(105, 120, 2)) is False
-    assert beyond_spread(Spread(100, 110, 2), Spread(110, 120, 2)) is False
-
-
-def test_it_does_not_judge_a_single_repeat():
-    assert beyond_spread(Spread(100, 100, 1), Spread(200, 210, 3)) is None
-    assert beyond_spread(None, Spread(200, 210, 3)) is None
 
 
 def test_it_takes_the_geometric_mean_over_the_shared_levels_only():

@@ -59,3 +59,38 @@ def upload_results(
     run = Run.objects.get(uuid=payload["run_uuid"])
     run_aggregate(run_id=run.id)
     return run
+
+
+def seconds_result(clients: int, repeat: int, seconds: list[float]) -> dict[str, Any]:
+    """One repeat whose `-P 1` progress lines are `seconds` (tps at t = 1, 2, ...), its overall
+    tps their mean, as pgbench prints both."""
+    row = result(clients, repeat, sum(seconds) / len(seconds))
+    latency = row["latency_avg_ms"]
+    row["progress"] = [
+        {
+            "t": float(t),
+            "tps": tps,
+            "latency_ms": 1000.0 * clients / tps,
+            "stddev_ms": latency / 10,
+            "failed": 0,
+            "skipped": None,
+            "lag_ms": None,
+        }
+        for t, tps in enumerate(seconds, 1)
+    ]
+    return row
+
+
+def upload_seconds(
+    agent: Any, *, version: str, seconds: dict[int, list[list[float]]], **overrides: Any
+) -> Run:
+    """One run of `version`: at each client level, one repeat per list of per-second tps."""
+    length = max(len(s) for repeats in seconds.values() for s in repeats)
+    results = [
+        seconds_result(clients, number, values)
+        for clients, repeats in seconds.items()
+        for number, values in enumerate(repeats, 1)
+    ]
+    return upload_results(
+        agent, version=version, results=results, duration_s=float(length), **overrides
+    )

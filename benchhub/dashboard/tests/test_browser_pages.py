@@ -98,6 +98,9 @@ def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alic
         "run": f"/runs/{runs[0]}/",
         "api-docs": "/api/docs/",
         "workloads": "/workloads/",
+        "compare": "/compare/?workload=select-only&host=bench-01&versions=13.3,14.0",
+        "host": "/hosts/bench-01/",
+        "statistics": "/docs/statistics/",
     }
     problems = []
     for name, path in public.items():

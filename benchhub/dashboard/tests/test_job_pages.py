@@ -39,6 +39,17 @@ def test_it_queues_a_warm_up_and_a_shuffled_order_from_the_form(client, bob):
     assert f"shuffled per repeat (seed {job.shuffle_seed})" in page
 
 
+def test_it_queues_an_a_a_job_from_the_form(client, bob):
+    client.force_login(bob)
+    refused = client.post("/jobs/new/", {**FORM, "aa": "on"})  # two versions
+    assert refused.status_code == 200 and Job.objects.count() == 0
+    assert "An A/A job names exactly one version." in refused.content.decode()
+    response = client.post("/jobs/new/", {**FORM, "versions": "14", "aa": "on"})
+    job = Job.objects.get()
+    assert response.status_code == 302 and (job.aa, job.versions) == (True, ["14", "14"])
+    assert "A/A, 14 against itself" in client.get(f"/jobs/{job.pk}/").content.decode()
+
+
 def test_it_shows_the_api_rules_per_field_in_the_form(client, bob):
     client.force_login(bob)
     page = client.post("/jobs/new/", {**FORM, "versions": "13 fourteen"})

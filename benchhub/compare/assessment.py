@@ -1,0 +1,293 @@
+"""The verdicts of a comparison: each version against the baseline at each client level and over
+the whole curve (compare.verdicts), from the stored steady-state means of the repeats of every
+run each version pools (selectors.runs_pooled), with the host's run-to-run variation; and what
+"settle it" would queue for the levels left inconclusive.
+
+Two queries whatever the number of runs: the pooled repeats, and the host's history under the
+baseline's comparability key at the compared levels (other builds' repeats: the noise the
+verdicts pool in, and, with the compared builds, what the page says the host can see).
+docs/statistics.md explains the method.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass, field
+
+from benchhub.compare import verdicts
+from benchhub.compare.noise import HostNoise, detectable_difference, host_noise, repeats_needed
+from benchhub.compare.repeats import Repeat, RunMean
+from benchhub.compare.selectors import Comparison, Series
+from benchhub.compare.verdict_text import percent
+from benchhub.compare.verdicts import CurveVerdict, LevelVerdict, Verdict
+from benchhub.results.models import Result
+
+DEFAULT_THRESHOLD = verdicts.DEFAULT_THRESHOLD
+MAX_HISTORY_RESULTS = 5000
+# "Settle it" asks for at most this many more repeats a side in one job.
+MAX_SETTLE_REPEATS = 10
+# With one repeat a side the variation is unknown: this many more make an interval possible.
+UNKNOWN_SETTLE_REPEATS = 2
+REPEAT_FIELDS = (
+    "run_id",
+    "clients",
+    "steady_tps",
+    "steady_tps_se",
+    "steady_latency_ms",
+    "steady_latency_se_ms",
+    "steady_seconds",
+    "steady_block",
+)
+
+
+@dataclass
+class LevelRow:
+    """One version against the baseline at one client level: the level's own verdict, the
+    verdict after Holm over the curve, and what the host's noise lets these repeats see."""
+
+    clients: int
+    verdict: LevelVerdict
+    corrected: Verdict
+    noise: HostNoise | None
+    visible: float | None
+
+    @property
+    def settle(self) -> bool:
+        return self.corrected is Verdict.INCONCLUSIVE
+
+
+@dataclass
+class VersionAssessment:
+    """One version (not the baseline) against the baseline."""
+
+    series: Series
+    curve: CurveVerdict | None
+    levels: dict[int, LevelRow] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return self.series.label
+
+
+@dataclass
+class Assessment:
+    threshold: float
+    aa: bool
+    versions: list[VersionAssessment]
+    noise_text: str
+    repeats: dict[int, dict[int, int]]  # series run id -> clients -> repeats pooled
+
+    def row(self, series: Series, clients: int) -> LevelRow | None:
+        for version in self.versions:
+            if version.series is series:
+                return version.levels.get(clients)
+        return None
+
+    @property
+    def inconclusive(self) -> bool:
+        return any(row.settle for v in self.versions for row in v.levels.values())
+
+
+@dataclass(frozen=True)
+class SettlePlan:
+    """What "settle it" queues: these versions' runs (baseline first) at these levels, with
+    `repeats` more repeats a side."""
+
+    runs: list
+    clients: list[int]
+    repeats: int
+    aa: bool
+
+
+def comparison_assess(
+    comparison: Comparison, *, threshold: float = DEFAULT_THRESHOLD
+) -> Assessment:
+    """Every version against the baseline at every level both have repeats of."""
+    if not comparison.series:
+        return Assessment(threshold, False, [], "", {})
+    repeats = series_repeats(comparison)
+    base = comparison.series[0]
+    history, host = _noise(comparison, repeats)
+    assessed = []
+    for series in comparison.series[1:]:
+        assessed.append(
+            _version(series, base, repeats, history=history, host=host, threshold=threshold)
+        )
+    counts = {
+        s.run.id: {c: len(r) for c, r in repeats[s.run.id].items()} for s in comparison.series
+    }
+    return Assessment(
+        threshold=threshold,
+        aa=comparison.is_aa,
+        versions=assessed,
+        noise_text=_noise_text(host, counts[base.run.id]),
+        repeats=counts,
+    )
+
+
+def _version(
+    series: Series,
+    base: Series,
+    repeats: dict[int, dict[int, list[Repeat]]],
+    *,
+    history: dict[int, HostNoise | None],
+    host: dict[int, HostNoise | None],
+    threshold: float,
+) -> VersionAssessment:
+    mine, theirs = repeats[series.run.id], repeats[base.run.id]
+    levels = {
+        clients: verdicts.level_verdict(
+            baseline=theirs[clients],
+            other=mine[clients],
+            threshold=threshold,
+            tps_noise=history.get(clients),
+        )
+        for clients in sorted(set(mine) & set(theirs))
+    }
+    if not levels:
+        return VersionAssessment(series=series, curve=None)
+    curve = verdicts.curve_verdict(
+        levels=levels, baseline_label=base.label, other_label=series.label
+    )
+    rows = {}
+    for clients, level in levels.items():
+        noise = host.get(clients)
+        visible = None
+        if noise is not None:
+            visible = detectable_difference(noise=noise, repeats=min(level.repeats))
+        rows[clients] = LevelRow(clients, level, curve.levels[clients], noise, visible)
+    return VersionAssessment(series=series, curve=curve, levels=rows)
+
+
+def series_repeats(comparison: Comparison) -> dict[int, dict[int, list[Repeat]]]:
+    """Each series' repeats by client level, from the stored steady-state means of its pooled
+    runs' valid results (one query): series run id -> clients -> repeats."""
+    owner: dict[int, int] = {}
+    for series in comparison.series:
+        for run in series.pooled or [series.run]:
+            owner.setdefault(run.id, series.run.id)
+    found: dict[int, dict[int, list[Repeat]]] = {s.run.id: {} for s in comparison.series}
+    rows = (
+        Result.objects.filter(run__in=list(owner), aborted=False, steady_tps__gt=0)
+        .order_by("run_id", "clients", "repeat")
+        .values_list(*REPEAT_FIELDS)
+    )
+    for run_id, clients, *values in rows:
+        found[owner[run_id]].setdefault(clients, []).append(_repeat(*values))
+    return found
+
+
+def _repeat(
+    tps: float,
+    tps_se: float | None,
+    latency: float | None,
+    latency_se: float | None,
+    seconds: int,
+    block: int,
+) -> Repeat:
+    return Repeat(
+        tps=RunMean(value=tps, within_se=tps_se or 0.0, seconds=seconds, block=block),
+        latency=(
+            RunMean(value=latency, within_se=latency_se or 0.0, seconds=seconds, block=block)
+            if latency
+            else None
+        ),
+    )
+
+
+def _noise(
+    comparison: Comparison, repeats: dict[int, dict[int, list[Repeat]]]
+) -> tuple[dict[int, HostNoise | None], dict[int, HostNoise | None]]:
+    """Per level: the host's history (other builds under the baseline's comparability key,
+    grouped by build), which the verdicts pool in; and the host's noise with the compared
+    versions' own repeats added, which the page shows."""
+    base = comparison.series[0]
+    compared = {s.run.build_id for s in comparison.series}
+    levels = sorted({c for r in repeats.values() for c in r})
+    groups: dict[int, dict[int, list[float]]] = {c: {} for c in levels}
+    rows = (
+        Result.objects.filter(
+            comparability_key=base.run.comparability_key,
+            clients__in=levels,
+            aborted=False,
+            steady_tps__gt=0,
+            run__invalid=False,
+        )
+        .exclude(run__build_id__in=compared)
+        .order_by("-id")
+        .values_list("clients", "run__build_id", "steady_tps")[:MAX_HISTORY_RESULTS]
+    )
+    for clients, build_id, tps in rows:
+        groups[clients].setdefault(build_id, []).append(float(tps or 0))
+    history = {c: host_noise(groups=groups[c].values()) for c in levels}
+    own = {
+        c: [
+            [r.tps.value for r in series_levels[c]]
+            for series_levels in repeats.values()
+            if c in series_levels
+        ]
+        for c in levels
+    }
+    host = {c: host_noise(groups=[*groups[c].values(), *own[c]]) for c in levels}
+    return history, host
+
+
+def _noise_text(host: dict[int, HostNoise | None], base_repeats: dict[int, int]) -> str:
+    """What the host lets a comparison with the baseline's number of repeats see, over levels."""
+    known = [(c, n) for c, n in host.items() if n is not None and base_repeats.get(c)]
+    if not known:
+        return ""
+    repeats = min(base_repeats[c] for c, _ in known)
+    visible = [detectable_difference(noise=n, repeats=repeats) for _, n in known]
+    finite = [v for v in visible if math.isfinite(v)]
+    if not finite:
+        return ""
+    cvs = [n.cv for _, n in known]
+    text = (
+        f"On this host, differences under {percent(statistics.median(finite))} are not "
+        f"reliably visible with {repeats} repeat{'s' if repeats != 1 else ''} a side"
+    )
+    if len(finite) > 1:
+        text += (
+            f" (median of {len(finite)} client levels, {percent(min(finite))} to "
+            f"{percent(max(finite))})"
+        )
+    return text + f"; run-to-run variation {percent(statistics.median(cvs))}."
+
+
+def settle_plan(comparison: Comparison, assessment: Assessment) -> SettlePlan | None:
+    """More repeats of the levels left inconclusive (after Holm), for the baseline and each
+    version with such a level: as many more a side as the observed variation says would likely
+    settle the least settled of them (at most MAX_SETTLE_REPEATS). None when none is left."""
+    if not comparison.series:
+        return None
+    clients: set[int] = set()
+    extra = 0
+    runs = [comparison.series[0].run]
+    for version in assessment.versions:
+        open_levels = [row for row in version.levels.values() if row.settle]
+        if not open_levels:
+            continue
+        if version.series.run.build_id != runs[0].build_id:
+            runs.append(version.series.run)
+        clients.update(row.clients for row in open_levels)
+        extra = max(extra, *(_more_repeats(row.verdict) for row in open_levels))
+    if not clients:
+        return None
+    return SettlePlan(runs=runs, clients=sorted(clients), repeats=extra, aa=assessment.aa)
+
+
+def _more_repeats(level: LevelVerdict) -> int:
+    have = min(level.repeats)
+    if level.tps.cv is None:
+        return UNKNOWN_SETTLE_REPEATS
+    needed = level.repeats_needed
+    if needed is None:
+        # Inconclusive only after Holm: how many would settle it on its own, as a floor.
+        needed = repeats_needed(
+            log_ratio=level.tps.log_value, cv=level.tps.cv, threshold=level.threshold
+        )
+    if needed is None:
+        return MAX_SETTLE_REPEATS
+    return max(1, min(MAX_SETTLE_REPEATS, needed - have))
