@@ -7,6 +7,7 @@ from django.db import transaction
 
 from benchhub.errors import ApplicationError
 from benchhub.results.models import Run
+from benchhub.results.services import detection_enqueue
 from benchhub.review.models import TAG_NAME, Comment, ReviewEvent, RunTag, Tag
 
 MAX_BODY = 20000
@@ -83,7 +84,8 @@ def run_mark(
     reason: str = "",
 ) -> Run:
     """Set or clear a run's baseline and invalid marks (None leaves a mark as it is). Only a
-    change is recorded, one event per mark; comparisons leave out invalid runs unless asked."""
+    change is recorded, one event per mark; comparisons leave out invalid runs unless asked.
+    A change of either mark queues change detection of the run's series on commit."""
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
         changed = []
@@ -96,6 +98,9 @@ def run_mark(
             _event(actor=actor, verb=verb, run=locked, detail=reason.strip())
         if changed:
             locked.save(update_fields=changed)
+            # A baseline mark anchors change detection of the run's series, and an invalid run
+            # leaves it: detect again.
+            transaction.on_commit(lambda: detection_enqueue(run_id=locked.pk))
     for field in ("baseline", "invalid"):
         setattr(run, field, getattr(locked, field))
     return run
