@@ -25,6 +25,7 @@ REGRESSION_RELATIONS = (
     "run_before__build",
     "run_after",
     "run_after__build",
+    "run_after__config",
     "baseline_run",
     "baseline_run__build",
     "state_changed_by",
