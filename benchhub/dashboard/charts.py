@@ -118,7 +118,10 @@ def latency_figure(comparison: Comparison, *, title: str) -> dict[str, Any]:
     }
 
 
-CHANGE_COLOURS = {Regression.Kind.REGRESSION: "#b3261e", Regression.Kind.IMPROVEMENT: "#2e933c"}
+CHANGE_COLOURS: dict[str, str] = {
+    Regression.Kind.REGRESSION: "#b3261e",
+    Regression.Kind.IMPROVEMENT: "#2e933c",
+}
 
 
 def _change_markers(changes: Sequence[Regression]) -> dict[str, list[dict[str, Any]]]:

@@ -55,9 +55,7 @@ urlpatterns = [
         views_regressions.regression_state,
         name="regression-state",
     ),
-    path(
-        "regressions/subscriptions/", views_regressions.subscriptions, name="subscriptions"
-    ),
+    path("regressions/subscriptions/", views_regressions.subscriptions, name="subscriptions"),
     path(
         "regressions/subscriptions/add/",
         views_regressions.subscription_add,

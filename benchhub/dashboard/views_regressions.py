@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from benchhub.dashboard.query import SignedInRequest
 from benchhub.errors import ApplicationError
 from benchhub.regressions import selectors, services
 from benchhub.regressions.models import Regression
@@ -61,7 +62,7 @@ def regression_detail(request: HttpRequest, regression_id: int) -> HttpResponse:
 
 @login_required
 @require_POST
-def regression_state(request: HttpRequest, regression_id: int) -> HttpResponse:
+def regression_state(request: SignedInRequest, regression_id: int) -> HttpResponse:
     regression = _regression(regression_id)
     try:
         services.regression_state_change(

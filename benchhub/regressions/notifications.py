@@ -20,6 +20,7 @@ import ipaddress
 import json
 import logging
 import socket
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
@@ -93,13 +94,13 @@ def regression_notify(*, regression_id: int) -> int:
         people = subscribers(host_name=regression.host.name, workload_name=regression.workload.name)
         for person in people:
             if person.email:
-                recorded += _record(
-                    regression, person, Delivery.Channel.EMAIL, None, person.email
-                )
+                recorded += _record(regression, person, Delivery.Channel.EMAIL, None, person.email)
             for webhook in person.webhooks.all():
-                recorded += _record(regression, person, Delivery.Channel.WEBHOOK, webhook, webhook.url)
+                recorded += _record(
+                    regression, person, Delivery.Channel.WEBHOOK, webhook, webhook.url
+                )
         for delivery in recorded:
-            transaction.on_commit(lambda pk=delivery.pk: delivery_enqueue(delivery_id=pk))
+            transaction.on_commit(partial(delivery_enqueue, delivery_id=delivery.pk))
     return len(recorded)
 
 
@@ -208,8 +209,11 @@ def _call_webhook(delivery: Delivery) -> int:
     assert delivery.webhook is not None
     _check_address(delivery.webhook.url)
     body = json.dumps(
-        {"event": f"{delivery.regression.kind}.detected", "delivery": delivery.pk,
-         "regression": regression_document(delivery.regression)},
+        {
+            "event": f"{delivery.regression.kind}.detected",
+            "delivery": delivery.pk,
+            "regression": regression_document(delivery.regression),
+        },
         sort_keys=True,
     ).encode()
     headers = {

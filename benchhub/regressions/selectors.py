@@ -51,13 +51,12 @@ def series_points(*, comparability_key: str, clients: int) -> list[SeriesPoint]:
             tps_median__isnull=False,
         )
         .order_by("-build__sort_key", "-run__started_at", "-run_id")
-        .values_list("run_id", "build__version", "tps_median", "run__baseline")[
-            :SERIES_MAX_POINTS
-        ]
+        .values_list("run_id", "build__version", "tps_median", "run__baseline")[:SERIES_MAX_POINTS]
     )
     return [
         SeriesPoint(run_id=run_id, version=version, tps=tps, baseline=baseline)
         for run_id, version, tps, baseline in reversed(rows)
+        if tps is not None
     ]
 
 

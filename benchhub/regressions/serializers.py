@@ -1,6 +1,8 @@
 """Validation of regression requests, and the shapes of regressions, subscriptions, webhooks and
 deliveries."""
 
+from typing import Any
+
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField
@@ -86,7 +88,7 @@ class RegressionDetailOutSerializer(RegressionOutSerializer):
     class Meta(RegressionOutSerializer.Meta):
         fields = [*RegressionOutSerializer.Meta.fields, "events"]
 
-    def get_events(self, regression: Regression) -> list[dict]:
+    def get_events(self, regression: Regression) -> Any:
         return RegressionEventOutSerializer(self.context["events"], many=True).data
 
 

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import logging
 import secrets
+from functools import partial
 from typing import Any
 from urllib.parse import urlsplit
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
@@ -90,7 +91,7 @@ def series_detect(*, comparability_key: str, clients: int) -> list[Regression]:
             if new:
                 created.append(regression)
         for regression in created:
-            transaction.on_commit(lambda pk=regression.pk: notify_enqueue(regression_id=pk))
+            transaction.on_commit(partial(notify_enqueue, regression_id=regression.pk))
     return created
 
 
@@ -173,7 +174,7 @@ def notify_enqueue(*, regression_id: int) -> None:
 
 
 def regression_state_change(
-    *, regression: Regression, state: str, note: str = "", actor: AbstractBaseUser | Any
+    *, regression: Regression, state: str, note: str = "", actor: User
 ) -> Regression:
     """Move a regression to `state` with a note, recording who and when (a RegressionEvent).
     Only staff or holders of regressions.change_regression may; one transaction."""
@@ -241,7 +242,9 @@ def webhook_url_check(url: str) -> str:
         raise RegressionError("invalid", "The webhook URL is not a URL.", field="url") from None
     if parts.scheme not in ("http", "https") or not parts.hostname:
         raise RegressionError(
-            "invalid", "A webhook URL starts with http:// or https:// and names a host.", field="url"
+            "invalid",
+            "A webhook URL starts with http:// or https:// and names a host.",
+            field="url",
         )
     if parts.username or parts.password:
         raise RegressionError("invalid", "A webhook URL carries no credentials.", field="url")

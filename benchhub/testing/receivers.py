@@ -24,7 +24,7 @@ def _handler(log: Path, failures: int) -> type[BaseHTTPRequestHandler]:
     calls = {"n": 0}
 
     class Receiver(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:  # noqa: N802 - http.server's name
+        def do_POST(self) -> None:
             length = min(int(self.headers.get("Content-Length", "0")), MAX_BODY)
             body = self.rfile.read(length)
             calls["n"] += 1

@@ -7,8 +7,8 @@ register = template.Library()
 
 @register.filter
 def signed_percent(value: float | None) -> str:
-    """0.0123 -> "+1.2%"; None -> "–"."""
-    return "–" if value is None else f"{value * 100:+.1f}%"
+    """0.0123 -> "+1.2%"; None -> "-"."""
+    return "-" if value is None else f"{value * 100:+.1f}%"
 
 
 @register.filter

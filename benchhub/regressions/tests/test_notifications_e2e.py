@@ -75,8 +75,12 @@ def _upload_history(agent) -> list[str]:
     uuids = []
     for i, tps in enumerate(BEFORE + AFTER, start=1):
         payload = run_payload(
-            version=f"14.{i}", host=agent.host_name, clients=(4,), repeats=1,
-            started_at=f"2026-10-{i:02d}T10:00:00Z", finished_at=f"2026-10-{i:02d}T10:05:00Z",
+            version=f"14.{i}",
+            host=agent.host_name,
+            clients=(4,),
+            repeats=1,
+            started_at=f"2026-10-{i:02d}T10:00:00Z",
+            finished_at=f"2026-10-{i:02d}T10:05:00Z",
         )
         payload["results"] = [result(4, 1, tps)]
         response = agent.client.post("/api/v1/runs/", payload, format="json")

@@ -59,9 +59,7 @@ def test_it_refuses_anonymous_triage(anon_client, regression):
     [({"state": "gone"}, "state"), ({}, "state"), ({"state": "fixed", "note": 5}, "note")],
 )
 def test_it_names_the_bad_field_of_a_state_change(alice_client, regression, body, field):
-    response = alice_client.post(
-        f"/api/v1/regressions/{regression.pk}/state/", body, format="json"
-    )
+    response = alice_client.post(f"/api/v1/regressions/{regression.pk}/state/", body, format="json")
     assert response.status_code == 400
     assert field in response.json()["fields"]
     assert Regression.objects.get().state == "new" and not RegressionEvent.objects.exists()
