@@ -22,7 +22,7 @@ class RegressionQuerySerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=Regression.Kind.choices, required=False)
     host = serializers.CharField(max_length=200, required=False)
     workload = serializers.CharField(max_length=200, required=False)
-    clients = serializers.IntegerField(min_value=1, required=False)
+    clients = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
 
 
 class StateInSerializer(serializers.Serializer):
