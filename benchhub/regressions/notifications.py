@@ -31,7 +31,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from benchhub.regressions.models import Delivery, Regression
+from benchhub.regressions.models import Delivery, Regression, Webhook
 from benchhub.regressions.selectors import subscribers
 
 logger = logging.getLogger(__name__)
@@ -104,7 +104,9 @@ def regression_notify(*, regression_id: int) -> int:
     return len(recorded)
 
 
-def _record(regression, person, channel, webhook, recipient) -> list[Delivery]:
+def _record(
+    regression: Regression, person: Any, channel: str, webhook: Webhook | None, recipient: str
+) -> list[Delivery]:
     delivery, created = Delivery.objects.get_or_create(
         regression=regression,
         user=person,
@@ -224,16 +226,18 @@ def _call_webhook(delivery: Delivery) -> int:
         SIGNATURE_HEADER: signature(secret=delivery.webhook.secret, body=body),
     }
     try:
-        response = requests.post(
+        # stream=True: the answer's body is never read (a receiver could send gigabytes).
+        with requests.post(
             delivery.webhook.url,
             data=body,
             headers=headers,
             timeout=TIMEOUT_S,
             allow_redirects=False,
-        )
+            stream=True,
+        ) as response:
+            delivery.response_status = response.status_code
     except requests.RequestException as exc:
         raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from exc
-    delivery.response_status = response.status_code
     if response.status_code >= 500 or response.status_code in (408, 429):
         raise DeliveryFailed(f"answered {response.status_code}")
     if response.status_code >= 300:
