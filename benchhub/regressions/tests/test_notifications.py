@@ -11,12 +11,14 @@ from django.core import mail
 
 from benchhub.regressions.models import Delivery, Subscription, Webhook
 from benchhub.regressions.notifications import (
+    DeliveryFailed,
     delivery_attempt,
     regression_document,
     regression_notify,
     signature,
 )
 from benchhub.regressions.services import subscription_add, webhook_add
+from benchhub.testing.processes import free_port
 
 
 @pytest.fixture
@@ -149,3 +151,23 @@ def test_it_shows_my_subscriptions_webhooks_and_deliveries_on_a_page(client, car
     webhook = Webhook.objects.get(user=carol)
     assert "bench-01" in page and webhook.secret in page
     assert page.count("pending (retrying)") == 2  # the email and the webhook, not yet sent
+
+
+def test_it_retries_an_unreachable_webhook_and_gives_up_on_the_last_attempt(
+    regression, carol, settings
+):
+    settings.BENCHHUB_WEBHOOK_ALLOW_PRIVATE = True
+    subscription_add(user=carol)
+    # A port nobody listens on: the connection is refused, which a later attempt may not be.
+    webhook_add(user=carol, url=f"http://127.0.0.1:{free_port()}/hook")
+    regression_notify(regression_id=regression.pk)
+    delivery = Delivery.objects.get(channel="webhook")
+    with pytest.raises(DeliveryFailed):
+        delivery_attempt(delivery_id=delivery.pk)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("pending", 1)
+    assert "ConnectionError" in delivery.error
+    with pytest.raises(DeliveryFailed):
+        delivery_attempt(delivery_id=delivery.pk, last=True)
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("failed", 2)
