@@ -9,8 +9,19 @@ from benchhub.regressions.models import (
 )
 
 
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Shown, never edited here: detection writes these rows, and a state changes only through
+    the triage page or API so that every change is in the log."""
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(Regression)
-class RegressionAdmin(admin.ModelAdmin):
+class RegressionAdmin(ReadOnlyAdmin):
     list_display = ["id", "kind", "state", "host", "workload", "clients", "change", "detected_at"]
     list_select_related = ["host", "workload"]
     list_filter = ["kind", "state"]
@@ -19,7 +30,7 @@ class RegressionAdmin(admin.ModelAdmin):
 
 
 @admin.register(RegressionEvent)
-class RegressionEventAdmin(admin.ModelAdmin):
+class RegressionEventAdmin(ReadOnlyAdmin):
     list_display = ["at", "regression", "actor", "from_state", "to_state", "note"]
     list_select_related = ["actor", "regression"]
     raw_id_fields = ["regression", "actor"]
@@ -42,7 +53,7 @@ class WebhookAdmin(admin.ModelAdmin):
 
 
 @admin.register(Delivery)
-class DeliveryAdmin(admin.ModelAdmin):
+class DeliveryAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "channel", "recipient", "status", "attempts", "response_status"]
     list_filter = ["channel", "status"]
     raw_id_fields = ["regression", "user", "webhook"]

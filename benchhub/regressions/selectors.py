@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
 from benchhub.regressions.models import Delivery, Regression, RegressionEvent, Subscription, Webhook
@@ -131,8 +132,6 @@ def delivery_list(*, user: Any) -> list[Delivery]:
 def subscribers(*, host_name: str, workload_name: str) -> list[Any]:
     """The people subscribed to a change on this host of this workload, each once, with their
     webhooks prefetched."""
-    from django.contrib.auth import get_user_model
-
     matching = Subscription.objects.filter(
         Q(host_name="") | Q(host_name=host_name),
         Q(workload_name="") | Q(workload_name=workload_name),

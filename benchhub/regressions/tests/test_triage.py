@@ -112,3 +112,19 @@ def test_it_marks_detected_changes_on_the_history_chart(client, regression):
     assert [s["x0"] for s in shapes] == [regression.run_after.started_at.isoformat()]
     assert figure["layout"]["annotations"][0]["text"] == "-20.0% (new)"
     assert f'href="/regressions/{regression.pk}/"' in html
+
+
+def test_it_shows_regressions_in_the_admin_but_changes_them_only_through_triage(
+    client, alice, regression
+):
+    client.force_login(alice)
+    for url in (
+        "/admin/regressions/regression/",
+        f"/admin/regressions/regression/{regression.pk}/change/",
+    ):
+        assert client.get(url).status_code == 200, url
+    response = client.post(
+        f"/admin/regressions/regression/{regression.pk}/change/", {"state": "fixed"}
+    )
+    assert response.status_code == 403
+    assert Regression.objects.get().state == "new"
