@@ -65,10 +65,10 @@ def _anchored(points: list[SeriesPoint]) -> tuple[list[SeriesPoint], int | None]
     return points[marks[-1] :], points[marks[-1]].run_id
 
 
-def series_detect(*, comparability_key: str, clients: int) -> list[Regression]:
+def series_detect(*, comparability_key: str, clients: int, notify: bool = True) -> list[Regression]:
     """Detect the changes of one series (a comparability key at one client level) and store
     each as a Regression or Improvement; returns those created now. One transaction; queues
-    their notification on commit."""
+    their notification on commit (unless `notify` is false: a backfill of old history)."""
     points, baseline_id = _anchored(
         series_points(comparability_key=comparability_key, clients=clients)
     )
@@ -90,7 +90,7 @@ def series_detect(*, comparability_key: str, clients: int) -> list[Regression]:
             )
             if new:
                 created.append(regression)
-        for regression in created:
+        for regression in created if notify else []:
             transaction.on_commit(partial(notify_enqueue, regression_id=regression.pk))
     return created
 
@@ -148,6 +148,23 @@ def run_detect(*, run_id: int) -> int:
         len(series_detect(comparability_key=run.comparability_key, clients=clients))
         for clients in sorted(levels)
     )
+
+
+def history_detect(*, notify: bool = False, limit: int = 100_000) -> tuple[int, int]:
+    """Detect changes in every series stored (at most `limit`), e.g. once after installing
+    detection over an existing history; returns (series read, changes new). Without `notify`,
+    nobody is told about what was found (it is old news); the pages and API list it."""
+    series = (
+        LevelAggregate.objects.values_list("comparability_key", "clients")
+        .distinct()
+        .order_by("comparability_key", "clients")[:limit]
+    )
+    found = 0
+    count = 0
+    for key, clients in series.iterator():
+        count += 1
+        found += len(series_detect(comparability_key=key, clients=clients, notify=notify))
+    return count, found
 
 
 def detect_enqueue(*, run_id: int) -> None:

@@ -1,7 +1,10 @@
 """Change detection over the history of a series, stored as regressions, once."""
 
+from io import StringIO
+
 import numpy as np
 import pytest
+from django.core.management import call_command
 
 from benchhub.compare.tests.uploads import upload
 from benchhub.regressions.detection import change_interval
@@ -105,3 +108,13 @@ def test_it_gives_no_interval_when_a_side_has_a_single_run():
     assert change_interval([1000.0, 1001.0, 999.0], [800.0]) == (None, None)
     low, high = change_interval([1000.0, 1001.0, 999.0], [800.0, 802.0])
     assert low is not None and high is not None and low < 801 / 1000 - 1 < high
+
+
+def test_it_backfills_every_series_of_an_existing_history_once(agent):
+    history(agent, BEFORE + AFTER)
+    out = StringIO()
+    call_command("regressions_detect", stdout=out)
+    assert out.getvalue().strip() == "1 series read, 1 new changes stored"
+    call_command("regressions_detect", stdout=out)
+    assert out.getvalue().strip().endswith("1 series read, 0 new changes stored")
+    assert Regression.objects.count() == 1
