@@ -98,6 +98,7 @@ def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alic
         "run": f"/runs/{runs[0]}/",
         "api-docs": "/api/docs/",
         "workloads": "/workloads/",
+        "regressions": "/regressions/",
     }
     problems = []
     for name, path in public.items():
@@ -108,6 +109,7 @@ def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alic
         "import-outputs": "/import/",
         "import-summary": "/import/summary/",
         "home-signed-in": "/",
+        "subscriptions": "/regressions/subscriptions/",
     }.items():
         problems += check_page(page, url + path, name)
     assert problems == []
