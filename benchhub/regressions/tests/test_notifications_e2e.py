@@ -142,6 +142,7 @@ def test_it_detects_tells_and_triages_a_regression(
     sign_in(page, live_server.url, "alice", "alice-pass-1")
     page.goto(f"{live_server.url}/history/?host=bench-01&workload=select-only&clients=4")
     expect(page.locator("#history-chart .shapelayer path")).to_have_count(1)
+    screenshot(page, "history-with-regression")
     page.goto(f"{live_server.url}/regressions/?state=new&host=bench-01")
     row = page.locator(f'tr[data-regression="{regression.pk}"]')
     expect(row.locator(".state")).to_have_text("new")
