@@ -96,7 +96,7 @@ def analysis_worker(transactional_db):
     queue = processes.unique_queue()
     worker = processes.celery_worker(queue).start()
     routes = celery_app.conf.task_routes
-    _route(routes={"results.*": {"queue": queue}})
+    _route(routes={"results.*": {"queue": queue}, "regressions.*": {"queue": queue}})
     try:
         yield queue
     finally:

@@ -23,6 +23,15 @@ Environment:
 - BENCHHUB_RATELIMIT_TOKEN_IP      failed bearer tokens per client address per window, default 50
 - BENCHHUB_AGENT_ONLINE_S    a host counts as online this long after its agent last called in,
                              default 60 (seconds)
+- BENCHHUB_BASE_URL          the site's address as people reach it, for links in notifications,
+                             default "http://127.0.0.1:8000"
+- EMAIL_HOST, EMAIL_PORT     the SMTP server notifications are sent through (default localhost:25)
+- EMAIL_HOST_USER, EMAIL_HOST_PASSWORD   its credentials, if it wants any
+- EMAIL_USE_TLS / EMAIL_USE_SSL          "1" for STARTTLS / implicit TLS
+- EMAIL_TIMEOUT_S            SMTP time-out, default 10 (seconds)
+- DEFAULT_FROM_EMAIL         the sender, default "benchhub@localhost"
+- BENCHHUB_WEBHOOK_ALLOW_PRIVATE  "1" lets webhooks call loopback, private and link-local
+                             addresses (an internal chat server); off by default (docs/security.md)
 """
 
 import os
@@ -124,6 +133,7 @@ INSTALLED_APPS = [
     "benchhub.jobs",
     "benchhub.compare",
     "benchhub.review",
+    "benchhub.regressions",
     "benchhub.api",
     "benchhub.dashboard",
 ]
@@ -275,7 +285,11 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # Analysis (aggregates after upload) has a queue of its own so a backlog of it never delays
 # job bookkeeping; a worker must consume both (`-Q default,analysis`).
 ANALYSIS_QUEUE = env_str("BENCHHUB_ANALYSIS_QUEUE", "analysis")
-CELERY_TASK_ROUTES = {"results.*": {"queue": ANALYSIS_QUEUE}}
+# Change detection runs after aggregation, on the same queue; notifications too.
+CELERY_TASK_ROUTES = {
+    "results.*": {"queue": ANALYSIS_QUEUE},
+    "regressions.*": {"queue": ANALYSIS_QUEUE},
+}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -298,6 +312,19 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": 55},
     },
 }
+
+# Notifications of detected changes (regressions.notifications).
+BENCHHUB_BASE_URL = env_str("BENCHHUB_BASE_URL", "http://127.0.0.1:8000")
+BENCHHUB_WEBHOOK_ALLOW_PRIVATE = env_bool("BENCHHUB_WEBHOOK_ALLOW_PRIVATE")
+EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
+EMAIL_PORT = env_int("EMAIL_PORT", 25)
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS")
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL")
+EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT_S", 10)
+DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "benchhub@localhost")
 
 LOGGING = {
     "version": 1,

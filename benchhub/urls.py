@@ -20,6 +20,16 @@ from benchhub.jobs.api import (
     SchedulesView,
     StatusView,
 )
+from benchhub.regressions.api import (
+    DeliveriesView,
+    RegressionDetailView,
+    RegressionStateView,
+    RegressionsView,
+    SubscriptionDetailView,
+    SubscriptionsView,
+    WebhookDetailView,
+    WebhooksView,
+)
 from benchhub.results.api import (
     ImportOutputsView,
     ImportSummaryView,
@@ -71,6 +81,26 @@ api_v1 = [
     path("runs/<uuid:run_uuid>/marks/", RunMarksView.as_view(), name="api-run-marks"),
     path("comparisons/comments/", ComparisonCommentsView.as_view(), name="api-comparison-comments"),
     path("review/events/", ReviewEventsView.as_view(), name="api-review-events"),
+    path("regressions/", RegressionsView.as_view(), name="api-regressions"),
+    path(
+        "regressions/<int:regression_id>/",
+        RegressionDetailView.as_view(),
+        name="api-regression",
+    ),
+    path(
+        "regressions/<int:regression_id>/state/",
+        RegressionStateView.as_view(),
+        name="api-regression-state",
+    ),
+    path("regressions/subscriptions/", SubscriptionsView.as_view(), name="api-subscriptions"),
+    path(
+        "regressions/subscriptions/<int:subscription_id>/",
+        SubscriptionDetailView.as_view(),
+        name="api-subscription",
+    ),
+    path("regressions/webhooks/", WebhooksView.as_view(), name="api-webhooks"),
+    path("regressions/webhooks/<int:webhook_id>/", WebhookDetailView.as_view(), name="api-webhook"),
+    path("regressions/deliveries/", DeliveriesView.as_view(), name="api-deliveries"),
 ]
 
 urlpatterns = [

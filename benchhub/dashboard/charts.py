@@ -9,10 +9,12 @@ spread the comparison table judges differences by (compare.statistics).
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import Any
 
 from benchhub.compare.presentations import Progress
 from benchhub.compare.selectors import Comparison, History, Series
+from benchhub.regressions.models import Regression
 
 PALETTE = [
     "#2f5fa7",
@@ -116,9 +118,52 @@ def latency_figure(comparison: Comparison, *, title: str) -> dict[str, Any]:
     }
 
 
-def history_figure(history: History, *, title: str) -> dict[str, Any]:
-    """tps at one client level over time: a grey line through every run in time order, and
-    one marker trace per version so each version has its colour and legend entry."""
+CHANGE_COLOURS: dict[str, str] = {
+    Regression.Kind.REGRESSION: "#b3261e",
+    Regression.Kind.IMPROVEMENT: "#2e933c",
+}
+
+
+def _change_markers(changes: Sequence[Regression]) -> dict[str, list[dict[str, Any]]]:
+    """A dashed vertical line at the first run after each detected change, labelled with the
+    change and its state (regressions.selectors.history_markers)."""
+    shapes, annotations = [], []
+    for change in changes:
+        x = change.run_after.started_at.isoformat()
+        colour = CHANGE_COLOURS.get(change.kind, "#6c757d")
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": x,
+                "x1": x,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": colour, "width": 1.5, "dash": "dash"},
+            }
+        )
+        annotations.append(
+            {
+                "x": x,
+                "xref": "x",
+                "yref": "paper",
+                "y": 1,
+                "yanchor": "bottom",
+                "showarrow": False,
+                "font": {"color": colour, "size": 11},
+                "text": f"{change.change * 100:+.1f}% ({change.get_state_display()})",
+            }
+        )
+    return {"shapes": shapes, "annotations": annotations}
+
+
+def history_figure(
+    history: History, *, title: str, changes: Sequence[Regression] = ()
+) -> dict[str, Any]:
+    """tps at one client level over time: a grey line through every run in time order, one
+    marker trace per version so each version has its colour and legend entry, and a dashed line
+    at each detected change (`changes`, oldest first)."""
     points = history.points
     data: list[dict[str, Any]] = [
         {
@@ -169,8 +214,9 @@ def history_figure(history: History, *, title: str) -> dict[str, Any]:
             "xaxis": {"title": {"text": "run started"}, "type": "date"},
             "yaxis": {"title": {"text": "tps (median of repeats)"}, "rangemode": "tozero"},
             "legend": {"orientation": "h", "y": -0.2, "title": {"text": "version"}},
-            "margin": {"l": 70, "r": 20, "t": 50, "b": 90},
+            "margin": {"l": 70, "r": 20, "t": 70, "b": 90},
             "height": 440,
+            **_change_markers(changes),
         },
         "config": _config("benchhub-history"),
     }

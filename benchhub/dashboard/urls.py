@@ -10,6 +10,7 @@ from benchhub.dashboard import (
     views_imports,
     views_jobs,
     views_recipes,
+    views_regressions,
     views_review,
     views_runs,
     views_workloads,
@@ -50,4 +51,32 @@ urlpatterns = [
     path("runs/<uuid:run_uuid>/marks/", views_review.run_mark, name="run-mark"),
     path("review/comments/", views_review.comparison_comment_add, name="comparison-comment-add"),
     path("review/", views_review.review_events, name="review-events"),
+    path("regressions/", views_regressions.regression_list, name="regressions"),
+    path(
+        "regressions/<int:regression_id>/",
+        views_regressions.regression_detail,
+        name="regression",
+    ),
+    path(
+        "regressions/<int:regression_id>/state/",
+        views_regressions.regression_state,
+        name="regression-state",
+    ),
+    path("regressions/subscriptions/", views_regressions.subscriptions, name="subscriptions"),
+    path(
+        "regressions/subscriptions/add/",
+        views_regressions.subscription_add,
+        name="subscription-add",
+    ),
+    path(
+        "regressions/subscriptions/<int:subscription_id>/remove/",
+        views_regressions.subscription_remove,
+        name="subscription-remove",
+    ),
+    path("regressions/webhooks/add/", views_regressions.webhook_add, name="webhook-add"),
+    path(
+        "regressions/webhooks/<int:webhook_id>/remove/",
+        views_regressions.webhook_remove,
+        name="webhook-remove",
+    ),
 ]

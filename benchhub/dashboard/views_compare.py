@@ -24,6 +24,7 @@ from benchhub.compare.tables import (
 from benchhub.dashboard import charts, query
 from benchhub.dashboard.presentation import presentation_context
 from benchhub.errors import ApplicationError
+from benchhub.regressions.selectors import history_markers
 
 
 def _selection_title(comparison, workload: str | None, host: str | None) -> str:
@@ -164,10 +165,17 @@ def history(request: HttpRequest) -> HttpResponse:
             request, "dashboard/history.html", context, status=400 if request.GET else 200
         )
     title = f"{workload} on {host}, {clients} clients"
+    changes = history_markers(
+        host_id=result.host.pk,
+        workload=workload,
+        clients=clients,
+        config_hash=result.config_hash,
+    )
     context.update(
         history=result,
         title=title,
-        figure=charts.history_figure(result, title=f"tps over time: {title}"),
+        changes=changes,
+        figure=charts.history_figure(result, title=f"tps over time: {title}", changes=changes),
         caption=_history_caption(result),
     )
     return render(request, "dashboard/history.html", context)

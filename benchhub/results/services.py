@@ -278,6 +278,7 @@ def run_aggregate(*, run_id: int) -> int:
 
     Aborted results are counted but left out of every statistic. Idempotent: running it twice
     leaves the same rows. Locks the run row so two workers don't interleave their writes.
+    Queues change detection over the run's series on commit (regressions.tasks.detect_run).
     """
     run = Run.objects.select_for_update().get(pk=run_id)
     by_level: dict[int, list[Result]] = {}
@@ -291,6 +292,8 @@ def run_aggregate(*, run_id: int) -> int:
     )
     run.aggregated_at = timezone.now()
     run.save(update_fields=["aggregated_at"])
+    # Change detection reads these aggregates, so it is queued once they have committed.
+    transaction.on_commit(lambda: detection_enqueue(run_id=run.pk))
     return len(by_level)
 
 
@@ -377,6 +380,13 @@ def runs_steady_backfill(*, after: int = 0, limit: int = STEADY_BACKFILL_BATCH) 
     for run_id in ids:
         run_aggregate(run_id=run_id)
     return ids
+
+
+def detection_enqueue(*, run_id: int) -> None:
+    """Queue change detection over the series of an aggregated run (regressions app)."""
+    from benchhub.regressions.services import detect_enqueue
+
+    detect_enqueue(run_id=run_id)
 
 
 def _level_aggregate(*, run: Run, clients: int, results: list[Result]) -> LevelAggregate:

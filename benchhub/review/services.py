@@ -8,6 +8,7 @@ from django.db import transaction
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import HostForbidden, host_may_run
 from benchhub.results.models import Run
+from benchhub.results.services import detection_enqueue
 from benchhub.review.models import TAG_NAME, Comment, ReviewEvent, RunTag, Tag
 
 MAX_BODY = 20000
@@ -90,6 +91,8 @@ def run_mark(
     the run's host (HostForbidden, 403, otherwise) and needs a reason (`invalid`, 400); it is
     reversible: marking a run valid again takes the same right and a reason, and both stay in
     the review log.
+
+    A change of either mark queues change detection of the run's series on commit.
     """
     if invalid is not None and invalid != run.invalid:
         if not host_may_run(person=actor, host=run.host):
@@ -115,6 +118,9 @@ def run_mark(
             _event(actor=actor, verb=verb, run=locked, detail=reason.strip())
         if changed:
             locked.save(update_fields=changed)
+            # A baseline mark anchors change detection of the run's series, and an invalid run
+            # leaves it: detect again.
+            transaction.on_commit(lambda: detection_enqueue(run_id=locked.pk))
     for field in ("baseline", "invalid"):
         setattr(run, field, getattr(locked, field))
     return run

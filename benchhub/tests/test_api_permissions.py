@@ -23,6 +23,7 @@ from benchhub.jobs.models import Job
 from benchhub.jobs.serializers import JobInSerializer
 from benchhub.jobs.services import job_claim, job_create, schedule_save
 from benchhub.jobs.tests.test_queue import JOB
+from benchhub.regressions.models import Regression
 from benchhub.results.models import Run
 from benchhub.testing.payloads import run_payload
 from benchhub.testing.processes import ROOT
@@ -40,6 +41,7 @@ class World:
     job_b: int
     schedule: int
     bob_token: str
+    regression: int
 
 
 def _bearer(token: str) -> APIClient:
@@ -85,7 +87,19 @@ def world(alice, bob, mallory, agent, other_agent) -> World:
         "expired": _bearer(expired),
         "mallory": _session(mallory),
     }
-    return World(clients, run["run_uuid"], job_a.pk, job_b.pk, schedule.pk, bob_token.prefix)
+    regression = _regression(run["run_uuid"])
+    return World(
+        clients, run["run_uuid"], job_a.pk, job_b.pk, schedule.pk, bob_token.prefix, regression
+    )
+
+
+def _regression(run_uuid: str) -> int:
+    run = Run.objects.get(uuid=run_uuid)
+    return Regression.objects.create(
+        kind="regression", comparability_key=run.comparability_key, clients=1, host=run.host,
+        workload=run.workload, run_before=run, run_after=run, before_tps=1000.0,
+        after_tps=800.0, before_runs=6, after_runs=6, change=-0.2, p_value=1e-9,
+    ).pk  # fmt: skip
 
 
 def _upload(source: str, host: str = "bench-01") -> dict:
@@ -165,6 +179,22 @@ MATRIX: list[tuple[str, str, str, Callable[[], dict] | None, list[int]]] = [
      [401, 200, 200, 403, 403, 401, 401, 403]),
     ("review events", "get", "/api/v1/review/events/", None,
      [401, 200, 200, 403, 403, 401, 401, 200]),
+    ("regression list", "get", "/api/v1/regressions/", None, [200] * 5 + [401, 401, 200]),
+    ("regression detail", "get", "/api/v1/regressions/{regression}/", None,
+     [200] * 5 + [401, 401, 200]),
+    # Triage is for staff (or holders of regressions.change_regression): bob only reads.
+    ("regression state", "post", "/api/v1/regressions/{regression}/state/",
+     lambda: {"state": "acknowledged"}, [401, 403, 200, 403, 403, 401, 401, 403]),
+    ("subscription list", "get", "/api/v1/regressions/subscriptions/", None,
+     [401, 200, 200, 403, 403, 401, 401, 200]),
+    ("subscribe", "post", "/api/v1/regressions/subscriptions/", lambda: {"host": "bench-01"},
+     [401, 201, 201, 403, 403, 401, 401, 403]),
+    ("webhook list", "get", "/api/v1/regressions/webhooks/", None,
+     [401, 200, 200, 403, 403, 401, 401, 200]),
+    ("webhook add", "post", "/api/v1/regressions/webhooks/",
+     lambda: {"url": "https://hooks.example.com/x"}, [401, 201, 201, 403, 403, 401, 401, 403]),
+    ("delivery log", "get", "/api/v1/regressions/deliveries/", None,
+     [401, 200, 200, 403, 403, 401, 401, 200]),
 ]  # fmt: skip
 
 
@@ -177,7 +207,11 @@ def test_it_lets_each_caller_do_only_its_part(world, caller):
     wrong = []
     for name, method, path, body, statuses in MATRIX:
         url = path.format(
-            run=world.run, job_a=world.job_a, schedule=world.schedule, bob_token=world.bob_token
+            run=world.run,
+            job_a=world.job_a,
+            schedule=world.schedule,
+            bob_token=world.bob_token,
+            regression=world.regression,
         )
         with transaction.atomic():
             response = getattr(client, method)(url, data=body() if body else None, format="json")

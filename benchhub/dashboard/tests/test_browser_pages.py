@@ -101,6 +101,7 @@ def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alic
         "compare": "/compare/?workload=select-only&host=bench-01&versions=13.3,14.0",
         "host": "/hosts/bench-01/",
         "statistics": "/docs/statistics/",
+        "regressions": "/regressions/",
     }
     problems = []
     for name, path in public.items():
@@ -111,6 +112,7 @@ def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alic
         "import-outputs": "/import/",
         "import-summary": "/import/summary/",
         "home-signed-in": "/",
+        "subscriptions": "/regressions/subscriptions/",
     }.items():
         problems += check_page(page, url + path, name)
     assert problems == []

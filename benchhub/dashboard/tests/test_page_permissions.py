@@ -23,6 +23,12 @@ WRITES = [
     ("post", "/runs/{run}/tags/remove/"),
     ("post", "/runs/{run}/marks/"),
     ("post", "/review/comments/"),
+    ("get", "/regressions/subscriptions/"),
+    ("post", "/regressions/subscriptions/add/"),
+    ("post", "/regressions/subscriptions/1/remove/"),
+    ("post", "/regressions/webhooks/add/"),
+    ("post", "/regressions/webhooks/1/remove/"),
+    ("post", "/regressions/1/state/"),
 ]
 
 
@@ -66,7 +72,7 @@ def test_it_puts_a_csrf_token_in_every_form_a_page_shows(world, bob):
     client = Client()
     client.force_login(bob)
     pages = ["/", f"/runs/{world['run']}/", f"/jobs/{world['job']}/", "/jobs/new/", "/import/",
-             "/import/summary/", "/accounts/login/"]  # fmt: skip
+             "/import/summary/", "/accounts/login/", "/regressions/subscriptions/"]  # fmt: skip
     seen = 0
     for page in pages:
         html = client.get(page).text

@@ -1,0 +1,87 @@
+"""Changes in a series of runs, with the size of each and its 95% interval. Pure code, no Django.
+
+The change points are compare.changepoints' (Apache Otava's E-Divisive with a t test,
+docs/statistics.md). Each change is measured between the segments either side of it (from the
+previous change point, or the start of the series, to the next one, or its end): the ratio of
+their means minus one, with a percentile bootstrap interval (scipy.stats.bootstrap, a fixed seed
+so that detecting again gives the same figures). A segment of a single run has no interval.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import stats
+
+from benchhub.compare.changepoints import change_points
+
+CONFIDENCE = 0.95
+RESAMPLES = 2000
+SEED = 20261123
+
+
+@dataclass(frozen=True)
+class Change:
+    """A change in the level of a series; `index` is that of the first value after it."""
+
+    index: int
+    before: float
+    after: float
+    before_count: int
+    after_count: int
+    change: float
+    low: float | None
+    high: float | None
+    p_value: float
+
+
+def _ratio(after: np.ndarray, before: np.ndarray, axis: int = -1) -> np.ndarray:
+    return np.mean(after, axis=axis) / np.mean(before, axis=axis) - 1.0
+
+
+def change_interval(
+    before: Sequence[float], after: Sequence[float]
+) -> tuple[float | None, float | None]:
+    """95% percentile-bootstrap interval of mean(after) / mean(before) - 1; (None, None) when a
+    side has fewer than two values or the before mean is not positive."""
+    if len(before) < 2 or len(after) < 2 or np.mean(before) <= 0:
+        return None, None
+    result = stats.bootstrap(
+        (np.asarray(after, dtype=float), np.asarray(before, dtype=float)),
+        _ratio,
+        n_resamples=RESAMPLES,
+        confidence_level=CONFIDENCE,
+        method="percentile",
+        vectorized=True,
+        rng=np.random.default_rng(SEED),
+    )
+    low, high = result.confidence_interval
+    return float(low), float(high)
+
+
+def changes(values: Sequence[float]) -> list[Change]:
+    """The changes in `values` (oldest first), each with its segments and interval."""
+    points = change_points(values=values)
+    bounds = [0, *(p.index for p in points), len(values)]
+    found = []
+    for number, point in enumerate(points, start=1):
+        before = [float(v) for v in values[bounds[number - 1] : bounds[number]]]
+        after = [float(v) for v in values[bounds[number] : bounds[number + 1]]]
+        low, high = change_interval(before, after)
+        mean_before, mean_after = float(np.mean(before)), float(np.mean(after))
+        found.append(
+            Change(
+                index=point.index,
+                before=mean_before,
+                after=mean_after,
+                before_count=len(before),
+                after_count=len(after),
+                change=mean_after / mean_before - 1.0 if mean_before > 0 else point.change,
+                low=low,
+                high=high,
+                p_value=point.p_value,
+            )
+        )
+    return found

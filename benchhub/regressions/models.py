@@ -1,0 +1,208 @@
+"""Regressions over history, and who is told about them.
+
+A Regression (or an Improvement) is a change point that detection (regressions.detection, Apache
+Otava through compare.changepoints) found in one series: the median tps of the runs of one
+comparability key (host, workload, configuration, scale, duration held constant) at one client
+level, in version order. It is unique on (series, first run after the change), so detecting again
+updates it instead of adding another. Its state moves through triage; every move is a
+RegressionEvent (who, when, from, to, note).
+
+People subscribe to hosts, workloads or everything (Subscription); a detected change is sent to
+each subscriber by email and to each of their webhooks, one Delivery row per recipient, which is
+also the delivery log the subscriptions page shows.
+"""
+
+from django.conf import settings as django_settings
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+MAX_NOTE = 2000
+MAX_WEBHOOK_URL = 500
+
+
+class Regression(models.Model):
+    class Kind(models.TextChoices):
+        REGRESSION = "regression", "regression (tps fell)"
+        IMPROVEMENT = "improvement", "improvement (tps rose)"
+
+    class State(models.TextChoices):
+        NEW = "new", "new"
+        ACKNOWLEDGED = "acknowledged", "acknowledged"
+        INVESTIGATING = "investigating", "investigating"
+        FIXED = "fixed", "fixed"
+        ACCEPTED = "accepted", "accepted"
+        FALSE_POSITIVE = "false_positive", "false positive"
+
+    kind = models.CharField(max_length=12, choices=Kind.choices)
+    state = models.CharField(max_length=16, choices=State.choices, default=State.NEW)
+    note = models.TextField(blank=True, help_text="the latest triage note")
+    comparability_key = models.CharField(max_length=64)
+    clients = models.PositiveIntegerField()
+    host = models.ForeignKey("hosts.Host", on_delete=models.CASCADE, related_name="+")
+    workload = models.ForeignKey("workloads.Workload", on_delete=models.CASCADE, related_name="+")
+    run_before = models.ForeignKey(
+        "results.Run", on_delete=models.CASCADE, related_name="+", help_text="last run before"
+    )
+    run_after = models.ForeignKey(
+        "results.Run", on_delete=models.CASCADE, related_name="+", help_text="first run after"
+    )
+    baseline_run = models.ForeignKey(
+        "results.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the series' baseline mark the detection started from, if any",
+    )
+    before_tps = models.FloatField(help_text="mean of the medians of the runs before")
+    after_tps = models.FloatField(help_text="mean of the medians of the runs after")
+    before_runs = models.PositiveIntegerField()
+    after_runs = models.PositiveIntegerField()
+    change = models.FloatField(help_text="after / before - 1")
+    change_low = models.FloatField(null=True, blank=True, help_text="95% interval, low end")
+    change_high = models.FloatField(null=True, blank=True, help_text="95% interval, high end")
+    p_value = models.FloatField()
+    detected_at = models.DateTimeField(default=timezone.now)
+    redetected_at = models.DateTimeField(default=timezone.now)
+    state_changed_at = models.DateTimeField(null=True, blank=True)
+    state_changed_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+
+    class Meta:
+        ordering = ["-detected_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["comparability_key", "clients", "run_after"], name="regression_unique"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["-detected_at", "-id"], name="regression_recent"),
+            models.Index(fields=["state", "-detected_at"], name="regression_state"),
+            models.Index(fields=["host", "workload", "clients"], name="regression_series"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.kind} {self.change:+.1%} at c={self.clients} ({self.run_after_id})"
+
+
+class RegressionEvent(models.Model):
+    """One state change of a regression: the triage log."""
+
+    regression = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="events")
+    actor = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+    )
+    from_state = models.CharField(max_length=16, choices=Regression.State.choices)
+    to_state = models.CharField(max_length=16, choices=Regression.State.choices)
+    note = models.TextField(blank=True)
+    at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["regression", "-at"], name="regressionevent_log")]
+
+    def __str__(self) -> str:
+        return f"{self.regression_id}: {self.from_state} -> {self.to_state} by {self.actor_id}"
+
+
+class Subscription(models.Model):
+    """A person is told about changes on a host, of a workload, both, or ("" and "") every one."""
+
+    user = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="subscriptions"
+    )
+    host_name = models.CharField(max_length=200, blank=True, help_text='"" for every host')
+    workload_name = models.CharField(max_length=200, blank=True, help_text='"" for every one')
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["host_name", "workload_name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["user", "host_name", "workload_name"], name="subscription_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user_id}: {self.host_name or '*'} / {self.workload_name or '*'}"
+
+
+class Webhook(models.Model):
+    """A URL that a person's notifications are POSTed to, signed with its own secret."""
+
+    user = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhooks"
+    )
+    url = models.URLField(max_length=MAX_WEBHOOK_URL)
+    secret = models.CharField(max_length=64, help_text="HMAC-SHA256 key of the signature header")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["created_at", "id"]
+
+    def __str__(self) -> str:
+        return f"webhook {self.pk} of {self.user_id}"
+
+
+class Delivery(models.Model):
+    """One notification of one regression to one recipient: an email, or a webhook call."""
+
+    class Channel(models.TextChoices):
+        EMAIL = "email", "email"
+        WEBHOOK = "webhook", "webhook"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "pending (retrying)"
+        DELIVERED = "delivered", "delivered"
+        FAILED = "failed", "failed (gave up)"
+
+    regression = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="deliveries")
+    user = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
+    channel = models.CharField(max_length=8, choices=Channel.choices)
+    webhook = models.ForeignKey(
+        Webhook, null=True, blank=True, on_delete=models.CASCADE, related_name="deliveries"
+    )
+    recipient = models.CharField(max_length=MAX_WEBHOOK_URL, help_text="address or URL")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    response_status = models.PositiveIntegerField(null=True, blank=True)
+    error = models.TextField(blank=True, help_text="why the last attempt failed")
+    created_at = models.DateTimeField(default=timezone.now)
+    attempted_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+        constraints = [
+            models.CheckConstraint(
+                condition=(Q(channel="email") & Q(webhook__isnull=True))
+                | (Q(channel="webhook") & Q(webhook__isnull=False)),
+                name="delivery_channel_target",
+            ),
+            models.UniqueConstraint(
+                fields=["regression", "user"],
+                condition=Q(channel="email"),
+                name="delivery_one_email",
+            ),
+            models.UniqueConstraint(
+                fields=["regression", "webhook"],
+                condition=Q(channel="webhook"),
+                name="delivery_one_webhook",
+            ),
+        ]
+        indexes = [models.Index(fields=["user", "-created_at"], name="delivery_user_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.channel} of {self.regression_id} to {self.recipient}: {self.status}"

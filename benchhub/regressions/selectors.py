@@ -1,0 +1,145 @@
+"""Reads for regressions: the series detection reads, the triage list, the markers of a history
+chart, a person's subscriptions, webhooks and delivery log. Every list is bounded and fetches its
+relations up front (a fixed number of queries whatever the number of rows)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import Q, QuerySet
+
+from benchhub.regressions.models import Delivery, Regression, RegressionEvent, Subscription, Webhook
+from benchhub.results.models import LevelAggregate
+
+# Detection looks at the newest points of a series only (compare.changepoints.RECENT is 200).
+SERIES_MAX_POINTS = 200
+LOG_LIMIT = 200
+MARKERS_LIMIT = 100
+DELIVERIES_LIMIT = 100
+
+REGRESSION_RELATIONS = (
+    "host",
+    "workload",
+    "run_before",
+    "run_before__build",
+    "run_after",
+    "run_after__build",
+    "run_after__config",
+    "baseline_run",
+    "baseline_run__build",
+    "state_changed_by",
+)
+
+
+@dataclass(frozen=True)
+class SeriesPoint:
+    run_id: int
+    version: str
+    tps: float
+    baseline: bool
+
+
+def series_points(*, comparability_key: str, clients: int) -> list[SeriesPoint]:
+    """One series in version order (then time): the median tps of each valid, aggregated run of
+    this comparability key at this client level, the newest SERIES_MAX_POINTS. One query."""
+    rows = (
+        LevelAggregate.objects.filter(
+            comparability_key=comparability_key,
+            clients=clients,
+            run__invalid=False,
+            tps_median__isnull=False,
+        )
+        .order_by("-build__sort_key", "-run__started_at", "-run_id")
+        .values_list("run_id", "build__version", "tps_median", "run__baseline")[:SERIES_MAX_POINTS]
+    )
+    return [
+        SeriesPoint(run_id=run_id, version=version, tps=tps, baseline=baseline)
+        for run_id, version, tps, baseline in reversed(rows)
+        if tps is not None
+    ]
+
+
+def regression_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Regression]:
+    """Regressions newest first, filtered by state, kind, host (name), workload (name) and
+    clients; with relations; the caller slices or paginates."""
+    filters = filters or {}
+    regressions = Regression.objects.select_related(*REGRESSION_RELATIONS)
+    if filters.get("state"):
+        regressions = regressions.filter(state=filters["state"])
+    if filters.get("kind"):
+        regressions = regressions.filter(kind=filters["kind"])
+    if filters.get("host"):
+        regressions = regressions.filter(host__name=filters["host"])
+    if filters.get("workload"):
+        regressions = regressions.filter(workload__name=filters["workload"])
+    if filters.get("clients"):
+        regressions = regressions.filter(clients=filters["clients"])
+    return regressions.order_by("-detected_at", "-id")
+
+
+def regression_get(*, regression_id: int) -> Regression | None:
+    return Regression.objects.select_related(*REGRESSION_RELATIONS).filter(pk=regression_id).first()
+
+
+def regression_events(*, regression: Regression) -> list[RegressionEvent]:
+    """The state-change log of a regression, newest first."""
+    return list(
+        RegressionEvent.objects.filter(regression=regression)
+        .select_related("actor")
+        .order_by("-at", "-id")[:LOG_LIMIT]
+    )
+
+
+def history_markers(
+    *, host_id: int, workload: str, clients: int, config_hash: str | None
+) -> list[Regression]:
+    """The changes detected in one history series (the history page's host, workload, level and
+    configuration), oldest first, with the run after each (its start is the marker's place)."""
+    if config_hash is None:
+        return []
+    markers = (
+        Regression.objects.filter(
+            host_id=host_id,
+            workload__name=workload,
+            clients=clients,
+            run_after__config__hash=config_hash,
+        )
+        .select_related("run_after", "run_after__build")
+        .order_by("-run_after__started_at", "-id")[:MARKERS_LIMIT]
+    )
+    return list(reversed(markers))
+
+
+def subscription_list(*, user: Any) -> list[Subscription]:
+    return list(Subscription.objects.filter(user=user).order_by("host_name", "workload_name"))
+
+
+def webhook_list(*, user: Any) -> list[Webhook]:
+    return list(Webhook.objects.filter(user=user).order_by("created_at", "id"))
+
+
+def delivery_list(*, user: Any) -> list[Delivery]:
+    """A person's delivery log (emails and webhook calls), newest first."""
+    return list(
+        Delivery.objects.filter(user=user)
+        .select_related("regression", "regression__host", "regression__workload", "webhook")
+        .order_by("-created_at", "-id")[:DELIVERIES_LIMIT]
+    )
+
+
+def subscribers(*, host_name: str, workload_name: str) -> list[Any]:
+    """The people subscribed to a change on this host of this workload, each once, with their
+    webhooks prefetched."""
+    matching = Subscription.objects.filter(
+        Q(host_name="") | Q(host_name=host_name),
+        Q(workload_name="") | Q(workload_name=workload_name),
+    )
+    return list(
+        get_user_model()
+        .objects.filter(is_active=True, subscriptions__in=matching)
+        .distinct()
+        .prefetch_related("webhooks")
+        .order_by("pk")
+    )

@@ -1,0 +1,139 @@
+"""Validation of regression requests, and the shapes of regressions, subscriptions, webhooks and
+deliveries."""
+
+from typing import Any
+
+from rest_framework import serializers
+
+from benchhub.api.fields import StrictCharField
+from benchhub.regressions.models import (
+    MAX_NOTE,
+    MAX_WEBHOOK_URL,
+    Delivery,
+    Regression,
+    RegressionEvent,
+    Subscription,
+    Webhook,
+)
+
+
+class RegressionQuerySerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=Regression.State.choices, required=False)
+    kind = serializers.ChoiceField(choices=Regression.Kind.choices, required=False)
+    host = serializers.CharField(max_length=200, required=False)
+    workload = serializers.CharField(max_length=200, required=False)
+    clients = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+
+
+class StateInSerializer(serializers.Serializer):
+    state = serializers.ChoiceField(choices=Regression.State.choices)
+    note = StrictCharField(max_length=MAX_NOTE, required=False, allow_blank=True, default="")
+
+
+class RunRefSerializer(serializers.Serializer):
+    uuid = serializers.UUIDField()
+    version = serializers.CharField(source="build.version")
+    started_at = serializers.DateTimeField()
+
+
+class RegressionOutSerializer(serializers.ModelSerializer):
+    host = serializers.CharField(source="host.name")
+    workload = serializers.CharField(source="workload.name")
+    run_before = RunRefSerializer()
+    run_after = RunRefSerializer()
+    baseline_run = serializers.UUIDField(source="baseline_run.uuid", allow_null=True, default=None)
+    state_changed_by = serializers.CharField(
+        source="state_changed_by.username", allow_null=True, default=None
+    )
+
+    class Meta:
+        model = Regression
+        fields = [
+            "id",
+            "kind",
+            "state",
+            "note",
+            "host",
+            "workload",
+            "clients",
+            "comparability_key",
+            "run_before",
+            "run_after",
+            "baseline_run",
+            "before_tps",
+            "after_tps",
+            "before_runs",
+            "after_runs",
+            "change",
+            "change_low",
+            "change_high",
+            "p_value",
+            "detected_at",
+            "state_changed_at",
+            "state_changed_by",
+        ]
+
+
+class RegressionEventOutSerializer(serializers.ModelSerializer):
+    actor = serializers.CharField(source="actor.username", allow_null=True, default=None)
+
+    class Meta:
+        model = RegressionEvent
+        fields = ["at", "actor", "from_state", "to_state", "note"]
+
+
+class RegressionDetailOutSerializer(RegressionOutSerializer):
+    events = serializers.SerializerMethodField(help_text="the state-change log, newest first")
+
+    class Meta(RegressionOutSerializer.Meta):
+        fields = [*RegressionOutSerializer.Meta.fields, "events"]
+
+    def get_events(self, regression: Regression) -> Any:
+        return RegressionEventOutSerializer(self.context["events"], many=True).data
+
+
+class SubscriptionInSerializer(serializers.Serializer):
+    host = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+    workload = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
+
+
+class SubscriptionOutSerializer(serializers.ModelSerializer):
+    host = serializers.CharField(source="host_name", help_text='"" for every host')
+    workload = serializers.CharField(source="workload_name", help_text='"" for every workload')
+
+    class Meta:
+        model = Subscription
+        fields = ["id", "host", "workload", "created_at"]
+
+
+class WebhookInSerializer(serializers.Serializer):
+    # A plain string: the service checks scheme, host and length and names the field.
+    url = StrictCharField(max_length=MAX_WEBHOOK_URL)
+
+
+class WebhookOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = Webhook
+        fields = ["id", "url", "secret", "created_at"]
+
+
+class DeliveryOutSerializer(serializers.ModelSerializer):
+    regression = serializers.IntegerField(source="regression_id")
+    webhook = serializers.IntegerField(source="webhook_id", allow_null=True)
+
+    class Meta:
+        model = Delivery
+        fields = [
+            "id",
+            "regression",
+            "channel",
+            "webhook",
+            "recipient",
+            "status",
+            "attempts",
+            "response_status",
+            "error",
+            "created_at",
+            "attempted_at",
+            "delivered_at",
+        ]

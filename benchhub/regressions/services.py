@@ -1,0 +1,283 @@
+"""Writes for regressions: detection after an upload, triage, subscriptions and webhooks.
+
+Detection (`run_detect`) is idempotent: a change already stored for its series and first run
+after is updated (its figures, if still new), never added twice. Newly found changes are sent to
+their subscribers (regressions.notify) after the transaction commits.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+from functools import partial
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.contrib.auth.models import AnonymousUser, User
+from django.db import transaction
+from django.utils import timezone
+
+from benchhub.errors import ApplicationError
+from benchhub.hosts.models import Host
+from benchhub.regressions.detection import Change, changes
+from benchhub.regressions.models import (
+    MAX_NOTE,
+    MAX_WEBHOOK_URL,
+    Regression,
+    RegressionEvent,
+    Subscription,
+    Webhook,
+)
+from benchhub.regressions.selectors import SeriesPoint, series_points
+from benchhub.results.models import LevelAggregate, Run
+from benchhub.workloads.models import Workload
+
+logger = logging.getLogger(__name__)
+
+MAX_SUBSCRIPTIONS = 100
+MAX_WEBHOOKS = 10
+
+
+class RegressionError(ApplicationError):
+    """A triage, subscription or webhook request the domain refuses."""
+
+
+class TriageForbidden(RegressionError):
+    status = 403
+
+
+def can_triage(user: Any) -> bool:
+    """Staff, or a person granted the regressions.change_regression permission."""
+    if user is None or isinstance(user, AnonymousUser) or not user.is_authenticated:
+        return False
+    return bool(user.is_staff or user.has_perm("regressions.change_regression"))
+
+
+# Detection ---------------------------------------------------------------------------------
+
+
+def _anchored(points: list[SeriesPoint]) -> tuple[list[SeriesPoint], int | None]:
+    """The series from its newest baseline mark on (the baseline anchors "before"), and the
+    baseline's run id; the whole series without a mark."""
+    marks = [i for i, p in enumerate(points) if p.baseline]
+    if not marks:
+        return points, None
+    return points[marks[-1] :], points[marks[-1]].run_id
+
+
+def series_detect(*, comparability_key: str, clients: int, notify: bool = True) -> list[Regression]:
+    """Detect the changes of one series (a comparability key at one client level) and store
+    each as a Regression or Improvement; returns those created now. One transaction; queues
+    their notification on commit (unless `notify` is false: a backfill of old history)."""
+    points, baseline_id = _anchored(
+        series_points(comparability_key=comparability_key, clients=clients)
+    )
+    found = changes([p.tps for p in points])
+    if not found:
+        return []
+    sample = Run.objects.only("host_id", "workload_id").get(pk=points[-1].run_id)
+    created = []
+    with transaction.atomic():
+        for change in found:
+            regression, new = _store(
+                comparability_key=comparability_key,
+                clients=clients,
+                change=change,
+                points=points,
+                baseline_id=baseline_id,
+                host_id=sample.host_id,
+                workload_id=sample.workload_id,
+            )
+            if new:
+                created.append(regression)
+        for regression in created if notify else []:
+            transaction.on_commit(partial(notify_enqueue, regression_id=regression.pk))
+    return created
+
+
+def _store(
+    *,
+    comparability_key: str,
+    clients: int,
+    change: Change,
+    points: list[SeriesPoint],
+    baseline_id: int | None,
+    host_id: int,
+    workload_id: int,
+) -> tuple[Regression, bool]:
+    figures = {
+        "kind": Regression.Kind.REGRESSION if change.change < 0 else Regression.Kind.IMPROVEMENT,
+        "run_before_id": points[change.index - 1].run_id,
+        "baseline_run_id": baseline_id,
+        "before_tps": change.before,
+        "after_tps": change.after,
+        "before_runs": change.before_count,
+        "after_runs": change.after_count,
+        "change": change.change,
+        "change_low": change.low,
+        "change_high": change.high,
+        "p_value": change.p_value,
+        "redetected_at": timezone.now(),
+    }
+    # The row lock makes two workers detecting the same series at once agree: the second waits
+    # and updates what the first created (the unique constraint backs it).
+    regression, created = Regression.objects.select_for_update().get_or_create(
+        comparability_key=comparability_key,
+        clients=clients,
+        run_after_id=points[change.index].run_id,
+        defaults={**figures, "host_id": host_id, "workload_id": workload_id},
+    )
+    if not created and regression.state == Regression.State.NEW:
+        # More runs refine the figures of an untriaged change; a triaged one keeps what the
+        # person saw when they decided.
+        for name, value in figures.items():
+            setattr(regression, name, value)
+        regression.save(update_fields=[*(n.removesuffix("_id") for n in figures)])
+    return regression, created
+
+
+def run_detect(*, run_id: int) -> int:
+    """Detect changes in every series a run belongs to (its comparability key at each of its
+    client levels); returns how many changes were new. Reads the aggregates, so it runs after
+    the run's aggregation (results.services.run_aggregate queues it)."""
+    run = Run.objects.filter(pk=run_id).only("comparability_key").first()
+    if run is None:
+        return 0
+    levels = LevelAggregate.objects.filter(run_id=run_id).values_list("clients", flat=True)
+    return sum(
+        len(series_detect(comparability_key=run.comparability_key, clients=clients))
+        for clients in sorted(levels)
+    )
+
+
+def history_detect(*, notify: bool = False, limit: int = 100_000) -> tuple[int, int]:
+    """Detect changes in every series stored (at most `limit`), e.g. once after installing
+    detection over an existing history; returns (series read, changes new). Without `notify`,
+    nobody is told about what was found (it is old news); the pages and API list it."""
+    series = (
+        LevelAggregate.objects.values_list("comparability_key", "clients")
+        .distinct()
+        .order_by("comparability_key", "clients")[:limit]
+    )
+    found = 0
+    count = 0
+    for key, clients in series.iterator():
+        count += 1
+        found += len(series_detect(comparability_key=key, clients=clients, notify=notify))
+    return count, found
+
+
+def detect_enqueue(*, run_id: int) -> None:
+    """Queue detection for a run. A broker outage is logged, not raised: the caller's write has
+    committed, and the next upload of the series detects again."""
+    from benchhub.regressions.tasks import detect_run
+
+    try:
+        detect_run.apply_async(args=(run_id,))
+    except Exception:
+        logger.warning("could not queue change detection of run %s", run_id, exc_info=True)
+
+
+def notify_enqueue(*, regression_id: int) -> None:
+    from benchhub.regressions.tasks import notify
+
+    try:
+        notify.apply_async(args=(regression_id,))
+    except Exception:
+        logger.warning("could not queue notification of %s", regression_id, exc_info=True)
+
+
+# Triage ------------------------------------------------------------------------------------
+
+
+def regression_state_change(
+    *, regression: Regression, state: str, note: str = "", actor: User
+) -> Regression:
+    """Move a regression to `state` with a note, recording who and when (a RegressionEvent).
+    Only staff or holders of regressions.change_regression may; one transaction."""
+    if not can_triage(actor):
+        raise TriageForbidden(
+            "forbidden", "Only staff or people allowed to triage change a regression's state."
+        )
+    if state not in Regression.State.values:
+        choices = ", ".join(Regression.State.values)
+        raise RegressionError("invalid", f"state must be one of {choices}.", field="state")
+    note = note.strip()
+    if len(note) > MAX_NOTE:
+        raise RegressionError("invalid", f"A note is at most {MAX_NOTE} characters.", field="note")
+    with transaction.atomic():
+        locked = Regression.objects.select_for_update().get(pk=regression.pk)
+        RegressionEvent.objects.create(
+            regression=locked, actor=actor, from_state=locked.state, to_state=state, note=note
+        )
+        locked.state, locked.note = state, note
+        locked.state_changed_at, locked.state_changed_by = timezone.now(), actor
+        locked.save(update_fields=["state", "note", "state_changed_at", "state_changed_by"])
+    for name in ("state", "note", "state_changed_at", "state_changed_by"):
+        setattr(regression, name, getattr(locked, name))
+    return regression
+
+
+# Subscriptions and webhooks ----------------------------------------------------------------
+
+
+def subscription_add(*, user: Any, host_name: str = "", workload_name: str = "") -> Subscription:
+    """Subscribe a person to changes on a host, of a workload, both, or (both blank) all.
+    Names must exist; subscribing twice returns the existing subscription."""
+    host_name, workload_name = host_name.strip(), workload_name.strip()
+    if host_name and not Host.objects.filter(name=host_name).exists():
+        raise RegressionError("invalid", f"No host named {host_name!r}.", field="host")
+    if workload_name and not Workload.objects.filter(name=workload_name).exists():
+        raise RegressionError("invalid", f"No workload named {workload_name!r}.", field="workload")
+    if Subscription.objects.filter(user=user).count() >= MAX_SUBSCRIPTIONS:
+        raise RegressionError("invalid", f"At most {MAX_SUBSCRIPTIONS} subscriptions a person.")
+    subscription, _ = Subscription.objects.get_or_create(
+        user=user, host_name=host_name, workload_name=workload_name
+    )
+    return subscription
+
+
+def subscription_remove(*, user: Any, subscription_id: int) -> bool:
+    deleted, _ = Subscription.objects.filter(user=user, pk=subscription_id).delete()
+    return bool(deleted)
+
+
+def webhook_url_check(url: str) -> str:
+    """A webhook URL the server may call: http or https, a host name, at most MAX_WEBHOOK_URL
+    characters, no credentials in it. (Where it points is checked again at delivery.)"""
+    url = url.strip()
+    if not url:
+        raise RegressionError("invalid", "A webhook needs a URL.", field="url")
+    if len(url) > MAX_WEBHOOK_URL:
+        raise RegressionError(
+            "invalid", f"A webhook URL is at most {MAX_WEBHOOK_URL} characters.", field="url"
+        )
+    try:
+        parts = urlsplit(url)
+        port = parts.port
+    except ValueError:
+        raise RegressionError("invalid", "The webhook URL is not a URL.", field="url") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise RegressionError(
+            "invalid",
+            "A webhook URL starts with http:// or https:// and names a host.",
+            field="url",
+        )
+    if parts.username or parts.password:
+        raise RegressionError("invalid", "A webhook URL carries no credentials.", field="url")
+    if port == 0:
+        raise RegressionError("invalid", "The webhook URL's port is not valid.", field="url")
+    return url
+
+
+def webhook_add(*, user: Any, url: str) -> Webhook:
+    """Add a webhook for a person, with a new random secret (shown to them on their page)."""
+    url = webhook_url_check(url)
+    if Webhook.objects.filter(user=user).count() >= MAX_WEBHOOKS:
+        raise RegressionError("invalid", f"At most {MAX_WEBHOOKS} webhooks a person.", field="url")
+    return Webhook.objects.create(user=user, url=url, secret=secrets.token_hex(32))
+
+
+def webhook_remove(*, user: Any, webhook_id: int) -> bool:
+    deleted, _ = Webhook.objects.filter(user=user, pk=webhook_id).delete()
+    return bool(deleted)

@@ -1,0 +1,20 @@
+"""How a change reads on the pages: "-19.8% (95%: -20.2% to -19.4%)"."""
+
+from django import template
+
+register = template.Library()
+
+
+@register.filter
+def signed_percent(value: float | None) -> str:
+    """0.0123 -> "+1.2%"; None -> "-"."""
+    return "-" if value is None else f"{value * 100:+.1f}%"
+
+
+@register.filter
+def change_interval(regression) -> str:
+    """The 95% interval of a regression's change, or why there is none."""
+    if regression.change_low is None or regression.change_high is None:
+        return "no interval: a side has a single run"
+    low, high = signed_percent(regression.change_low), signed_percent(regression.change_high)
+    return f"95% interval {low} to {high}"
