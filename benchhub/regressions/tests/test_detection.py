@@ -11,6 +11,7 @@ from benchhub.regressions.detection import change_interval
 from benchhub.regressions.models import Regression
 from benchhub.regressions.services import regression_state_change, run_detect, series_detect
 from benchhub.regressions.tests.series import history, noisy
+from benchhub.results.services import run_aggregate
 from benchhub.review.services import run_mark
 
 BEFORE = noisy(1000.0, 8, seed=1)
@@ -118,3 +119,20 @@ def test_it_backfills_every_series_of_an_existing_history_once(agent):
     call_command("regressions_detect", stdout=out)
     assert out.getvalue().strip().endswith("1 series read, 0 new changes stored")
     assert Regression.objects.count() == 1
+
+
+def test_it_queues_detection_when_aggregates_or_marks_commit(
+    agent, alice, monkeypatch, django_capture_on_commit_callbacks
+):
+    queued: list[int] = []
+    monkeypatch.setattr(
+        "benchhub.regressions.services.detect_enqueue", lambda *, run_id: queued.append(run_id)
+    )
+    [run] = history(agent, [1000.0])
+    with django_capture_on_commit_callbacks(execute=True):
+        run_aggregate(run_id=run.pk)
+    assert queued == [run.pk]
+    with django_capture_on_commit_callbacks(execute=True):
+        run_mark(run=run, baseline=True, actor=alice)
+        run_mark(run=run, baseline=True, actor=alice)  # no change: nothing to detect again
+    assert queued == [run.pk, run.pk]
