@@ -300,6 +300,8 @@ def chosen_columns(
         if data.get(f"version_{index}", "").strip() and str(index) != clients
     ]
     return (int(clients) if clients.isdigit() else None), versions
+
+
 class RecipeForm(forms.Form):
     """A build recipe (docs/agent.md, "Building PostgreSQL from source"); checked in full by
     builds.services.recipe_create, which names the field at fault."""

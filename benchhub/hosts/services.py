@@ -105,6 +105,8 @@ def host_spool_report(*, host: Host, set_aside: list[dict[str, Any]]) -> None:
     Host.objects.filter(pk=host.pk).update(
         spool_set_aside=set_aside, spool_reported_at=timezone.now()
     )
+
+
 def host_grant_add(
     *,
     by: User,

@@ -4,8 +4,8 @@ import re
 import secrets
 from typing import Any
 
-from benchhub_runner.jobspec import warmup_default
 from benchhub_runner.jobcode import Refusal, check_settings, job_code_check
+from benchhub_runner.jobspec import warmup_default
 from celery.schedules import ParseException
 from celery.schedules import crontab as celery_crontab
 from rest_framework import serializers

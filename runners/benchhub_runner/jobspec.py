@@ -151,6 +151,7 @@ class JobSpec:
         if self.duration_s is None:
             return None
         return self.level_durations.get(clients, self.duration_s)
+
     builds: Mapping[str, BuildSpec] = field(default_factory=dict)
 
     def threads_for(self, clients: int) -> int:
@@ -234,6 +235,8 @@ def _method(job: _Object) -> dict[str, Any]:
         "shuffle_seed": seed,
         "level_durations": durations,
     }
+
+
 def _builds(job: _Object) -> dict[str, BuildSpec]:
     """The build spec of each version that names a recipe (docs/runner-api.md, "Builds in a
     claim"), checked with the builder's own rules; every key must be one of the versions."""
