@@ -151,9 +151,10 @@ def agent_sweep(*, server: str, token: str, host: str, options: AgentOptions):
     from benchhub.results.models import Result
     from benchhub.testing.processes import agent_env, agent_once
 
+    # No warm-up: the direct sweep it is measured against has none either.
     job = job_create(actor="bench", versions=[VERSION], workload=WORKLOAD, scale=1,
                      clients=list(options.levels), duration_s=options.duration_s, repeats=1,
-                     host=Host.objects.get(name=host))  # fmt: skip
+                     warmup_s=0.0, host=Host.objects.get(name=host))  # fmt: skip
     work = _work_dir()
     env = agent_env(server=server, token=token, work_dir=work)
     agent = agent_once(env=env, deliver_wait_s=60)

@@ -130,6 +130,11 @@ def _threads_of(run: Run) -> dict[str, Any]:
     return {}
 
 
+# The -T of a rerun of a summary import that did not say its duration: the catalog's published
+# experiments ran 60 to 300 s per level, and a minute is the shortest of those.
+RERUN_DURATION_S = 60.0
+
+
 def _job_request_of(run: Run) -> dict[str, Any]:
     """The job that measures what `run` measured, for a run that came with no job (an import):
     same build version, full workload definition, scale, levels, durations, repeats, warm-up,
@@ -154,8 +159,11 @@ def _job_request_of(run: Run) -> dict[str, Any]:
         request.update(level_order=Job.LevelOrder.SHUFFLED, shuffle_seed=run.shuffle_seed)
     if run.duration_s:
         request.update(duration_s=run.duration_s, level_durations=run.level_durations or {})
-    else:
+    elif run.transactions_per_client:
         request["transactions_per_client"] = run.transactions_per_client
+    else:
+        # A published table that did not say how long each level ran.
+        request["duration_s"] = RERUN_DURATION_S
     return request
 
 
@@ -166,6 +174,14 @@ def job_create_again(*, run: Run, created_by: Any) -> Job:
     The request is validated as the API validates one, so a run whose host or workload no longer
     passes is refused: JobError `invalid` (400), its detail naming each field at fault.
     """
+    if run.source == Run.Source.SUMMARY and not (run.workload.builtin or run.workload.streams):
+        if all("not published" in script.get("body", "") for script in run.workload.scripts):
+            raise JobError(
+                "invalid",
+                "This summary import does not say what its workload ran; queue a job with the "
+                "workload you mean instead.",
+                status=400,
+            )
     job = Job.objects.select_related("host").filter(pk=run.job_id).first() if run.job_id else None
     request = _job_request_of_job(job) if job is not None else _job_request_of(run)
     return job_create(

@@ -500,7 +500,12 @@ class JobRunner:
             run.stopped = stopped
         with contextlib.suppress(Exception):
             self.stop_all()  # before the host facts are read; the servers are done anyway
-        return self._payloads(measured)
+        try:
+            return self._payloads(measured)
+        except Exception:
+            # The failure being reported matters more than what it leaves behind.
+            logger.exception("job %s: could not build the partial runs", self.job.id)
+            return []
 
     def _payloads(self, runs: list[VersionRun] | None = None) -> list[dict[str, Any]]:
         # The token decides the host; the claim says which it is.

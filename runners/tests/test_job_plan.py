@@ -7,7 +7,7 @@ import pytest
 
 from benchhub_runner import pgbench
 from benchhub_runner.job import Step, plan
-from benchhub_runner.jobspec import JobSpec, job_parse
+from benchhub_runner.jobspec import JobSpec, JobSpecError, job_parse
 
 JOB = {
     "id": 1,
@@ -95,3 +95,52 @@ def test_it_passes_every_weighted_builtin_and_script():
     ]
     with pytest.raises(pgbench.PgbenchError, match=r"9\.6"):
         pgbench.argv(bindir=Path("/pg"), target=target, m=m, version=(9, 5))
+
+
+def test_it_shuffles_the_levels_per_repeat_from_the_seed():
+    levels = list(range(1, 9))
+    shuffled = plan(job(clients=levels, repeats=3, level_order="shuffled", shuffle_seed=5))
+    again = plan(job(clients=levels, repeats=3, level_order="shuffled", shuffle_seed=5))
+    other = plan(job(clients=levels, repeats=3, level_order="shuffled", shuffle_seed=6))
+
+    assert shuffled == again and shuffled != other
+    # Repeat by repeat, each repeat every level once, both versions at each step in turn.
+    for repeat in (1, 2, 3):
+        steps = [s for s in shuffled if s.repeat == repeat]
+        assert sorted({s.clients for s in steps}) == levels
+    orders = [
+        [s.clients for s in shuffled if s.repeat == r and s.version == "13"] for r in (1, 2, 3)
+    ]
+    assert orders[0] != levels and len({tuple(o) for o in orders}) == 3
+    assert [s.version for s in shuffled[:2]] == ["13", "14"]
+
+
+def test_it_reads_the_measurement_method_with_its_defaults():
+    assert job().warmup_s == 2.0  # 10% of 10 s, at least 2 s
+    assert job(duration_s=120).warmup_s == 12.0
+    assert job(duration_s=1000).warmup_s == 30.0
+    assert job(warmup_s=0).warmup_s == 0.0
+    assert job(level_order="shuffled").shuffle_seed is not None
+    spec = job(level_durations={"4": 30})
+    assert (spec.duration_for(1), spec.duration_for(4)) == (10.0, 30.0)
+
+
+@pytest.mark.parametrize(
+    ("fields", "path"),
+    [
+        ({"level_durations": {"64": 30}}, "level_durations"),
+        ({"level_durations": {"4": 0}}, "level_durations.4"),
+        ({"level_durations": {"x": 3}}, "level_durations.x"),
+        ({"warmup_s": -1}, "warmup_s"),
+        ({"level_order": "random"}, "level_order"),
+        ({"shuffle_seed": "7"}, "shuffle_seed"),
+        (
+            {"duration_s": None, "transactions_per_client": 5, "level_durations": {"4": 3}},
+            "level_durations",
+        ),
+    ],
+)
+def test_it_names_the_method_field_at_fault(fields, path):
+    with pytest.raises(JobSpecError) as error:
+        job(**fields)
+    assert error.value.field == path

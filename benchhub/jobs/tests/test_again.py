@@ -6,6 +6,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from benchhub.compare.tests.experiment_data import E2_IDLE, e2_idle_upload, e5_upload
+from benchhub.compare.tests.uploads import upload
 from benchhub.jobs.models import Job
 from benchhub.jobs.services import JOB_DEFINITION_FIELDS
 from benchhub.results.models import Run
@@ -106,3 +107,29 @@ def test_it_keeps_the_thread_pairs_of_a_run_without_a_job(agent, client, bob):
     assert job.threads_policy == "pairs"
     assert job.level_threads == {"52": 52, "208": 104}
     assert job.workload["catalog_entry"] == "e5-read-only"
+
+
+def test_it_reruns_a_summary_import_of_a_builtin_for_a_minute(agent, client, bob):
+    run = upload(agent, version="14.1", tps={8: [900.0]}, source="summary", duration_s=None)
+    client.force_login(bob)
+
+    response = client.post(f"/runs/{run.uuid}/requeue/")
+
+    job = Job.objects.get()
+    assert response["Location"] == f"/jobs/{job.pk}/"
+    assert (job.versions, job.clients, job.duration_s) == (["14.1"], [8], 60.0)
+    assert job.workload["builtin"] == "select-only"
+
+
+def test_it_refuses_to_rerun_a_summary_whose_workload_was_not_published(agent, client, bob):
+    unpublished = {
+        "name": "published",
+        "scripts": [{"name": "published", "weight": 1, "body": "-- not published"}],
+    }
+    run = upload(agent, version="14.1", tps={8: [900.0]}, source="summary", workload=unpublished)
+    client.force_login(bob)
+
+    response = client.post(f"/runs/{run.uuid}/requeue/", follow=True)
+
+    assert not Job.objects.exists()
+    assert "does not say what its workload ran" in response.content.decode()
