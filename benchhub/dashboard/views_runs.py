@@ -57,6 +57,15 @@ def _non_default_settings(run: Run) -> list[tuple[str, str, str]]:
     ]
 
 
+def _rerunnable(run: Run) -> bool:
+    """A summary import knows what it measured only when the table's page named a builtin, its
+    scale and its length: then it can be queued again; other runs always can."""
+    if run.source != Run.Source.SUMMARY:
+        return True
+    length = run.duration_s or run.transactions_per_client
+    return bool(run.workload.builtin and run.scale and length)
+
+
 def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
     run = _get_run(run_uuid)
     results = list(selectors.result_list(run=run, with_progress=True))
@@ -70,8 +79,7 @@ def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
         "build_rows": provenance_rows(run.build),
         "all_settings": sorted(run.settings.items()),
         "review": run_review(run=run),
-        # A summary import knows its workload's definition only when it names a builtin.
-        "rerunnable": run.source != Run.Source.SUMMARY or bool(run.workload.builtin),
+        "rerunnable": _rerunnable(run),
     }
     return render(request, "dashboard/run.html", context)
 

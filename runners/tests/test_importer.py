@@ -56,3 +56,17 @@ def test_it_still_refuses_outputs_that_disagree_where_both_say():
     other = WHOLE.replace("scaling factor: 1", "scaling factor: 7")
     with pytest.raises(ImportRefused, match="scaling_factor is 7"):
         payload([WHOLE, other])
+
+
+def test_the_cli_names_what_files_lack_and_takes_it_from_options(capsys):
+    from benchhub_runner.cli import main
+
+    tail = str(FIXTURES / "pasted" / "tail-4-pg92-tpcb-c2-t50.txt")
+    common = ["import", tail, "--server", "http://127.0.0.1:9", "--token", "x", "--host", "h"]
+    assert main([*common, "--dry-run"]) == 2
+    refused = capsys.readouterr().err
+    assert "outputs[0].clients" in refused and "version" in refused and "workload" in refused
+    options = ["--clients", "2", "--version", "9.2.24", "--workload", "tpcb-like", "--dry-run"]
+    assert main([*common, *options]) == 0
+    printed = capsys.readouterr().out
+    assert '"clients": [\n    2\n  ]' in printed and '"builtin": "tpcb-like"' in printed

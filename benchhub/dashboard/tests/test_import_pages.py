@@ -132,7 +132,8 @@ def test_it_moves_uploaded_files_to_the_paste_box_when_it_asks(client, bob):
 
 def test_it_shows_the_columns_of_a_published_table_and_imports_the_picked_ones(client, bob):
     client.force_login(bob)
-    form = {"host": "blog", "builtin": "select-only", "table": TABLE}
+    form = {"host": "blog", "builtin": "select-only", "scale": "10", "duration_s": "120"}
+    form["table"] = TABLE
     page = client.post("/import/summary/", form).content.decode()
     assert 'id="columns"' in page and "连接数" in page and "14性能提升比率" in page
     assert 'name="version_2" value="13"' in page and 'name="version_4" value=""' in page
@@ -143,8 +144,10 @@ def test_it_shows_the_columns_of_a_published_table_and_imports_the_picked_ones(c
     runs = {r.build.version: r for r in Run.objects.all()}
     assert dict(runs["14"].results.values_list("clients", "tps")) == {52: 1582846}
     page = client.get(f"/runs/{runs['13'].uuid}/").content.decode()
-    # select-only is a builtin: the definition is known, so it can be queued again.
+    # A builtin with its scale and duration: the definition is known, so it can be queued again.
     assert "Queue this again" in page and "连接数" in page
+    queued = client.post(f"/runs/{runs['13'].uuid}/requeue/")
+    assert queued.status_code == 302 and queued.url.startswith("/jobs/"), queued.url
 
 
 def test_it_offers_no_rerun_of_a_summary_whose_workload_was_not_published(client, bob):
