@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from benchhub.configs.hashing import settings_diff
+from benchhub.hosts.tuning import host_tuning, tuning_differences, tuning_digest
 from benchhub.results.models import Run
 
 if TYPE_CHECKING:
@@ -83,6 +84,7 @@ ASPECTS: list[tuple[str, Any]] = [
     ("host", lambda r, s: r.host.name),
     ("hardware", lambda r, s: f"{hardware_text(r)} [{r.host_facts.fingerprint[:8]}]"),
     ("kernel / OS", lambda r, s: f"{r.host_facts.kernel} / {r.host_facts.os}"),
+    ("host tuning", lambda r, s: tuning_digest(host_tuning(r.host_facts))),
     ("configuration", lambda r, s: r.config.hash[:12]),
     ("scale", lambda r, s: str(r.scale or "unknown")),
     ("duration", lambda r, s: length_text(r)),
@@ -113,5 +115,7 @@ def differences(series: list[Series]) -> list[Difference]:
                         f"{other.label}: {setting} = {b if b is not None else '(default)'} "
                         f"(baseline {base.label}: {a if a is not None else '(default)'})"
                     )
+        if name == "host tuning":
+            details = tuning_differences([(s.label, host_tuning(s.run.host_facts)) for s in series])
         found.append(Difference(name=name, values=values, details=details))
     return found

@@ -1,10 +1,12 @@
-"""The host page: a host's hardware and its run-to-run noise per workload and client level."""
+"""The host page: a host's hardware, its tuning and lscpu, and its run-to-run noise per
+workload and client level."""
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from benchhub.compare.host_noise import SHOWN_REPEATS, host_noise_rows
 from benchhub.hosts.models import Host
+from benchhub.hosts.tuning import host_tuning
 
 
 def host_detail(request: HttpRequest, name: str) -> HttpResponse:
@@ -12,5 +14,10 @@ def host_detail(request: HttpRequest, name: str) -> HttpResponse:
     host = Host.objects.select_related("current_facts").filter(name=name).first()
     if host is None:
         raise Http404(f"No host {name}")
-    context = {"host": host, "noise": host_noise_rows(host=host), "repeats": SHOWN_REPEATS}
+    context = {
+        "host": host,
+        "tuning": host_tuning(host.current_facts),
+        "noise": host_noise_rows(host=host),
+        "repeats": SHOWN_REPEATS,
+    }
     return render(request, "dashboard/host.html", context)

@@ -14,6 +14,7 @@ from benchhub.builds.provenance import provenance_rows
 from benchhub.dashboard import charts_run, query
 from benchhub.dashboard.run_diff import run_diff as run_diff_sections
 from benchhub.errors import ApplicationError
+from benchhub.hosts.tuning import host_tuning
 from benchhub.jobs.services import job_create_again
 from benchhub.results import selectors
 from benchhub.results.models import Run
@@ -77,6 +78,7 @@ def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
         "charts": charts,
         "non_default": _non_default_settings(run),
         "build_rows": provenance_rows(run.build),
+        "tuning": host_tuning(run.host_facts),
         "all_settings": sorted(run.settings.items()),
         "review": run_review(run=run),
         "rerunnable": _rerunnable(run),
