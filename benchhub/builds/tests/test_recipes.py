@@ -194,3 +194,20 @@ def test_it_appends_an_uploaded_patch_file(alice_client, bob_client):
     )
     assert refused.status_code == 403
     assert Patch.objects.count() == 2
+
+
+def test_it_lists_recipes_in_a_fixed_number_of_queries(alice, django_assert_num_queries):
+    from benchhub.builds.selectors import recipe_list
+    from benchhub.builds.services import PatchIn, recipe_create
+
+    for n in range(3):
+        recipe_create(
+            name=f"15.18+p{n}",
+            source={"kind": "release", "version": "15.18"},
+            patches=[PatchIn(name=f"p{i}.patch", content=PATCH.encode()) for i in range(n + 1)],
+            created_by=alice,
+        )
+    with django_assert_num_queries(2):
+        rows = [(r.name, r.created_by.username, [p.name for p in r.patches.all()])
+                for r in recipe_list()]  # fmt: skip
+    assert rows[2] == ("15.18+p2", "alice", ["p0.patch", "p1.patch", "p2.patch"])
