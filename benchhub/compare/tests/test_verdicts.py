@@ -229,5 +229,5 @@ def test_it_adjusts_p_values_exactly_as_statsmodels_holm_does():
         for _ in range(20):
             pvalues = rng.uniform(0, 0.2, size) ** 2
             expected = multipletests(pvalues, alpha=0.05, method="holm")[1]
-            assert holm(pvalues) == pytest.approx(expected, abs=1e-15)
+            assert holm(list(pvalues)) == pytest.approx(expected, abs=1e-15)
     assert list(holm([0.5, 0.4])) == [0.8, 0.8]
