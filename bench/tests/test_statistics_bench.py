@@ -32,3 +32,17 @@ def test_it_scores_detectors_on_steps_and_flat_series():
     assert ours["flat"].points == 5 * detection.POINTS
     assert len(result.times_ms) == 6 * 5
     assert "false alarms per 1,000 points" in detection.table(result)
+
+
+def test_it_calls_an_a_a_curve_different_only_on_a_moved_level_or_an_interval_off_one():
+    from bench.aa import different
+    from benchhub.compare.repeats import Repeat, RunMean
+    from benchhub.compare.verdicts import curve_verdict, level_verdict
+
+    def curve(other: list[float]):
+        base = [Repeat(tps=RunMean(value=v)) for v in (100.0, 101.0, 99.0)]
+        level = level_verdict(baseline=base, other=[Repeat(tps=RunMean(value=v)) for v in other])
+        return curve_verdict(levels={1: level})
+
+    assert not different(curve([100.5, 99.5, 100.0]))
+    assert different(curve([120.0, 121.0, 119.0]))

@@ -63,3 +63,22 @@ def test_it_needs_fewer_repeats_for_a_clearer_answer():
     assert repeats_needed(log_ratio=0.0, cv=0.02, threshold=0.02) is not None
     # On the threshold itself neither answer comes soon.
     assert repeats_needed(log_ratio=math.log(1.02), cv=0.02, threshold=0.02, limit=10) is None
+
+
+def test_it_finds_the_fewest_repeats_that_settle_as_a_scan_would():
+    from benchhub.compare.noise import _same_chance, power
+
+    def scanned(log_ratio: float, cv: float) -> int | None:
+        for n in range(2, 101):
+            dof = 2 * n - 2
+            if (
+                power(log_difference=log_ratio, cv=cv, repeats=n, dof=dof) >= 0.8
+                or _same_chance(log_ratio, cv, 0.02, n, dof) >= 0.8
+            ):
+                return n
+        return None
+
+    for ratio, cv in [(1.03, 0.02), (1.0, 0.01), (1.05, 0.03), (0.97, 0.015), (1.015, 0.01)]:
+        assert repeats_needed(log_ratio=math.log(ratio), cv=cv, threshold=0.02) == scanned(
+            math.log(ratio), cv
+        )

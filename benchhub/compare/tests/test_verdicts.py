@@ -217,3 +217,17 @@ def test_it_has_no_curve_interval_when_a_level_has_none():
     curve = curve_verdict(levels=levels)
     assert curve.geomean is not None and curve.low is None and curve.high is None
     assert curve.levels[1] is Verdict.INCONCLUSIVE
+
+
+def test_it_adjusts_p_values_exactly_as_statsmodels_holm_does():
+    from statsmodels.stats.multitest import multipletests
+
+    from benchhub.compare.verdicts import holm
+
+    rng = np.random.default_rng(5)
+    for size in (1, 2, 6, 9):
+        for _ in range(20):
+            pvalues = rng.uniform(0, 0.2, size) ** 2
+            expected = multipletests(pvalues, alpha=0.05, method="holm")[1]
+            assert holm(list(pvalues)) == pytest.approx(expected, abs=1e-15)
+    assert list(holm([0.5, 0.4])) == [0.8, 0.8]
