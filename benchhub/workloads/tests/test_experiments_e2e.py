@@ -170,8 +170,10 @@ def test_it_runs_each_experiment_on_13_and_14_and_shows_the_stored_numbers(
         job.refresh_from_db()
         assert job.state == "done", (experiment, job.failure_stage, job.failure_message)
     wait_for(
-        lambda: not Run.objects.filter(job__in=jobs.values(), aggregated_at__isnull=True).exists()
-        and Run.objects.filter(job__in=jobs.values()).count() == 2 * len(jobs),
+        lambda: (
+            not Run.objects.filter(job__in=jobs.values(), aggregated_at__isnull=True).exists()
+            and Run.objects.filter(job__in=jobs.values()).count() == 2 * len(jobs)
+        ),
         timeout_s=120,
         what="every run stored and aggregated by the worker",
     )
@@ -180,9 +182,7 @@ def test_it_runs_each_experiment_on_13_and_14_and_shows_the_stored_numbers(
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
     for experiment, job in jobs.items():
-        runs = {
-            r.build.major: r for r in Run.objects.filter(job=job).select_related("build")
-        }
+        runs = {r.build.major: r for r in Run.objects.filter(job=job).select_related("build")}
         assert {m: r.server_version.split(".")[0] for m, r in runs.items()} == {
             "13": "13",
             "14": "14",
