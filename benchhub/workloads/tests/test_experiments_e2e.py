@@ -60,11 +60,12 @@ def number(text: str) -> str:
     return text.split()[0]
 
 
-def one_decimal(value: float) -> str:
+def one_decimal(value: float | None) -> str:
+    assert value is not None, "a stored figure is missing"
     return f"{value:,.1f}"
 
 
-def aggregates(runs: dict[str, Run]) -> dict[tuple[str, int], float]:
+def aggregates(runs: dict[str, Run]) -> dict[tuple[str, int], float | None]:
     """(major, clients) -> the stored median tps."""
     return {
         (major, a.clients): a.tps_median
@@ -138,6 +139,7 @@ def check_e5(page, runs, job):
     for i, clients in enumerate(job.clients):
         row = cells(rows.nth(i))
         old, new = stored[("13", clients)], stored[("14", clients)]
+        assert old and new, (clients, old, new)
         assert row[:3] == ["read-only", str(clients), str(job.level_threads[str(clients)])]
         assert row[3:5] == [one_decimal(old), one_decimal(new)]
         assert row[5] == f"{(new - old) / old * 100:.1f}%"
