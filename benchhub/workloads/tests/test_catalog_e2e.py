@@ -37,12 +37,15 @@ TINY = {
 pytestmark = pytest.mark.slow
 
 
-def tiny_job(entry_id: str) -> dict:
+def tiny_params(entry_id: str) -> dict:
+    """The entry's size parameters cut to TINY (those it has)."""
     entry = next(e for e in entry_list() if e.id == entry_id)
     names = {p.name for p in entry.params}
-    expansion = catalog_expand(
-        entry_id=entry_id, params={k: v for k, v in TINY.items() if k in names}
-    )
+    return {k: v for k, v in TINY.items() if k in names}
+
+
+def tiny_job(entry_id: str) -> dict:
+    expansion = catalog_expand(entry_id=entry_id, params=tiny_params(entry_id))
     job = dict(expansion.job)
     job.update(
         id=1,
