@@ -7,7 +7,7 @@ from django.urls import include, path
 from benchhub.accounts.api import TokenDetailView, TokensView
 from benchhub.builds.api import BuildsView
 from benchhub.compare.api import CompareView
-from benchhub.hosts.api import HostsView
+from benchhub.hosts.api import HostGrantDetailView, HostGrantsView, HostsView
 from benchhub.jobs.api import (
     JobCancelView,
     JobClaimView,
@@ -38,6 +38,12 @@ api_v1 = [
     path("builds/", BuildsView.as_view(), name="api-builds"),
     path("compare/", CompareView.as_view(), name="api-compare"),
     path("hosts/", HostsView.as_view(), name="api-hosts"),
+    path("hosts/<str:host_name>/grants/", HostGrantsView.as_view(), name="api-host-grants"),
+    path(
+        "hosts/<str:host_name>/grants/<int:grant_id>/",
+        HostGrantDetailView.as_view(),
+        name="api-host-grant",
+    ),
     path("jobs/", JobsView.as_view(), name="api-jobs"),
     path("jobs/claim/", JobClaimView.as_view(), name="api-job-claim"),
     path("jobs/<int:job_id>/", JobDetailView.as_view(), name="api-job"),
