@@ -182,6 +182,13 @@ def test_it_refuses_cancelling_a_job_on_a_host_without_rights(world):
     assert Job.objects.get(pk=world.job.pk).state == Job.State.CLAIMED
 
 
+def test_it_refuses_granting_oneself_the_right_on_a_host(world):
+    body = {"user": "mallory"}
+    response = world.call(world.mallory, "POST", "/api/v1/hosts/bench-01/grants/", body)
+    refused(response, 403, "forbidden_host", says="bench-01")
+    assert not HostGrant.objects.filter(user__username="mallory").exists()
+
+
 def test_it_refuses_hiding_a_run_as_invalid_without_rights_on_its_host(world):
     body = {"invalid": True, "reason": "I do not like it"}
     response = world.call(world.mallory, "POST", f"/api/v1/runs/{world.run}/marks/", body)
