@@ -7,7 +7,7 @@ from django.urls import include, path
 from benchhub.accounts.api import TokenDetailView, TokensView
 from benchhub.builds.api import BuildsView, RecipeDetailView, RecipePatchesView, RecipesView
 from benchhub.compare.api import CompareSettleView, CompareView
-from benchhub.hosts.api import HostSpoolReportView, HostsView
+from benchhub.hosts.api import HostGrantDetailView, HostGrantsView, HostSpoolReportView, HostsView
 from benchhub.jobs.api import (
     JobCancelView,
     JobClaimView,
@@ -61,6 +61,12 @@ api_v1 = [
     path("compare/settle/", CompareSettleView.as_view(), name="api-compare-settle"),
     path("hosts/", HostsView.as_view(), name="api-hosts"),
     path("hosts/spool/", HostSpoolReportView.as_view(), name="api-host-spool"),
+    path("hosts/<str:host_name>/grants/", HostGrantsView.as_view(), name="api-host-grants"),
+    path(
+        "hosts/<str:host_name>/grants/<int:grant_id>/",
+        HostGrantDetailView.as_view(),
+        name="api-host-grant",
+    ),
     path("jobs/", JobsView.as_view(), name="api-jobs"),
     path("jobs/claim/", JobClaimView.as_view(), name="api-job-claim"),
     path("jobs/<int:job_id>/", JobDetailView.as_view(), name="api-job"),

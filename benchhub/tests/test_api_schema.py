@@ -25,7 +25,7 @@ from benchhub.wsgi import application
 # least 5,000.
 EXAMPLES = 40
 MINIMUM_REQUESTS = 1000
-THOROUGH_EXAMPLES = 170
+THOROUGH_EXAMPLES = 160
 THOROUGH_MINIMUM_REQUESTS = 5000
 AGENT_PATHS = ("/api/v1/jobs/claim/", "/heartbeat/", "/finish/", "/release/")
 

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import pytest
 import requests
 from django.contrib.auth import get_user_model
+from django.core.management import call_command
 from django.utils import timezone
 
 from benchhub.accounts.services import personal_token_create
@@ -30,18 +31,6 @@ from benchhub.testing import processes
 from benchhub.testing.payloads import run_payload
 
 SIGN_IN_LIMIT = 3
-
-
-@pytest.fixture(scope="module")
-def stack(django_db_setup, django_db_blocker):
-    """gunicorn on the test database, one per module; each test commits its own rows
-    (transactional_db) and they are flushed after it. One trusted proxy hop, so tests can speak
-    from several client addresses (X-Forwarded-For)."""
-    env = {"BENCHHUB_PROXY_HOPS": "1", "BENCHHUB_RATELIMIT_LOGIN_USER": str(SIGN_IN_LIMIT)}
-    with django_db_blocker.unblock():
-        web = processes.Gunicorn(queue=processes.unique_queue(), env=env).start()
-    yield web
-    web.stop()
 
 
 @dataclass
@@ -62,9 +51,31 @@ class World:
         return requests.request(method, f"{self.url}{path}", data=data, headers=headers, timeout=30)
 
 
-@pytest.fixture
-def world(stack, transactional_db, bob) -> World:
+@pytest.fixture(scope="module")
+def world(django_db_setup, django_db_blocker):
+    """gunicorn on the test database and the rows the attacks aim at, once per module (every
+    attack is refused and changes nothing, which each test checks); flushed at the end, as a
+    transactional test would be. One trusted proxy hop, so tests can speak from several client
+    addresses (X-Forwarded-For)."""
+    env = {"BENCHHUB_PROXY_HOPS": "1", "BENCHHUB_RATELIMIT_LOGIN_USER": str(SIGN_IN_LIMIT)}
+    with django_db_blocker.unblock():
+        web = processes.Gunicorn(queue=processes.unique_queue(), env=env).start()
+        try:
+            built = _world(web.url)
+        except BaseException:
+            web.stop()
+            call_command("flush", interactive=False, verbosity=0)
+            raise
+    yield built
+    web.stop()
+    with django_db_blocker.unblock():
+        call_command("flush", interactive=False, verbosity=0)
+
+
+def _world(url: str) -> World:
     users = get_user_model()
+    bob = users.objects.create_user("bob", password="bob-pass-1")
+    HostGrant.objects.create(tag=ALL_HOSTS, user=bob)
     mallory = users.objects.create_user("mallory", password="mallory-pass-1")
     trent = users.objects.create_user("trent", password="trent-pass-1")
     HostGrant.objects.create(tag=ALL_HOSTS, user=trent)
@@ -72,7 +83,7 @@ def world(stack, transactional_db, bob) -> World:
     _, runner02 = runner_token_create(host_name="bench-02")
     payload = run_payload()
     headers = {"Authorization": f"Bearer {runner01}"}
-    assert requests.post(f"{stack.url}/api/v1/runs/", json=payload, headers=headers, timeout=30).ok
+    assert requests.post(f"{url}/api/v1/runs/", json=payload, headers=headers, timeout=30).ok
     request = JobInSerializer(data={**JOB, "host": "bench-01"})
     request.is_valid(raise_exception=True)
     job = job_create(created_by=bob, **request.validated_data)
@@ -80,7 +91,7 @@ def world(stack, transactional_db, bob) -> World:
     job.refresh_from_db()
     template = {**JOB, "host": "bench-01"}
     return World(
-        url=stack.url,
+        url=url,
         mallory=personal_token_create(user=mallory, name="m")[1],
         trent=personal_token_create(user=trent, name="t")[1],
         reader=personal_token_create(user=bob, name="r", scopes=["read"])[1],
@@ -92,6 +103,11 @@ def world(stack, transactional_db, bob) -> World:
             name="nightly", crontab="0 2 * * *", template=template, created_by=bob
         ),
     )
+
+
+@pytest.fixture(autouse=True)
+def _reads(db):
+    """Tests read the database to check nothing changed (in a transaction of their own)."""
 
 
 def refused(response, status: int, code: str, *, says: str = "", field: str = "") -> dict:
@@ -107,7 +123,8 @@ def refused(response, status: int, code: str, *, says: str = "", field: str = ""
     return body
 
 
-SHELL_SETUP = {**JOB["workload"], "setup": ["\\! id > /tmp/owned; env | grep -c BENCHHUB"]}
+WORKLOAD: dict = dict(JOB["workload"])  # type: ignore[call-overload]
+SHELL_SETUP = {**WORKLOAD, "setup": ["\\! id > /tmp/owned; env | grep -c BENCHHUB"]}
 
 
 # --- a signed-in person without rights on any host ------------------------------------------
@@ -126,7 +143,6 @@ def test_it_refuses_a_job_for_any_host_queued_by_a_person_who_is_not_staff(world
 
 
 def test_it_refuses_a_job_by_host_tag_without_a_grant_on_the_tag(world):
-    Host.objects.filter(name="bench-01").update(tags=["nvme"])
     body = {**JOB, "host_tags": ["nvme"]}
     response = world.call(world.mallory, "POST", "/api/v1/jobs/", body)
     refused(response, 403, "forbidden_host", says="nvme", field="host_tags")
@@ -166,6 +182,13 @@ def test_it_refuses_cancelling_a_job_on_a_host_without_rights(world):
     assert Job.objects.get(pk=world.job.pk).state == Job.State.CLAIMED
 
 
+def test_it_refuses_granting_oneself_the_right_on_a_host(world):
+    body = {"user": "mallory"}
+    response = world.call(world.mallory, "POST", "/api/v1/hosts/bench-01/grants/", body)
+    refused(response, 403, "forbidden_host", says="bench-01")
+    assert not HostGrant.objects.filter(user__username="mallory").exists()
+
+
 def test_it_refuses_hiding_a_run_as_invalid_without_rights_on_its_host(world):
     body = {"invalid": True, "reason": "I do not like it"}
     response = world.call(world.mallory, "POST", f"/api/v1/runs/{world.run}/marks/", body)
@@ -181,17 +204,18 @@ def test_it_refuses_hiding_a_run_as_invalid_without_a_reason(world):
 
 def test_it_refuses_an_import_that_would_replace_an_agents_host_facts(world):
     host = Host.objects.get(name="bench-01")
-    Host.objects.filter(pk=host.pk).update(last_seen_at=None)
+    seen, facts = host.last_seen_at, host.current_facts_id
     payload = run_payload(source="import", version="16.1")
     payload["host"]["facts"]["cpu_model"] = "Forged CPU"
     response = world.call(world.mallory, "POST", "/api/v1/runs/", payload)
     refused(response, 403, "forbidden_host", says="bench-01", field="host.name")
     host.refresh_from_db()
-    assert host.current_facts.cpu_model != "Forged CPU" and host.last_seen_at is None
+    assert (host.last_seen_at, host.current_facts_id) == (seen, facts)
+    assert host.current_facts.cpu_model != "Forged CPU"
 
 
 def test_it_refuses_a_nul_character_in_free_form_json(world):
-    body = {**JOB, "host": "bench-01", "workload": {**JOB["workload"], "options": ["a\u0000b"]}}
+    body = {**JOB, "host": "bench-01", "workload": {**WORKLOAD, "options": ["a\u0000b"]}}
     response = world.call(world.trent, "POST", "/api/v1/jobs/", body)
     refused(response, 400, "invalid", says="NUL", field="workload.options[0]")
 
@@ -278,7 +302,7 @@ def test_it_refuses_a_personal_token_minting_a_token(world):
     assert response.status_code == 403
 
 
-def test_it_refuses_a_token_that_never_expires(world, bob):
+def test_it_refuses_a_token_that_never_expires(world):
     session = requests.Session()
     session.headers["X-Forwarded-For"] = "192.0.2.7"
     form = session.get(f"{world.url}/accounts/login/", timeout=30).text
@@ -293,14 +317,14 @@ def test_it_refuses_a_token_that_never_expires(world, bob):
     response = session.post(
         f"{world.url}/api/v1/tokens/",
         json=body,
-        headers={"X-CSRFToken": session.cookies["csrftoken"], "Referer": world.url},
+        headers={"X-CSRFToken": session.cookies["csrftoken"] or "", "Referer": world.url},
         timeout=30,
     )
     refused(response, 400, "invalid", field="expires_at")
     made = session.post(
         f"{world.url}/api/v1/tokens/",
         json={"name": "default"},
-        headers={"X-CSRFToken": session.cookies["csrftoken"], "Referer": world.url},
+        headers={"X-CSRFToken": session.cookies["csrftoken"] or "", "Referer": world.url},
         timeout=30,
     )
     assert made.status_code == 201 and made.json()["expires_at"] is not None

@@ -14,6 +14,8 @@ from benchhub.jobs.tests.test_queue import JOB
 from benchhub.results.models import Run
 from benchhub.testing.payloads import run_payload
 
+WORKLOAD: dict = dict(JOB["workload"])  # type: ignore[call-overload]
+
 
 @pytest.fixture
 def bob_client(bob) -> APIClient:
@@ -27,7 +29,7 @@ def _post_raw(client: APIClient, path: str, text: str):
 
 
 def _job_with_options(options_json: str) -> str:
-    body = json.dumps({**JOB, "workload": {**JOB["workload"], "options": ["__OPT__"]}})
+    body = json.dumps({**JOB, "workload": {**WORKLOAD, "options": ["__OPT__"]}})
     return body.replace('"__OPT__"', options_json)
 
 

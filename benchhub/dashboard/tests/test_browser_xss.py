@@ -99,12 +99,14 @@ def dirty(agent, bob, db):
     assert finished.status_code == 200
     running = people.post("/api/v1/jobs/", job, format="json").json()
     agent.client.post("/api/v1/jobs/claim/")
-    progress = {"version": X, "clients": 1, "repeat": 1, "line": X, "stage": X}
+    # The stage is bounded by its column (50): the attribute handler alone fits.
+    progress = {"version": X, "clients": 1, "repeat": 1, "line": X, "stage": IMG}
     beat = agent.client.post(
         f"/api/v1/jobs/{running['id']}/heartbeat/", {"progress": progress}, format="json"
     )
     assert beat.status_code == 200
-    imported = _dirty(run_payload(version="14.2", source="import"))
+    # People import under a host name of their own, never an agent's.
+    imported = _dirty(run_payload(version="14.2", host="lab-box", source="import"))
     assert people.post("/api/v1/runs/", imported, format="json").status_code == 201
     return {
         "imported": imported["run_uuid"],

@@ -85,3 +85,11 @@ def test_it_lists_jobs_in_the_queue_and_cancels_one(client, bob):
     job.refresh_from_db()
     assert job.state == "cancelled"
     assert "cancelled" in client.get(f"/jobs/{job.pk}/").content.decode()
+
+
+def test_it_shows_a_person_without_rights_which_host_refused_them_on_the_form(client, mallory):
+    Host.objects.create(name="bench-01")
+    client.force_login(mallory)
+    page = client.post("/jobs/new/", {**FORM, "host": "bench-01"})
+    assert page.status_code == 200 and Job.objects.count() == 0
+    assert "You may not run jobs on host &#x27;bench-01&#x27;" in page.content.decode()

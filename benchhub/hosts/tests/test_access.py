@@ -111,3 +111,28 @@ def test_it_keeps_the_invalid_mark_to_those_with_rights_with_a_reason_and_revers
     assert undone.status_code == 200 and undone.json()["invalid"] is False
     verbs = [e["verb"] for e in bob_client.get("/api/v1/review/events/").json()["results"]]
     assert verbs[:2] == ["unmarked_invalid", "marked_invalid"]
+
+
+def test_it_lets_owners_grant_and_withdraw_the_right_through_the_api(hosts, mallory, bob):
+    hosts["bench-01"].owners.add(mallory)
+    owner, other = _client(mallory), _client(bob)
+    base = "/api/v1/hosts/bench-01/grants/"
+    refused = other.post(base, {"user": "mallory"}, format="json")
+    assert refused.status_code == 403 and "bench-01" in refused.json()["detail"]
+    assert other.get(base).status_code == 403
+    assert owner.post(base, {}, format="json").status_code == 400
+    made = owner.post(base, {"user": "bob"}, format="json")
+    assert made.status_code == 201
+    assert made.json() | {"id": 0, "granted_at": ""} == {
+        "id": 0,
+        "host": "bench-01",
+        "tag": "",
+        "user": "bob",
+        "group": None,
+        "granted_by": "mallory",
+        "granted_at": "",
+    }
+    assert [g["user"] for g in owner.get(base).json()] == ["bob"]
+    assert owner.delete(f"{base}{made.json()['id']}/").status_code == 204
+    assert not HostGrant.objects.filter(host=hosts["bench-01"]).exists()
+    assert owner.get("/api/v1/hosts/nowhere/grants/").status_code == 404

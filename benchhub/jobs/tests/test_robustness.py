@@ -2,6 +2,7 @@
 the lease sweep survive a bad row, and heartbeat, finish and release speak for the live attempt."""
 
 import logging
+from datetime import timedelta
 
 import pytest
 from django.db import connection
@@ -78,7 +79,7 @@ def test_it_expires_every_other_lease_when_one_job_cannot_be_requeued(db, agent)
         state=Job.State.RUNNING,
         attempt=1,
         claimed_by=RunnerToken.objects.get(prefix=token_split(agent.token)[1]),
-        lease_expires_at=timezone.now() - timezone.timedelta(seconds=5),
+        lease_expires_at=timezone.now() - timedelta(seconds=5),
         progress={"stage": "s" * 500},  # from before the heartbeat checked it
     )
     bad = jobs[1].pk
