@@ -178,14 +178,17 @@ class CopyFloor:
                 " clients, duration_s, repeats, started_at, finished_at, created_at, status,"
                 " source, pgbench_version, server_version, init_output, init_timings,"
                 " comparability_key, payload_digest, host_id, host_facts_id, build_id,"
-                " config_id, workload_id, notes, baseline, invalid, client_limits) FROM STDIN"
+                " config_id, workload_id, notes, baseline, invalid, client_limits,"
+                " level_durations, level_sequence, stop_reason, stop_stage, import_text)"
+                " FROM STDIN"
             ) as copy:
                 copy.write_row(
                     (run_id, uuid.uuid4(), json.dumps(settings), json.dumps(sources), "{}",
                      p["scale"], p["clients"], p["duration_s"], p["repeats"], p["started_at"],
                      p["finished_at"], now, "completed", "agent", p["pgbench_version"],
                      p["server_version"], p["init"]["output"], json.dumps(p["init"]["timings"]),
-                     key, "0" * 64, host, facts, build, config, workload, "", False, False, "{}")
+                     key, "0" * 64, host, facts, build, config, workload, "", False, False, "{}",
+                     "{}", "[]", "", "", "")
                 )  # fmt: skip
             ids = [
                 row[0]
@@ -204,14 +207,14 @@ class CopyFloor:
             "COPY results_result (id, run_id, clients, repeat, threads, tps, transactions,"
             " failed_transactions, latency_avg_ms, latency_stddev_ms,"
             " initial_connection_time_ms, aborted, errors, statements, raw_output,"
-            " comparability_key, telemetry) FROM STDIN"
+            " comparability_key, telemetry, steady_seconds, steady_block) FROM STDIN"
         ) as copy:
             for result_id, r in zip(ids, self.payload["results"], strict=True):
                 copy.write_row(
                     (result_id, run_id, r["clients"], r["repeat"], r["threads"], r["tps"],
                      r["transactions"], r["failed_transactions"], r["latency_avg_ms"],
                      r["latency_stddev_ms"], r["initial_connection_time_ms"], False, [],
-                     json.dumps(r["statements"]), r["raw_output"], key, "[]")
+                     json.dumps(r["statements"]), r["raw_output"], key, "[]", 0, 0)
                 )  # fmt: skip
 
     def _copy_progress(self, cur, ids: list[int]) -> None:

@@ -252,6 +252,13 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Choice sets that share a field name get names of their own in the schema.
+    "ENUM_NAME_OVERRIDES": {
+        "JobStateEnum": "benchhub.jobs.models.Job.State",
+        "RegressionStateEnum": "benchhub.regressions.models.Regression.State",
+        "RunStatusEnum": "benchhub.results.models.Run.Status",
+        "DeliveryStatusEnum": "benchhub.regressions.models.Delivery.Status",
+    },
 }
 
 REDIS_URL = env_str("REDIS_URL")

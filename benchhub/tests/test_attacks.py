@@ -133,6 +133,12 @@ SHELL_SETUP = {**WORKLOAD, "setup": ["\\! id > /tmp/owned; env | grep -c BENCHHU
 def test_it_refuses_shell_setup_queued_by_a_person_without_rights_on_the_host(world):
     body = {**JOB, "workload": SHELL_SETUP, "host": "bench-01"}
     response = world.call(world.mallory, "POST", "/api/v1/jobs/", body)
+    # The job-code checker answers first: no one may queue a shell escape, rights or not.
+    refused(response, 400, "invalid", says="psql meta-command", field="workload.setup[0]")
+    response = world.call(world.trent, "POST", "/api/v1/jobs/", body)
+    refused(response, 400, "invalid", says="psql meta-command", field="workload.setup[0]")
+    # Without the shell escape, the host is still not hers to use.
+    response = world.call(world.mallory, "POST", "/api/v1/jobs/", {**JOB, "host": "bench-01"})
     refused(response, 403, "forbidden_host", says="bench-01", field="host")
     assert Job.objects.count() == 1
 

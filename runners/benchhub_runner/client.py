@@ -123,6 +123,9 @@ class Client:
         return None if response.status == 204 else response.body
 
     def heartbeat(self, job_id: int, progress: dict[str, Any]) -> dict[str, Any]:
+        stage = progress.get("stage")
+        if isinstance(stage, str) and len(stage) > STAGE_MAX:
+            progress = {**progress, "stage": _cut(stage)}
         return _object(
             self.request(
                 "POST", f"/api/v1/jobs/{job_id}/heartbeat/", {"progress": progress}, attempts=1
@@ -133,7 +136,7 @@ class Client:
         self.request(
             "POST",
             f"/api/v1/jobs/{job_id}/finish/",
-            {"outcome": outcome, "stage": stage, "message": message[:20000]},
+            {"outcome": outcome, "stage": _cut(stage), "message": message[:20000]},
         )
 
     def release(self, job_id: int, reason: str) -> None:
@@ -161,3 +164,13 @@ def _json(raw: bytes) -> Any:
         return json.loads(raw)
     except ValueError:
         return {"detail": raw[:500].decode(errors="replace")}
+
+
+# The server keeps a job's stage in a 50-character column and refuses a longer one; a stage
+# names a version (`level c=5000 repeat=10 version=<recipe name>`), which can be longer. The
+# full text is in the heartbeat's other fields and in the failure message.
+STAGE_MAX = 50
+
+
+def _cut(stage: str) -> str:
+    return stage if len(stage) <= STAGE_MAX else stage[: STAGE_MAX - 1] + "…"

@@ -115,7 +115,7 @@ COUNTED = {
 
 
 def _rows(runner: JobRunner) -> int:
-    cluster = runner.runs["14"].cluster
+    cluster = runner.runs[0].cluster
     cluster.start()
     try:
         return int(cluster.sql("SELECT count(*) FROM hits").strip())

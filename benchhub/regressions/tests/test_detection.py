@@ -84,7 +84,7 @@ def test_it_finds_nothing_in_a_flat_series(agent):
 def test_it_leaves_runs_marked_invalid_out_of_the_series(agent, alice):
     runs = history(agent, BEFORE + AFTER)
     for run in runs[8:]:
-        run_mark(run=run, invalid=True, actor=alice)
+        run_mark(run=run, invalid=True, actor=alice, reason="the disk was full")
     assert run_detect(run_id=runs[-1].pk) == 0
     assert not Regression.objects.exists()
 
