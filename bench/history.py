@@ -117,13 +117,14 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
             clients, duration_s, repeats, started_at, finished_at, created_at, status, source,
             pgbench_version, server_version, init_output, init_timings, comparability_key,
             payload_digest, aggregated_at, build_id, config_id, host_id, host_facts_id,
-            workload_id, notes, baseline, invalid, client_limits)
+            workload_id, notes, baseline, invalid, client_limits, level_durations,
+            level_sequence, stop_reason, stop_stage, import_text)
         SELECT md5('run' || i)::uuid, '{{}}', '{{}}', '{{}}', 100, {levels}, 120, {REPEATS},
             t, t + interval '30 minutes', t + interval '31 minutes', 'completed',
             CASE WHEN i > {runs} * 0.9 THEN 'agent' ELSE 'import' END,
             '16.4', bb.version, '', '{{}}', md5(h || '/' || c || '/' || w) || md5(w || '/' || h),
             repeat('0', 64), t + interval '32 minutes', b, c, h, f, w, '', false, i % 97 = 0,
-            '{{}}'
+            '{{}}', '{{}}', '[]', '', '', ''
         FROM (
             SELECT i, now() - make_interval(secs => ({runs} - i) * {span_s}.0 / {runs}) AS t,
                 ({hosts})[1 + i % {HOSTS}] AS h, ({facts})[1 + i % {HOSTS}] AS f,
@@ -138,11 +139,13 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
     result = f"""
         INSERT INTO results_result (run_id, clients, repeat, threads, tps, transactions,
             failed_transactions, latency_avg_ms, latency_stddev_ms, aborted, errors,
-            statements, raw_output, comparability_key, telemetry)
+            statements, raw_output, comparability_key, telemetry, steady_tps, steady_tps_se,
+            steady_latency_ms, steady_latency_se_ms, steady_seconds, steady_block)
         SELECT r.id, c, rep, c, tps, (tps * 120)::bigint, 0, 1000.0 * c / tps,
             100.0 * c / tps, false, '{{}}',
             '[{{"latency_ms": 0.1, "command": "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"}}]',
-            '', r.comparability_key, '[]'
+            '', r.comparability_key, '[]', tps, tps / 100, 1000.0 * c / tps, 10.0 * c / tps,
+            108, 3
         FROM results_run r, unnest({levels}) AS c, generate_series(1, {REPEATS}) AS rep,
             LATERAL (SELECT 800.0 * least(c, 32) * (1 + (r.id % 13) / 50.0) + rep AS tps) x
     """  # noqa: E501

@@ -2,10 +2,20 @@
 names a long recipe version must not turn a heartbeat or a failure report into a 400 (the lease
 would lapse and the failure would go unrecorded)."""
 
+import pytest
 from benchhub_runner.client import Client
+from rest_framework.test import APIClient
 
 from benchhub.jobs.models import Job
-from benchhub.jobs.tests.test_queue import bob_client, queue  # noqa: F401 - bob_client: a fixture
+from benchhub.jobs.tests.test_queue import queue
+
+
+@pytest.fixture
+def bob_client(bob):
+    client = APIClient()
+    client.force_login(bob)
+    return client
+
 
 LONG = "level c=5000 repeat=10 version=master+pgxact-split-with-a-longer-label"
 
