@@ -125,15 +125,18 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
     )
     if path is not None:
         try:
-            values.update(tomllib.loads(path.read_text()))
+            from_file = tomllib.loads(path.read_text())
         except (OSError, tomllib.TOMLDecodeError) as exc:
             raise ConfigError(f"cannot read configuration {path}: {exc}") from None
+        # Only a file that itself holds the token must be private; one that holds settings
+        # while the token comes from the environment or a flag may be read by others.
+        if from_file.get("token"):
+            token_file_check(path)
+        values.update(from_file)
     for key, env in _ENV.items():
         if os.environ.get(env):
             values[key] = os.environ[env]
     values.update({k: v for k, v in (overrides or {}).items() if v is not None})
-    if path is not None and values.get("token"):
-        token_file_check(path)
     if values.get("token_file") and not values.get("token"):
         values["token"] = _token_from(Path(values["token_file"]))
     for required in ("server", "token"):

@@ -165,6 +165,16 @@ def test_it_refuses_a_token_file_others_may_read(tmp_path, monkeypatch, mode):
     assert config_load(path=config).token == "bhr_secret"
 
 
+def test_it_reads_a_shared_settings_file_when_the_token_comes_from_the_environment(
+    tmp_path, monkeypatch
+):
+    monkeypatch.setenv("BENCHHUB_TOKEN", "bhr_from_env")
+    config = tmp_path / "agent.toml"
+    config.write_text('server = "http://x:1"\npoll_interval_s = 1\n')
+    config.chmod(0o644)
+    assert config_load(path=config).token == "bhr_from_env"
+
+
 def test_it_writes_the_configuration_for_the_agent_alone(tmp_path, monkeypatch):
     monkeypatch.delenv("BENCHHUB_TOKEN", raising=False)
     monkeypatch.delenv("BENCHHUB_CONFIG", raising=False)
