@@ -60,3 +60,25 @@ def provenance_rows(build: Build) -> list[tuple[str, str]]:
     elif pg_config:
         rows.append(("pg_config", str(pg_config)))
     return rows
+
+
+def build_facts(build: Build) -> dict[str, str]:
+    """What a comparison names when two builds differ beyond their names: source, patches,
+    configure flags, CFLAGS, contrib modules and compiler; empty for a build not made from
+    source here. Reads the Build row only (no recipe), so a comparison's query count holds."""
+    p = build.provenance or {}
+    if not p:
+        return {}
+    patches = p.get("patches") or []
+    compiler = p.get("compiler") or {}
+    return {
+        "source": _source(p.get("source") or {}),
+        "patches": ", ".join(
+            f"{x.get('name')} (sha256 {str(x.get('sha256', ''))[:12]})" for x in patches
+        )
+        or "none",
+        "configure flags": " ".join(p.get("configure_flags") or []) or "none",
+        "CFLAGS": p.get("cflags") or "default",
+        "contrib": ", ".join(p.get("contrib") or []) or "none",
+        "compiler": str(compiler.get("version") or compiler.get("cc") or "unknown"),
+    }

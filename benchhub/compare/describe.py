@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from benchhub.builds.provenance import build_facts
 from benchhub.configs.hashing import settings_diff
 from benchhub.hosts.tuning import host_tuning, tuning_differences, tuning_digest
 from benchhub.results.models import Run
@@ -85,6 +86,7 @@ ASPECTS: list[tuple[str, Any]] = [
     ("hardware", lambda r, s: f"{hardware_text(r)} [{r.host_facts.fingerprint[:8]}]"),
     ("kernel / OS", lambda r, s: f"{r.host_facts.kernel} / {r.host_facts.os}"),
     ("host tuning", lambda r, s: tuning_digest(host_tuning(r.host_facts))),
+    ("build", lambda r, s: build_text(build_facts(r.build))),
     ("configuration", lambda r, s: r.config.hash[:12]),
     ("scale", lambda r, s: str(r.scale or "unknown")),
     ("duration", lambda r, s: length_text(r)),
@@ -94,6 +96,39 @@ ASPECTS: list[tuple[str, Any]] = [
     ("threads", lambda r, s: ", ".join(map(str, s.threads)) or "unknown"),
     ("source", lambda r, s: r.source),
 ]
+
+
+def build_text(facts: dict[str, str]) -> str:
+    """A build in a few words: packaged, or from source with what was added to it."""
+    if not facts:
+        return "a packaged or installed release"
+    added = [f"patches {facts['patches']}"] if facts["patches"] != "none" else []
+    if facts["configure flags"] != "none":
+        added.append(f"configure {facts['configure flags']}")
+    if facts["CFLAGS"] != "default":
+        added.append(f"CFLAGS {facts['CFLAGS']}")
+    return "built from source" + (f" with {'; '.join(added)}" if added else "")
+
+
+def build_differences(series: list[Series]) -> list[str]:
+    """One line per build fact (source, patches, flags, compiler, ...) in which a version's
+    build differs from the baseline's."""
+    base = series[0]
+    base_facts = build_facts(base.run.build)
+    lines = []
+    for other in series[1:]:
+        facts = build_facts(other.run.build)
+        if bool(facts) != bool(base_facts):
+            lines.append(
+                f"{other.label}: {build_text(facts)} (baseline {base.label}: "
+                f"{build_text(base_facts)})"
+            )
+            continue
+        for name, value in facts.items():
+            if value != base_facts.get(name):
+                lines.append(f"{other.label}: {name} = {value} (baseline {base.label}: "
+                             f"{base_facts.get(name)})")  # fmt: skip
+    return lines
 
 
 def differences(series: list[Series]) -> list[Difference]:
@@ -115,6 +150,8 @@ def differences(series: list[Series]) -> list[Difference]:
                         f"{other.label}: {setting} = {b if b is not None else '(default)'} "
                         f"(baseline {base.label}: {a if a is not None else '(default)'})"
                     )
+        if name == "build":
+            details = build_differences(series)
         if name == "host tuning":
             details = tuning_differences([(s.label, host_tuning(s.run.host_facts)) for s in series])
         found.append(Difference(name=name, values=values, details=details))

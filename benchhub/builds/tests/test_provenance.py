@@ -8,6 +8,9 @@ from django.test import Client
 
 from benchhub.builds.models import Build
 from benchhub.builds.services import recipe_create
+from benchhub.compare.selectors import comparison_get
+from benchhub.results.models import Run
+from benchhub.results.services import run_aggregate
 from benchhub.testing.payloads import run_payload
 
 COMMIT = "9f1c2d3e4b5a69788796a5b4c3d2e1f001122334"
@@ -120,3 +123,30 @@ def test_it_shows_the_provenance_on_the_run_page_and_in_the_diff(agent, alice):
     assert "PostgreSQL 18devel" in page
     diff = Client().get(f"/diff/?a={patched['run_uuid']}&b={plain['run_uuid']}").content.decode()
     assert "Build" in diff and "pgxact-split.patch" in diff
+
+
+def test_it_names_the_patch_in_the_differences_of_a_comparison(agent):
+    base = provenance(key="a" * 24)
+    patch = {"name": "pgxact-split.patch", "sha256": SHA}
+    for name, prov in (
+        ("master@1a2b3c4", base),
+        ("master+pgxact-split", {**base, "key": "b" * 24, "patches": [patch]}),
+        ("14.0", None),
+    ):
+        run_aggregate(run_id=Run.objects.get(uuid=upload(agent, name, prov)["run_uuid"]).id)
+    comparison = comparison_get(
+        workload="select-only", host="bench-01", versions=["master@1a2b3c4", "master+pgxact-split"]
+    )
+    by_name = {d.name: d for d in comparison.differences}
+    assert by_name["build"].details == [
+        "master+pgxact-split: patches = pgxact-split.patch (sha256 11df0df97fe3) "
+        "(baseline master@1a2b3c4: none)"
+    ]
+    assert "with patches pgxact-split.patch" in dict(by_name["build"].values)["master+pgxact-split"]
+    # A packaged release against a build from source says which is which.
+    mixed = comparison_get(
+        workload="select-only", host="bench-01", versions=["14.0", "master@1a2b3c4"]
+    )
+    line = {d.name: d for d in mixed.differences}["build"].details[0]
+    assert line.startswith("master@1a2b3c4: built from source with configure --enable-debug")
+    assert line.endswith("(baseline 14.0: a packaged or installed release)")
