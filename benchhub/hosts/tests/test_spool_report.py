@@ -49,3 +49,11 @@ def test_it_shows_set_aside_runs_on_the_home_page_escaped(agent, client):
     assert "Runs set aside by agents" in page
     assert ENTRY["run_uuid"] in page
     assert "&lt;b&gt;negative&lt;/b&gt;" in page and "<b>negative</b>" not in page
+
+
+def test_it_shows_set_aside_runs_on_the_host_page_escaped(agent, client):
+    assert "Runs its agent set aside" not in client.get("/hosts/bench-01/").content.decode()
+    agent.client.post("/api/v1/hosts/spool/", {"set_aside": [ENTRY]}, format="json")
+    page = client.get("/hosts/bench-01/").content.decode()
+    assert "Runs its agent set aside" in page and ENTRY["run_uuid"] in page
+    assert "&lt;b&gt;negative&lt;/b&gt;" in page and "<b>negative</b>" not in page
