@@ -32,7 +32,15 @@ from benchhub.results.models import LevelAggregate, Result, Run
 from benchhub.results.selectors import RUN_RELATIONS
 from benchhub.workloads.models import Workload
 
-RUN_DEFERRED = ("settings", "setting_sources", "init_output", "config_overrides", "import_text")
+RUN_DEFERRED = (
+    "settings",
+    "setting_sources",
+    "init_output",
+    "config_overrides",
+    "settings_translated",
+    "settings_not_applied",
+    "import_text",
+)
 MAX_COMPARED = 12
 MAX_POOLED_RUNS = 50
 HISTORY_MAX_POINTS = 500

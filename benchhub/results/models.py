@@ -43,6 +43,14 @@ class Run(models.Model):
         default=dict, blank=True, help_text="name -> pg_settings.source"
     )
     config_overrides = models.JSONField(default=dict, blank=True)
+    settings_translated = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="override -> what this major took instead (a renamed setting, converted)",
+    )
+    settings_not_applied = models.JSONField(
+        default=dict, blank=True, help_text="override -> why this major could not take it"
+    )
     scale = models.PositiveIntegerField(null=True, blank=True)
     clients = ArrayField(models.PositiveIntegerField(), help_text="client levels of the sweep")
     duration_s = models.FloatField(null=True, blank=True)

@@ -226,6 +226,18 @@ class ConfigurationInSerializer(serializers.Serializer):
     settings = StringMapField()
     sources = StringMapField(required=False, default=dict)
     overrides = StringMapField(required=False, default=dict)
+    # The agent's report of overrides this server's major took under another name or not at all.
+    translated = StringMapField(required=False, default=dict, max_items=500)
+    not_applied = StringMapField(required=False, default=dict, max_items=500)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        for name in ("translated", "not_applied"):
+            stray = sorted(set(attrs[name]) - set(attrs["overrides"]))
+            if stray:
+                raise serializers.ValidationError(
+                    {name: f"Not among the overrides: {', '.join(stray[:5])}."}
+                )
+        return attrs
 
 
 class InitInSerializer(serializers.Serializer):
@@ -551,6 +563,8 @@ class RunDetailOutSerializer(RunOutSerializer):
     host_facts = HostFactsOutSerializer(read_only=True)
     settings = serializers.JSONField()
     config_overrides = serializers.JSONField()
+    settings_translated = serializers.JSONField()
+    settings_not_applied = serializers.JSONField()
     init_timings = serializers.JSONField()
     workload_definition = serializers.SerializerMethodField()
     aggregates = AggregateOutSerializer(many=True, read_only=True)
@@ -561,6 +575,8 @@ class RunDetailOutSerializer(RunOutSerializer):
             "host_facts",
             "settings",
             "config_overrides",
+            "settings_translated",
+            "settings_not_applied",
             "init_timings",
             "workload_definition",
             "aggregates",

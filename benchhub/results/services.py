@@ -186,6 +186,8 @@ def _run_create(
         settings=config_in["settings"],
         setting_sources=config_in["sources"],
         config_overrides=config_in["overrides"],
+        settings_translated=config_in["translated"],
+        settings_not_applied=config_in["not_applied"],
         scale=data.get("scale"),
         clients=data["clients"],
         duration_s=data.get("duration_s"),

@@ -33,10 +33,19 @@ from types import TracebackType
 from typing import Literal
 
 from .account import RUNNER_USER, Account, AccountError, runner_account
+from .gucs import SettingsPlan, describe_config, settings_plan
 from .processes import job_env, pid_alive
 from .provision import Installation
 
-__all__ = ["RUNNER_USER", "Cluster", "ClusterError", "conf_quote", "free_port", "render_overrides"]
+__all__ = [
+    "RUNNER_USER",
+    "Cluster",
+    "ClusterError",
+    "conf_quote",
+    "free_port",
+    "render_overrides",
+    "setting_text",
+]
 
 SUPERUSER = "postgres"
 # The role a job's setup and pgbench connect as on a host that does not trust job code.
@@ -79,11 +88,16 @@ def free_port(*, host: str = "127.0.0.1") -> int:
 
 def conf_quote(value: SettingValue) -> str:
     """A postgresql.conf literal: always single-quoted, so units and spaces need no thought."""
-    text = ("on" if value else "off") if isinstance(value, bool) else str(value)
+    text = setting_text(value)
     if any(ch in text for ch in "\n\r\0"):
         raise ClusterError(f"setting value {text!r} contains a line break or NUL")
     # The config lexer treats backslash as an escape inside quotes, and doubles quotes.
     return "'" + text.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def setting_text(value: SettingValue) -> str:
+    """A setting's value as postgresql.conf reads it (booleans as on/off)."""
+    return ("on" if value else "off") if isinstance(value, bool) else str(value)
 
 
 def render_overrides(overrides: Mapping[str, SettingValue]) -> str:
@@ -125,7 +139,13 @@ class Cluster:
         self.socket_dir = Path(socket_dir).absolute() if socket_dir else self.workdir / "socket"
         self.max_connections = max_connections
         self.listen_addresses = listen_addresses
+        # Checked now (a bad name fails the job before any server starts); what this server
+        # takes of them is settled at initdb, when its binary can be asked (gucs.py).
         self.overrides_text = render_overrides(overrides or {})
+        self.overrides = {
+            name.strip().lower(): setting_text(value) for name, value in (overrides or {}).items()
+        }
+        self.settings_plan = SettingsPlan(applied=dict(self.overrides))
         if len(f"{self.socket_dir}/.s.PGSQL.{port}") > _MAX_SOCKET_PATH:
             raise ClusterError(
                 f"unix socket path under {self.socket_dir} is longer than {_MAX_SOCKET_PATH} "
@@ -180,11 +200,34 @@ class Cluster:
             what="initdb",
             timeout=300,
         )
+        self.settings_plan = self._plan_settings()
+        self.overrides_text = render_overrides(self.settings_plan.applied)
         # Appended, not ALTER SYSTEM: later lines win, the source reads 'configuration file',
         # and postgresql.auto.conf stays empty for the job to inspect.
         with open(self.datadir / "postgresql.conf", "a", encoding="utf-8") as conf:
             conf.write("\n# BenchHub base settings\n" + self.base_config_text())
             conf.write("# BenchHub job overrides\n" + self.overrides_text)
+
+    def _plan_settings(self) -> SettingsPlan:
+        """The job's overrides as this server's major takes them (gucs.settings_plan)."""
+        if not self.overrides:
+            return SettingsPlan()
+        postgres = self.installation.tool("postgres")
+        try:
+            known = describe_config(postgres, env=self.installation.env(job_env(home=self.workdir)))
+        except (OSError, subprocess.TimeoutExpired):
+            known = frozenset()  # every name is then asked of postgres -C
+
+        def exists(name: str) -> bool:
+            argv = [str(postgres), "-D", str(self.datadir), "-C", name]
+            return self._run(argv, timeout=60).returncode == 0
+
+        return settings_plan(
+            self.overrides,
+            known=known,
+            server=f"PostgreSQL {self.installation.version}",
+            exists=exists,
+        )
 
     def start(self) -> None:
         """Start the server and wait until it accepts connections (up to 60 s)."""

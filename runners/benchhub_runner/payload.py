@@ -132,6 +132,9 @@ def run_payload(
             "settings": run.settings,
             "sources": run.sources,
             "overrides": dict(job.config_overrides),
+            # The overrides this server's major took under another name, or could not take.
+            "translated": dict(run.cluster.settings_plan.translated),
+            "not_applied": dict(run.cluster.settings_plan.not_applied),
         },
         # As the server sent it: the server knows a workload by the hash of its definition.
         "workload": job.workload.definition,

@@ -229,3 +229,44 @@ def test_it_refuses_a_socket_path_too_long_for_unix(
             workdir=Path(tempfile.gettempdir()) / ("x" * 120),
             port=5999,
         )
+
+
+# --- settings per major (gucs.py) --------------------------------------------------------------
+
+
+def test_it_translates_a_renamed_setting_for_the_major_that_has_the_other_name(
+    prebuilt, make_cluster
+) -> None:
+    older = make_cluster(prebuilt("12"), overrides={"wal_keep_size": "64MB", "work_mem": "8MB"})
+    newer = make_cluster(prebuilt("13"), overrides={"wal_keep_segments": "5"})
+    with older, newer:
+        assert older.settings()[0]["wal_keep_segments"] == "4"
+        assert older.settings()[0]["work_mem"] == "8MB"
+        assert newer.settings()[0]["wal_keep_size"] == "80MB"
+    assert older.settings_plan.applied == {"wal_keep_segments": "4", "work_mem": "8MB"}
+    assert older.settings_plan.translated["wal_keep_size"].startswith(
+        "wal_keep_segments = 4 (PostgreSQL 12."
+    )
+    assert newer.settings_plan.translated["wal_keep_segments"].startswith("wal_keep_size = 80MB")
+    assert older.settings_plan.not_applied == newer.settings_plan.not_applied == {}
+
+
+def test_it_reports_a_setting_the_major_cannot_take_and_starts_without_it(
+    prebuilt, make_cluster
+) -> None:
+    # jit exists from 11; ignore_system_indexes is a developer option that
+    # `postgres --describe-config` leaves out, so it is asked of `postgres -C`.
+    overrides = {"jit": "off", "ignore_system_indexes": "off", "no_such_setting": "1"}
+    cluster = make_cluster(prebuilt("10"), overrides=overrides)
+    with cluster:
+        values, sources = cluster.settings()
+        assert "jit" not in values
+        assert sources["ignore_system_indexes"] == "configuration file"
+    plan = cluster.settings_plan
+    assert plan.applied == {"ignore_system_indexes": "off"}
+    assert set(plan.not_applied) == {"jit", "no_such_setting"}
+    assert (
+        plan.not_applied["jit"].startswith("PostgreSQL 10.")
+        and "has no setting jit" in (plan.not_applied["jit"])
+    )
+    assert "jit" not in cluster.overrides_text
