@@ -69,6 +69,13 @@ class Job(models.Model):
     shuffle_seed = models.BigIntegerField(null=True, blank=True)
     repeats = models.PositiveIntegerField(default=1)
     config_overrides = models.JSONField(default=dict, blank=True)
+    client = models.CharField(
+        max_length=100,
+        blank=True,
+        default="",
+        help_text="the pgbench client: '' the newest the host has or builds for the job, "
+        "'configured' the agent's own, or a version whose pgbench drives every server",
+    )
     order = models.CharField(max_length=12, choices=Order.choices, default=Order.INTERLEAVED)
     aa = models.BooleanField(
         default=False,

@@ -28,6 +28,8 @@ GUC_NAME = re.compile(r"^[a-z_][a-z0-9_.]{0,62}$")
 MAX_LEVELS = 64
 MAX_DURATION_S = 86400
 MAX_WARMUP_S = 3600
+# A job's `client` naming the agent's configured pgbench rather than a version's.
+CLIENT_CONFIGURED = "configured"
 
 
 CRONTAB_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
@@ -113,6 +115,15 @@ class JobInSerializer(serializers.Serializer):
     )
     repeats = StrictIntegerField(min_value=1, max_value=100, default=1)
     config_overrides = StringMapField(required=False, default=dict, max_items=500)
+    client = StrictCharField(
+        max_length=100,
+        required=False,
+        allow_blank=True,
+        default="",
+        help_text="pgbench client for every server of the job: omitted, the newest the host has "
+        "or builds for the job; 'configured', the agent's own; or a version (one of the job's, "
+        "or one the host has installed with pgbench and psql)",
+    )
     order = serializers.ChoiceField(choices=Job.Order.choices, default=Job.Order.INTERLEAVED)
     host = serializers.SlugRelatedField(
         slug_field="name", queryset=Host.objects.all(), required=False, allow_null=True
@@ -132,6 +143,12 @@ class JobInSerializer(serializers.Serializer):
         # A workload named by catalog id becomes its definition (and omitted job fields the
         # entry's defaults) first, so it is validated exactly like one written out in full.
         return super().to_internal_value(catalog_job_request(data))
+
+    def validate_client(self, value: str) -> str:
+        value = value.strip()
+        if value in ("", CLIENT_CONFIGURED):
+            return value
+        return _check_version(value)
 
     def validate_config_overrides(self, value: dict[str, str]) -> dict[str, str]:
         bad = [name for name in value if not GUC_NAME.match(name)]
@@ -301,6 +318,7 @@ class JobOutSerializer(serializers.ModelSerializer):
             "shuffle_seed",
             "repeats",
             "config_overrides",
+            "client",
             "order",
             "aa",
             "host",

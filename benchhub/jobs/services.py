@@ -98,6 +98,7 @@ JOB_DEFINITION_FIELDS = (
     "shuffle_seed",
     "repeats",
     "config_overrides",
+    "client",
     "order",
     "host_tags",
     "priority",

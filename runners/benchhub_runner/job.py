@@ -189,6 +189,7 @@ class JobRunner:
         self.progress: dict[str, Any] = {"stage": "provision"}
         self.watchdog_fired = False
         self._client_version: tuple[int, int] = (0, 0)
+        self._client: Path | None = None  # chosen at preparation (_choose_client)
         # The database role the job's SQL and pgbench run as: a superuser only on a host whose
         # owner trusts job code from this server (config trust_job_code).
         self.db_user = SUPERUSER if config.trust_job_code else JOB_ROLE
@@ -253,19 +254,43 @@ class JobRunner:
 
     @property
     def client_bindir(self) -> Path:
-        """The pgbench client's directory (psql beside it), or the job fails at provision."""
-        bindir = self.config.client_bindir
-        if bindir is None or not has_tools(bindir, CLIENT_TOOLS):
+        """The pgbench client's directory (psql beside it), chosen at preparation."""
+        if self._client is None:
+            raise StageError("provision", "no pgbench client chosen yet")
+        return self._client
+
+    def _choose_client(self, installations: list[Installation]) -> Path:
+        """One pgbench (and psql) for every server of the job, so that the client never differs
+        between the versions compared: the job's pin (`configured`, or a version: one of the
+        job's, else one this host provides), or by default the newest of the agent's configured
+        client and the job's own installations (a build from source has both programs; prebuilt
+        servers have neither). Ties go to the configured client."""
+        pin, configured = self.job.client, self.config.client_bindir
+        if pin == "configured":
+            candidates = [configured]
+        elif pin:
+            candidates = [
+                i.bindir for v, i in zip(self.job.versions, installations, strict=True) if v == pin
+            ]
+            candidates = candidates or [self._provision(pin).bindir]
+        else:
+            candidates = [configured, *(i.bindir for i in installations)]
+        usable = [
+            b for b in dict.fromkeys(candidates) if b is not None and has_tools(b, CLIENT_TOOLS)
+        ]
+        if not usable:
+            wanted = f"the job's client {pin}" if pin else "the agent's client_bindir"
             raise StageError(
                 "provision",
-                f"no pgbench client: {bindir} lacks pgbench or psql; "
-                "set client_bindir in the agent's configuration",
+                f"no pgbench client: {wanted} ({', '.join(str(c) for c in candidates)}) lacks "
+                "pgbench or psql; set client_bindir in the agent's configuration",
             )
-        return bindir
+        versions = {bindir: pgbench.client_version(bindir) for bindir in usable}
+        chosen = max(usable, key=versions.__getitem__)
+        logger.info("pgbench client: %s (%s)", chosen, ".".join(map(str, versions[chosen])))
+        return chosen
 
     def _prepare(self) -> None:
-        bindir = self.client_bindir
-        self._client_version = pgbench.client_version(bindir)
         self.work.mkdir(parents=True, exist_ok=True)
         self.work.chmod(0o755)
         # Every build first: no server of the job runs while PostgreSQL compiles.
@@ -275,12 +300,20 @@ class JobRunner:
             spec = self.job.builds.get(version)
             if spec is not None:
                 builds[version] = self._build(version, spec)
-        for index, version in enumerate(self.job.versions):
+        installations: list[Installation] = []
+        for version in self.job.versions:
             self._check_stop()
             build = builds.get(version)
             if build is None:
                 self._update(stage="provision", version=version)
-            installation = build.installation if build else self._provision(version)
+            installations.append(build.installation if build else self._provision(version))
+        self._client = bindir = self._choose_client(installations)
+        self._client_version = pgbench.client_version(bindir)
+        for index, (version, installation) in enumerate(
+            zip(self.job.versions, installations, strict=True)
+        ):
+            self._check_stop()
+            build = builds.get(version)
             overrides = dict(self.job.config_overrides)
             requested = overrides.pop("max_connections", None)
             max_connections = self._limits(int(requested) if requested is not None else None)

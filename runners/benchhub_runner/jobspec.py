@@ -153,6 +153,9 @@ class JobSpec:
         return self.level_durations.get(clients, self.duration_s)
 
     builds: Mapping[str, BuildSpec] = field(default_factory=dict)
+    # The pgbench client: "" the newest the host has or builds for the job, "configured" the
+    # agent's own, else a version whose pgbench and psql drive every server of the job.
+    client: str = ""
 
     def threads_for(self, clients: int) -> int:
         """pgbench -j at a client level under the job's policy (pgbench refuses more threads
@@ -198,6 +201,7 @@ def _job(job: _Object, job_id: int) -> JobSpec:
         config_overrides=_overrides(job),
         order=job.choice("order", ORDERS, default="interleaved"),
         claimed_host=job.optional_text("claimed_host"),
+        client=job.optional_text("client") or "",
         **_method(job),
         builds=_builds(job),
     )

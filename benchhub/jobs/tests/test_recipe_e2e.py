@@ -8,6 +8,7 @@ sessions), so only a fresh machine compiles PostgreSQL cold; the installs are ne
 
 import difflib
 import hashlib
+import re
 import shutil
 import tarfile
 import time
@@ -30,8 +31,12 @@ JOB = {
     "scale": 1,
     "clients": [1, 2],
     "duration_s": 3.0,
-    "repeats": 1,
+    "repeats": 3,
+    "warmup_s": 1.0,
+    # Named as before 13: PostgreSQL 15 takes it as wal_keep_size, and the run says so.
+    "config_overrides": {"wal_keep_segments": "4"},
 }
+COMPARE = "/compare/?workload=select-only&host=e2e-host&versions=15.18,15.18%2Bslow-commit"
 
 
 def slow_commit_patch(tarball: Path, *, sleep_us: int = 2000) -> str:
@@ -135,10 +140,26 @@ def test_it_builds_two_recipes_runs_them_and_shows_their_provenance(
     assert 'id="build-provenance"' in page
     assert f"slow-commit.patch (sha256 {digest})" in page
     assert installs.PG15_SHA256 in page and "pg_stat_statements" in page
+    # The job's setting as 15 takes it, and one pgbench (the newest: the agent's 18) for both.
+    assert fast.settings["wal_keep_size"] == "64MB" and "wal_keep_segments" not in fast.settings
+    assert fast.settings_translated["wal_keep_segments"].startswith("wal_keep_size = 64MB")
+    assert "wal_keep_size = 64MB" in page
+    assert fast.pgbench_version == slowed.pgbench_version
+    assert int(fast.pgbench_version.split(".")[0]) >= 18
+    # The compare page: slower at every level by the verdicts, the patch named in the banner.
+    compare = Client().get(COMPARE).content.decode()
+    verdicts = re.findall(
+        r'<tr data-label="15\.18\+slow-commit" data-clients="(\d+)" data-verdict="(\w+)"', compare
+    )
+    assert sorted(verdicts) == [("1", "slower"), ("2", "slower")], compare
+    differences = compare[compare.index("These runs differ") :]
+    assert "slow-commit.patch" in differences[:5000]
     print(f"two builds and the job: {time.monotonic() - started:.0f} s")
 
-    # A second job for the same recipes reuses both installs: nothing is built again.
-    again = api.post("/api/v1/jobs/", {**JOB, "clients": [1], "duration_s": 2.0}, format="json")
+    # A second job for the same recipes reuses both installs: nothing is built again. It pins
+    # the pgbench client to the plain build's own, which drives both servers.
+    second_job = {**JOB, "clients": [1], "duration_s": 2.0, "repeats": 1, "client": "15.18"}
+    again = api.post("/api/v1/jobs/", second_job, format="json")
     assert again.status_code == 201, again.content
     output = run_agent(env)
     second = Job.objects.get(pk=again.json()["id"])
@@ -147,5 +168,6 @@ def test_it_builds_two_recipes_runs_them_and_shows_their_provenance(
     assert ": built /" not in output, output
     reran = Run.objects.filter(job=second).select_related("build")
     assert {r.build_id for r in reran} == {fast.build_id, slowed.build_id}
+    assert {r.pgbench_version for r in reran} == {"15.18"}
     assert Build.objects.count() == 2
     print(f"with the second job: {time.monotonic() - started:.0f} s")
