@@ -59,6 +59,23 @@ def slow_commit_patch(tarball: Path, *, sleep_us: int = 2000) -> str:
     return "".join(diff)
 
 
+def stale_patch(tarball: Path) -> str:
+    """A patch written against a CommitTransaction renamed in someone else's tree: its hunks
+    do not apply to 15.18."""
+    with tarfile.open(tarball) as archive:
+        member = archive.extractfile(f"postgresql-15.18/{XACT_C}")
+        assert member is not None
+        theirs = member.read().decode().replace("CommitTransaction(void)", "CommitGone(void)", 1)
+    renamed = theirs.replace("CommitGone(void)", "CommitRenamed(void)", 1)
+    diff = difflib.unified_diff(
+        theirs.splitlines(keepends=True),
+        renamed.splitlines(keepends=True),
+        fromfile=f"a/{XACT_C}",
+        tofile=f"b/{XACT_C}",
+    )
+    return "".join(diff)
+
+
 @pytest.fixture
 def build_env(work_dir):
     """The agent's configuration for building: its own build cache, the suite's ccache."""
@@ -171,3 +188,42 @@ def test_it_builds_two_recipes_runs_them_and_shows_their_provenance(
     assert {r.pgbench_version for r in reran} == {"15.18"}
     assert Build.objects.count() == 2
     print(f"with the second job: {time.monotonic() - started:.0f} s")
+
+
+@pytest.mark.slow
+def test_a_build_that_fails_ends_the_job_at_build_with_the_log_tail_on_its_page(
+    server, work_dir, build_env, alice
+):
+    """A patch that does not apply, then a configure flag configure refuses: each job ends at
+    the build stage, and its page shows the build's own stage and the end of its log."""
+    tarball = installs.pg15_source_tarball()
+    api = APIClient()
+    api.force_login(alice)
+    source = {"kind": "tarball", "path": str(tarball), "sha256": installs.PG15_SHA256}
+    stale = stale_patch(tarball)
+    recipes = {
+        "15.18+stale": {"patches": [{"name": "stale.patch", "text": stale}]},
+        "15.18+bad-blocksize": {"configure_flags": ["--with-blocksize=3"]},
+    }
+    _, token = runner_token_create(host_name="e2e-host")
+    env = {**processes.agent_env(server=server.url, token=token, work_dir=work_dir), **build_env}
+    expected = {
+        "15.18+stale": ("build failed at patch: stale.patch does not apply", "FAILED"),
+        "15.18+bad-blocksize": ("build failed at configure", "Invalid block size"),
+    }
+    for name, fields in recipes.items():
+        recipe = {"name": name, "source": source, "base": "15.18", **fields}
+        assert api.post("/api/v1/recipes/", recipe, format="json").status_code == 201
+        queued = api.post("/api/v1/jobs/", {**JOB, "versions": [name]}, format="json")
+        assert queued.status_code == 201, queued.content
+        agent = processes.agent_once(env=env)
+        output, _ = agent.communicate(timeout=900)
+
+        job = Job.objects.get(pk=queued.json()["id"])
+        assert (job.state, job.failure_stage) == ("failed", "build"), output
+        head, tail = expected[name]
+        assert f"{name}: {head}" in job.failure_message and tail in job.failure_message
+        page = Client().get(f"/jobs/{job.pk}/").content.decode()
+        assert "at build" in page and tail in page
+        assert "last lines of the build log" in page
+        assert not Run.objects.filter(job=job).exists()
