@@ -24,6 +24,7 @@ from benchhub.api.fields import (
 )
 from benchhub.builds.models import Build
 from benchhub.builds.versions import VersionError, version_parse
+from benchhub.results.evidence_serializers import EvidenceField
 from benchhub.hosts.api import HostFactsOutSerializer
 from benchhub.results.models import Result, Run
 from benchhub.workloads.serializers import WorkloadInSerializer, check_name
@@ -304,6 +305,12 @@ class ResultInSerializer(serializers.Serializer):
         spec=TELEMETRY_SPEC, max_items=MAX_PROGRESS, required=False, default=list
     )
     client_bound = serializers.BooleanField(required=False, allow_null=True, default=None)
+    evidence = EvidenceField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="what explains the result: statistics, waits, latency, statements, profile",
+    )
     raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
     # many=True hands max_length to the ListSerializer; the stubs do not know it.
     streams = StreamResultInSerializer(  # type: ignore[call-arg]
