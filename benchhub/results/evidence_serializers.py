@@ -10,6 +10,7 @@ numbers whose keys (view columns, wait events) are data, not fields.
 
 import math
 import re
+from itertools import pairwise
 from typing import Any
 
 from rest_framework import serializers
@@ -40,7 +41,9 @@ class Invalid(Exception):
         self.message = message
 
 
-def _number(value: Any, path: list[str], *, integer: bool = False, maximum: float = math.inf) -> Any:
+def _number(
+    value: Any, path: list[str], *, integer: bool = False, maximum: float = math.inf
+) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise Invalid(path, "A number is required.")
     if integer and not isinstance(value, int):
@@ -125,7 +128,7 @@ def _histogram(value: Any, path: list[str]) -> dict[str, Any]:
         raise Invalid([*path, "edges_ms"], "A histogram has one edge more than it has counts.")
     for index, edge in enumerate(edges):
         _number(edge, [*path, "edges_ms", str(index)])
-    if any(b <= a for a, b in zip(edges, edges[1:], strict=False)):
+    if any(b <= a for a, b in pairwise(edges)):
         raise Invalid([*path, "edges_ms"], "The edges increase.")
     for index, count in enumerate(counts):
         _number(count, [*path, "counts", str(index)], integer=True)
@@ -140,8 +143,10 @@ def _latency(value: Any, path: list[str]) -> dict[str, Any]:
             raise Invalid([*path, "sampling_rate"], "A sampling rate is above 0.")
     if latency.get("transactions") is not None:
         _number(latency["transactions"], [*path, "transactions"], integer=True)
-    given = [(k, _number(latency[k], [*path, k])) for k in PERCENTILES if latency.get(k) is not None]
-    for (_, low), (key, high) in zip(given, given[1:], strict=False):
+    given = [
+        (k, _number(latency[k], [*path, k])) for k in PERCENTILES if latency.get(k) is not None
+    ]
+    for (_, low), (key, high) in pairwise(given):
         if high < low:
             raise Invalid([*path, key], "Percentiles do not decrease (p50 <= p90 <= ... <= max).")
     if latency.get("histogram") is not None:

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
-from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run
+from benchhub.results.models import LevelAggregate, ProgressSample, Result, ResultEvidence, Run
 
 RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
 
@@ -49,6 +49,11 @@ def result_list(*, run: Run, with_progress: bool) -> QuerySet[Result]:
             Prefetch("progress", queryset=ProgressSample.objects.order_by("t"))
         )
     return results.defer("raw_output")
+
+
+def evidence_by_result(*, run: Run) -> dict[int, ResultEvidence]:
+    """The evidence of the run's results, by result id, in one query."""
+    return {row.result_id: row for row in ResultEvidence.objects.filter(result__run=run)}
 
 
 MAX_DIMENSIONS = 5000

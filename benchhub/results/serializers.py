@@ -24,8 +24,8 @@ from benchhub.api.fields import (
 )
 from benchhub.builds.models import Build
 from benchhub.builds.versions import VersionError, version_parse
-from benchhub.results.evidence_serializers import EvidenceField
 from benchhub.hosts.api import HostFactsOutSerializer
+from benchhub.results.evidence_serializers import EvidenceField
 from benchhub.results.models import Result, Run
 from benchhub.workloads.serializers import WorkloadInSerializer, check_name
 
