@@ -14,6 +14,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from django.db.models import BooleanField, ExpressionWrapper, Q
+
 from benchhub.compare.assessment import Assessment
 from benchhub.compare.selectors import Comparison, Series
 from benchhub.compare.verdicts import Verdict
@@ -32,12 +34,14 @@ class WhySide:
 @dataclass
 class Why:
     """`clients`: the level shown; `reason`: why that level, in words; `sides`: one per version,
-    baseline first; `percentiles`: run id -> clients -> the level's latency percentiles (ms)."""
+    baseline first; `percentiles`: run id -> clients -> the level's latency percentiles (ms);
+    `profiled_levels`: the levels at which a compared run has a CPU profile."""
 
     clients: int
     reason: str
     sides: list[WhySide]
     percentiles: dict[int, dict[int, dict[str, float]]] = field(default_factory=dict)
+    profiled_levels: list[int] = field(default_factory=list)
 
     @property
     def any_evidence(self) -> bool:
@@ -110,7 +114,8 @@ def why_get(
         sides.append(
             WhySide(series, level_evidence(clients=clients, results=mine, evidence=evidence))
         )
-    return Why(clients=clients, reason=reason, sides=sides, percentiles=_percentiles(run_ids))
+    percentiles, profiled = _levels_read(run_ids)
+    return Why(clients, reason, sides, percentiles=percentiles, profiled_levels=profiled)
 
 
 EVIDENCE_FIELDS = ("stats", "waits", "latency", "statements", "profile", "unavailable")
@@ -123,18 +128,27 @@ def _has_evidence(result: Result) -> bool:
         return False
 
 
-def _percentiles(run_ids: list[int]) -> dict[int, dict[int, dict[str, float]]]:
-    """Each run's latency percentiles per level: the median over repeats of each percentile."""
+def _levels_read(
+    run_ids: list[int],
+) -> tuple[dict[int, dict[int, dict[str, float]]], list[int]]:
+    """Each run's latency percentiles per level (the median over repeats of each percentile),
+    and the levels that have a profile, in one query that leaves the profiles unread."""
     found: dict[int, dict[int, list[dict[str, float]]]] = {r: {} for r in run_ids}
-    rows = ResultEvidence.objects.filter(
-        result__run_id__in=run_ids, latency__isnull=False, result__aborted=False
-    ).values_list("result__run_id", "result__clients", "latency")
-    for run_id, clients, latency in rows:
-        found[run_id].setdefault(clients, []).append(latency or {})
+    profiled: set[int] = set()
+    rows = (
+        ResultEvidence.objects.filter(result__run_id__in=run_ids, result__aborted=False)
+        .annotate(has_profile=ExpressionWrapper(Q(profile__isnull=False), BooleanField()))
+        .values_list("result__run_id", "result__clients", "latency", "has_profile")
+    )
+    for run_id, clients, latency, has_profile in rows:
+        if has_profile:
+            profiled.add(clients)
+        if latency:
+            found[run_id].setdefault(clients, []).append(latency)
     out: dict[int, dict[int, dict[str, float]]] = {}
     for run_id, levels in found.items():
         out[run_id] = {}
         for clients, values in levels.items():
             medians = {k: median_of(v.get(k) for v in values) for k in PERCENTILES}
             out[run_id][clients] = {k: m for k, m in medians.items() if m is not None}
-    return out
+    return out, sorted(profiled)

@@ -2,9 +2,10 @@
 percentiles over clients, the latency distribution at one level, flame graphs and a
 differential flame graph.
 
-Flame graphs are plotly icicles built from the folded stacks (`frame;frame;... count`), root at
-the top. A stack's width is its share of the profile's samples; frames below MIN_SHARE of the
-samples are left out, so that a page never carries tens of thousands of boxes. The differential
+Flame graphs are plotly icicles built from the folded stacks (`frame;frame;... count`), the
+root at the bottom as flame graphs draw it. A stack's width is its share of the profile's
+samples; frames below MIN_SHARE of the samples are left out, so that a page never carries tens
+of thousands of boxes. The differential
 icicle sizes each frame by the mean of its two shares and colours it by the change in share
 (second version minus first, in percentage points): red grew, blue shrank.
 """
@@ -118,8 +119,8 @@ def flame_diff_figure(*, before: str, after: str, title: str) -> dict[str, Any] 
         "change %{customdata:+.2f} points<extra></extra>",
         marker={
             "colors": [0.0, *change],
+            # plotly's RdBu runs from blue (low) to red (high).
             "colorscale": "RdBu",
-            "reversescale": True,
             "cmin": -bound,
             "cmax": bound,
             "cmid": 0,

@@ -140,6 +140,7 @@ def why_context(why: Why | None, comparison: Comparison, *, permalink: str) -> d
         "why_flames": flames,
         "why_diff_title": diff_title,
         "why_captions": [_measured_on(side) for side in sides],
+        "why_permalink": permalink,
         "why_links": [(c, f"{permalink}&why={c}", c == why.clients) for c in comparison.clients],
     }
 

@@ -8,9 +8,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from benchhub.compare.tests.uploads import upload, upload_results
+from benchhub.compare.tests.uploads import upload, upload_evidence, upload_results
 from benchhub.results.models import Run
-from benchhub.testing.payloads import evidence, result, telemetry
+from benchhub.testing.payloads import evidence, result
 
 PERMALINK = "/compare/?workload=select-only&host=bench-01&versions=13.3,15.4"
 FOLDED_13 = "postgres;PostgresMain;exec_simple_query 80\npostgres;PostgresMain;LWLockAcquire 20\n"
@@ -25,31 +25,14 @@ def _figures(html: str, element_id: str) -> dict:
     return json.loads(match.group(1))
 
 
-def _with_evidence(
-    clients: int, repeat: int, tps: float, *, waits: dict, folded: str | None, p99: float
-) -> dict:
-    body = evidence(transactions=int(tps * 2), waits=waits, p99_ms=p99, folded=folded)
-    samples = telemetry(iowait_pct=[1.0, 3.0])
-    for sample in samples:
-        sample.update(ctx_switches_per_s=tps * 4, client_cpu_pct=35.0)
-    return result(clients, repeat, tps, evidence=body, telemetry=samples, client_bound=False)
-
-
-def _upload(agent, version: str, tps: dict[int, list[float]], **kwargs) -> Run:
-    waits, folded = (WAITS_13, FOLDED_13) if version == "13.3" else (WAITS_15, FOLDED_15)
-    results = [
-        _with_evidence(
-            clients,
-            repeat,
-            value,
-            waits=waits,
-            folded=folded if repeat == 1 else None,
-            p99=4.0 if version == "13.3" else 2.0,
+def _upload(agent, version: str, tps: dict[int, list[float]]) -> Run:
+    if version == "13.3":
+        return upload_evidence(
+            agent, version=version, tps=tps, waits=WAITS_13, folded=FOLDED_13, p99=4.0
         )
-        for clients, values in tps.items()
-        for repeat, value in enumerate(values, 1)
-    ]
-    return upload_results(agent, version=version, results=results, **kwargs)
+    return upload_evidence(
+        agent, version=version, tps=tps, waits=WAITS_15, folded=FOLDED_15, p99=2.0
+    )
 
 
 @pytest.fixture
@@ -183,3 +166,22 @@ def test_the_run_page_reads_evidence_in_a_fixed_number_of_queries(
     count = len(few.captured_queries)
     with django_assert_num_queries(count):
         client.get(f"/runs/{big.uuid}/")
+
+
+def test_it_links_the_level_that_was_profiled_when_the_shown_one_was_not(client, agent):
+    from benchhub.compare.tests.uploads import evidence_result
+
+    for version in ("13.3", "15.4"):
+        results = [
+            evidence_result(
+                c, 1, 100.0, waits=WAITS_13, folded=FOLDED_13 if c == 8 else None, p99=4
+            )
+            for c in (1, 8)
+        ]
+        upload_results(agent, version=version, results=results)
+
+    html = client.get(f"{PERMALINK}&why=1").content.decode()
+
+    assert "The CPU profiles were taken at" in html
+    assert '&amp;why=8#why">8 clients</a>' in html
+    assert "why-flame-0" not in _figures(html, "why-figures")
