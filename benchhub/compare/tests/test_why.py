@@ -5,12 +5,11 @@ from benchhub.compare.selectors import comparison_get
 from benchhub.compare.tests.uploads import upload, upload_evidence
 from benchhub.compare.why import why_get
 
-SELECTION = {"workload": "select-only", "host": "bench-01", "versions": ["13.3", "15.4"]}
 FOLDED = "postgres;PostgresMain;exec_simple_query 10\n"
 
 
 def _why():
-    comparison = comparison_get(**SELECTION)
+    comparison = comparison_get(workload="select-only", host="bench-01", versions=["13.3", "15.4"])
     return comparison, comparison_assess(comparison)
 
 
