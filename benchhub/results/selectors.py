@@ -42,8 +42,10 @@ def run_get(*, run_uuid: Any) -> Run | None:
     )
 
 
-def result_list(*, run: Run, with_progress: bool) -> QuerySet[Result]:
+def result_list(*, run: Run, with_progress: bool, with_evidence: bool = False) -> QuerySet[Result]:
     results = Result.objects.filter(run=run).order_by("clients", "repeat")
+    if with_evidence:  # the evidence row joined, in the same query
+        results = results.select_related("evidence")
     if with_progress:
         return results.prefetch_related(
             Prefetch("progress", queryset=ProgressSample.objects.order_by("t"))

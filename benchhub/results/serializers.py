@@ -26,7 +26,7 @@ from benchhub.builds.models import Build
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.api import HostFactsOutSerializer
 from benchhub.results.evidence_serializers import EvidenceField
-from benchhub.results.models import Result, Run
+from benchhub.results.models import Result, ResultEvidence, Run
 from benchhub.workloads.serializers import WorkloadInSerializer, check_name
 
 INF = math.inf
@@ -459,6 +459,20 @@ class ResultOutSerializer(serializers.ModelSerializer):
             "statements",
             "client_bound",
         ]
+
+
+class EvidenceOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ResultEvidence
+        fields = ["stats", "waits", "latency", "statements", "profile", "unavailable"]
+
+
+def result_evidence_out(result: Result) -> dict[str, Any] | None:
+    """A result's evidence as the upload gave it, or None (read with select_related)."""
+    try:
+        return dict(EvidenceOutSerializer(result.evidence).data)
+    except ResultEvidence.DoesNotExist:
+        return None
 
 
 class ProgressOutSerializer(serializers.Serializer):

@@ -128,3 +128,20 @@ def test_it_accepts_the_bounds_themselves(agent):
     response = post(agent.client, with_evidence(2, copy.deepcopy(body)))
     assert response.status_code == 201, response.content
     assert len(ResultEvidence.objects.get().statements or []) == 20
+
+
+def test_it_reads_the_evidence_back_only_when_asked(agent, anon_client, django_assert_num_queries):
+    payload = run_payload(clients=(1, 2), repeats=1)
+    payload["results"][1]["evidence"] = evidence(folded=FOLDED)
+    assert post(agent.client, payload).status_code == 201
+    url = f"/api/v1/runs/{payload['run_uuid']}/results/"
+
+    plain = anon_client.get(url).json()
+    # the run, its aggregates (run_get), the results with their evidence joined
+    with django_assert_num_queries(3):
+        read = anon_client.get(f"{url}?evidence=1").json()
+
+    assert all("evidence" not in row for row in plain)
+    assert [row["evidence"] is None for row in read] == [True, False]
+    assert read[1]["evidence"]["profile"]["folded"] == FOLDED
+    assert read[1]["evidence"]["waits"] == payload["results"][1]["evidence"]["waits"]
