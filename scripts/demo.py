@@ -21,14 +21,16 @@ REPO = Path(__file__).resolve().parents[1]
 VENV_BIN = Path(sys.executable).parent
 DEMO_VERSIONS = ["13", "14"]
 
-# What the demo queues: select-only over a client sweep, three repeats each, and the
-# idle-connection experiment (E2) at the catalog's small size, which this machine can hold.
+# What the demo queues: select-only over a client sweep, three repeats each (its CPU profile,
+# where the host allows perf, taken at 32 clients), and the idle-connection experiment (E2) at
+# the catalog's small size, which this machine can hold.
 DEMO_JOBS: list[dict[str, Any]] = [
     {
         "versions": DEMO_VERSIONS,
         "workload": {"catalog": "select-only", "params": {"scale": 10}},
         "scale": 10,
         "clients": [1, 2, 4, 8, 16, 32],
+        "profile_clients": 32,
         "duration_s": 5.0,
         "repeats": 3,
     },
@@ -89,10 +91,17 @@ def demo_jobs_queue(host_name: str) -> list:
 def announce(*, base: str, host_name: str, jobs: list) -> None:
     print(f"demo: jobs {', '.join(str(j.pk) for j in jobs)} for host {host_name}", flush=True)
     for job in jobs:
+        # The why section at the profiled level, where the flame graphs are.
+        level = job.profile_clients or max(job.clients)
         query = urlencode(
-            {"workload": job.workload["name"], "host": host_name, "versions": "13,14"}
+            {
+                "workload": job.workload["name"],
+                "host": host_name,
+                "versions": "13,14",
+                "why": level,
+            }
         )
-        print(f"demo: compare {job.workload['name']}: {base}/compare/?{query}", flush=True)
+        print(f"demo: compare {job.workload['name']}: {base}/compare/?{query}#why", flush=True)
     print(f"demo: the queue: {base}/jobs/", flush=True)
     print(
         "demo: the agent now downloads PostgreSQL 13 and 14 and runs the jobs; "

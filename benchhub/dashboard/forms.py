@@ -104,6 +104,13 @@ class JobForm(forms.Form):
         required=False,
         label="Level order",
     )
+    profile_clients = forms.IntegerField(
+        min_value=1,
+        required=False,
+        label="Profiled level",
+        help_text="the client level whose CPU profile (perf) the agent takes, where the host "
+        "allows; blank: the largest level",
+    )
     order = forms.ChoiceField(choices=Job.Order.choices, initial=Job.Order.INTERLEAVED)
     host = forms.ChoiceField(choices=_host_choices, required=False)
     settings = forms.CharField(
@@ -161,7 +168,7 @@ class JobForm(forms.Form):
         }
         if data.get("aa"):
             body["aa"] = True
-        for name in ("scale", "clients", "duration_s", "repeats", "warmup_s"):
+        for name in ("scale", "clients", "duration_s", "repeats", "warmup_s", "profile_clients"):
             if data[name] not in (None, []):
                 body[name] = data[name]
         if data["catalog"]:

@@ -32,10 +32,11 @@ def flag_or_none(value: str | None) -> bool | None:
     return None if value is None else flag(value)
 
 
-def level(query: QueryDict) -> int | None:
-    """`?level=n`, the client level a page shows in detail; None when absent or not a number."""
+def level(query: QueryDict, name: str = "level") -> int | None:
+    """`?level=n` (or `name`), the client level a page shows in detail; None when absent or
+    not a number."""
     try:
-        return int(query.get("level", ""))
+        return int(query.get(name, ""))
     except ValueError:
         return None
 

@@ -21,7 +21,9 @@ from benchhub.compare.tables import (
     comparison_summary,
     measured_on,
 )
+from benchhub.compare.why import why_get
 from benchhub.dashboard import charts, query
+from benchhub.dashboard.evidence import why_context
 from benchhub.dashboard.presentation import presentation_context
 from benchhub.errors import ApplicationError
 from benchhub.regressions.selectors import history_markers
@@ -35,8 +37,8 @@ def _selection_title(comparison, workload: str | None, host: str | None) -> str:
 
 def compare(request: HttpRequest) -> HttpResponse:
     """GET /compare/?workload=&host=&versions=a,b[&baseline=a][&threshold=2][&same_hardware=1]
-    [&invalid=1] or ?runs=u1,u2. A form submission with repeated `versions` is redirected to the
-    permalink's comma form."""
+    [&invalid=1][&why=<clients>] or ?runs=u1,u2. A form submission with repeated `versions` is
+    redirected to the permalink's comma form. `why` picks the why section's level."""
     if len(request.GET.getlist("versions")) > 1:
         selection = CompareQuerySerializer(data=query_params(request.GET))
         if selection.is_valid():
@@ -51,12 +53,12 @@ def compare(request: HttpRequest) -> HttpResponse:
             except ApplicationError as exc:
                 context["errors"] = exc.fields
             else:
-                level = query.level(request.GET)
                 context.update(
                     _comparison_context(
                         comparison,
                         selection.validated_data,
-                        level=level,
+                        level=query.level(request.GET),
+                        why=query.level(request.GET, "why"),
                         threshold=selection.threshold_fraction,
                     )
                 )
@@ -67,7 +69,7 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 def _comparison_context(
-    comparison, data: dict, *, level: int | None = None, threshold: float
+    comparison, data: dict, *, level: int | None = None, why: int | None = None, threshold: float
 ) -> dict:
     if not comparison.series:
         return {"comparison": comparison}
@@ -94,6 +96,7 @@ def _comparison_context(
         "api_url": f"{reverse('api-compare')}?{permalink}",
         "history_query": {"host": history_host, "workload": base.workload.name},
         **presentation_context([comparison], level=level),
+        **why_context(why_get(comparison, assessment, asked=why), comparison, permalink=permalink),
     }
 
 

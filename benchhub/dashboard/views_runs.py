@@ -12,12 +12,14 @@ from django.views.decorators.http import require_POST
 
 from benchhub.builds.provenance import provenance_rows
 from benchhub.dashboard import charts_run, query
+from benchhub.dashboard.evidence import run_level_context
 from benchhub.dashboard.run_diff import run_diff as run_diff_sections
 from benchhub.errors import ApplicationError
 from benchhub.hosts.tuning import host_tuning
 from benchhub.jobs.services import job_create_again
 from benchhub.results import selectors
-from benchhub.results.models import Run
+from benchhub.results.evidence import level_evidence
+from benchhub.results.models import ResultEvidence, Run
 from benchhub.review.selectors import run_review
 
 
@@ -28,12 +30,19 @@ def _get_run(run_uuid: Any) -> Run:
     return run
 
 
-def _levels(results: list) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The results grouped by client level, and the charts of every level for run.js."""
-    levels, charts = [], []
+def _levels(
+    results: list, evidence: dict[int, ResultEvidence]
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The results grouped by client level, with each level's evidence (issue 14), and the
+    charts of every level for run.js."""
+    levels: list[dict[str, Any]] = []
+    charts: list[dict[str, Any]] = []
     for clients, grouped in groupby(results, key=lambda r: r.clients):
         group = list(grouped)
-        level = {"clients": clients, "results": group, "charts": []}
+        summary = level_evidence(clients=clients, results=group, evidence=evidence)
+        explained = run_level_context(summary, prefix=f"evidence-{clients}")
+        charts.extend({"id": key, "figure": fig} for key, fig in explained["figures"].items())
+        level = {"clients": clients, "results": group, "charts": [], "evidence": explained}
         for kind, figure in (
             ("progress", charts_run.progress_figure(group, clients)),
             ("telemetry", charts_run.telemetry_figure(group, clients)),
@@ -70,7 +79,7 @@ def _rerunnable(run: Run) -> bool:
 def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
     run = _get_run(run_uuid)
     results = list(selectors.result_list(run=run, with_progress=True))
-    levels, charts = _levels(results)
+    levels, charts = _levels(results, selectors.evidence_by_result(run=run))
     context = {
         "run": run,
         "results": results,

@@ -48,6 +48,12 @@ class Job(models.Model):
     workload = models.JSONField(help_text="the workload, as in a run upload")
     scale = models.PositiveIntegerField(null=True, blank=True)
     clients = ArrayField(models.PositiveIntegerField())
+    profile_clients = models.PositiveIntegerField(
+        null=True,
+        blank=True,
+        help_text="the client level the agent profiles (perf) after its repeats; null: the "
+        "largest level",
+    )
     threads_policy = models.CharField(
         max_length=10, choices=Threads.choices, default=Threads.CLIENTS
     )

@@ -76,6 +76,14 @@ class JobInSerializer(serializers.Serializer):
     clients = serializers.ListField(
         child=StrictIntegerField(min_value=1, max_value=100000), min_length=1, max_length=MAX_LEVELS
     )
+    profile_clients = StrictIntegerField(
+        min_value=1,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the level whose CPU profile the agent takes (one of clients); null: the "
+        "largest level",
+    )
     threads_policy = serializers.ChoiceField(
         choices=Job.Threads.choices, default=Job.Threads.CLIENTS
     )
@@ -176,6 +184,9 @@ class JobInSerializer(serializers.Serializer):
                 )
         if len(set(attrs["clients"])) != len(attrs["clients"]):
             errors["clients"] = "Client levels must be unique."
+        profiled = attrs.get("profile_clients")
+        if profiled is not None and profiled not in attrs["clients"]:
+            errors["profile_clients"] = "The profiled level is one of the job's clients."
         if attrs.get("aa"):
             if len(set(attrs["versions"])) != 1:
                 errors["versions"] = "An A/A job names exactly one version."
@@ -307,6 +318,7 @@ class JobOutSerializer(serializers.ModelSerializer):
             "workload",
             "scale",
             "clients",
+            "profile_clients",
             "threads_policy",
             "threads",
             "level_threads",

@@ -87,6 +87,7 @@ JOB_DEFINITION_FIELDS = (
     "workload",
     "scale",
     "clients",
+    "profile_clients",
     "threads_policy",
     "threads",
     "level_threads",

@@ -24,6 +24,7 @@ from benchhub.results.serializers import (
     RunFilterSerializer,
     RunOutSerializer,
     RunUploadSerializer,
+    result_evidence_out,
 )
 
 
@@ -77,7 +78,10 @@ class RunResultsView(APIView):
         parameters=[
             OpenApiParameter(
                 "progress", bool, description="include progress samples and raw pgbench output"
-            )
+            ),
+            OpenApiParameter(
+                "evidence", bool, description="include each result's evidence (or null)"
+            ),
         ],
         responses=ResultWithProgressOutSerializer(many=True),
     )
@@ -86,9 +90,16 @@ class RunResultsView(APIView):
         if run is None:
             return error_response("not_found", f"No run {run_uuid}.", status.HTTP_404_NOT_FOUND)
         with_progress = request.query_params.get("progress", "").lower() in ("1", "true", "yes")
-        results = selectors.result_list(run=run, with_progress=with_progress)
+        with_evidence = request.query_params.get("evidence", "").lower() in ("1", "true", "yes")
+        results = list(
+            selectors.result_list(run=run, with_progress=with_progress, with_evidence=with_evidence)
+        )
         serializer = ResultWithProgressOutSerializer if with_progress else ResultOutSerializer
-        return Response(serializer(results, many=True).data)
+        data = serializer(results, many=True).data
+        if with_evidence:
+            for row, result in zip(data, results, strict=True):
+                row["evidence"] = result_evidence_out(result)
+        return Response(data)
 
 
 class ImportOutputsView(APIView):

@@ -223,6 +223,29 @@ class Result(models.Model):
         return f"{self.run} c={self.clients} #{self.repeat}"
 
 
+class ResultEvidence(models.Model):
+    """What explains one result (docs/runner-api.md, "Evidence"), as the agent sent it.
+
+    Server statistics deltas, wait event shares, latency percentiles, top statements and, on one
+    level, a CPU profile (folded stacks, up to 1 MB). A row of its own, one to one with the
+    result, so that the lists and comparisons reading results never load it; only the run page
+    and a comparison's why section (compare.evidence) read it.
+    """
+
+    result = models.OneToOneField(
+        Result, on_delete=models.CASCADE, primary_key=True, related_name="evidence"
+    )
+    stats = models.JSONField(null=True, blank=True, help_text="view -> column -> delta")
+    waits = models.JSONField(null=True, blank=True, help_text="sampled wait event shares")
+    latency = models.JSONField(null=True, blank=True, help_text="percentiles (ms), histogram")
+    statements = models.JSONField(null=True, blank=True, help_text="top statements by time")
+    profile = models.JSONField(null=True, blank=True, help_text="tool, rate and folded stacks")
+    unavailable = models.JSONField(default=dict, blank=True, help_text="part -> why absent")
+
+    def __str__(self) -> str:
+        return f"evidence of {self.result_id}"
+
+
 class StreamResult(models.Model):
     """One stream of a multi-stream level (docs/workloads.md): its own pgbench figures.
 

@@ -8,6 +8,7 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.plumbing import build_array_type, build_basic_type
 from drf_spectacular.types import OpenApiTypes
 
+from benchhub.results.evidence_serializers import PARTS, EvidenceField
 from benchhub.results.serializers import RecordListField
 
 KINDS = {"float": OpenApiTypes.FLOAT, "int": OpenApiTypes.INT, "str": OpenApiTypes.STR}
@@ -37,3 +38,22 @@ class RecordListFieldSchema(OpenApiSerializerFieldExtension):
         required = [key for key, (_, needed, _) in spec.items() if needed]
         item = {"type": "object", "properties": properties, "required": required}
         return {**build_array_type(item), "maxItems": self.target.max_items}
+
+
+class EvidenceFieldSchema(OpenApiSerializerFieldExtension):
+    """EvidenceField: an object of optional parts (docs/runner-api.md, "Evidence"), or null."""
+
+    target_class = EvidenceField
+
+    def map_serializer_field(self, auto_schema: object, direction: str) -> dict:
+        parts = {
+            part: {"type": "array" if part == "statements" else "object", "nullable": True}
+            for part in PARTS
+        }
+        return {
+            "type": "object",
+            "nullable": True,
+            "properties": parts,
+            "additionalProperties": False,
+            "description": "what explains the result; see docs/runner-api.md, Evidence",
+        }

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.db.models import Prefetch, QuerySet
 
-from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run
+from benchhub.results.models import LevelAggregate, ProgressSample, Result, ResultEvidence, Run
 
 RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
 
@@ -42,13 +42,20 @@ def run_get(*, run_uuid: Any) -> Run | None:
     )
 
 
-def result_list(*, run: Run, with_progress: bool) -> QuerySet[Result]:
+def result_list(*, run: Run, with_progress: bool, with_evidence: bool = False) -> QuerySet[Result]:
     results = Result.objects.filter(run=run).order_by("clients", "repeat")
+    if with_evidence:  # the evidence row joined, in the same query
+        results = results.select_related("evidence")
     if with_progress:
         return results.prefetch_related(
             Prefetch("progress", queryset=ProgressSample.objects.order_by("t"))
         )
     return results.defer("raw_output")
+
+
+def evidence_by_result(*, run: Run) -> dict[int, ResultEvidence]:
+    """The evidence of the run's results, by result id, in one query."""
+    return {row.result_id: row for row in ResultEvidence.objects.filter(result__run=run)}
 
 
 MAX_DIMENSIONS = 5000

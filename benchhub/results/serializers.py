@@ -25,7 +25,8 @@ from benchhub.api.fields import (
 from benchhub.builds.models import Build
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.api import HostFactsOutSerializer
-from benchhub.results.models import Result, Run
+from benchhub.results.evidence_serializers import EvidenceField
+from benchhub.results.models import Result, ResultEvidence, Run
 from benchhub.workloads.serializers import WorkloadInSerializer, check_name
 
 INF = math.inf
@@ -316,6 +317,12 @@ class ResultInSerializer(serializers.Serializer):
         spec=TELEMETRY_SPEC, max_items=MAX_PROGRESS, required=False, default=list
     )
     client_bound = serializers.BooleanField(required=False, allow_null=True, default=None)
+    evidence = EvidenceField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="what explains the result: statistics, waits, latency, statements, profile",
+    )
     raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
     # many=True hands max_length to the ListSerializer; the stubs do not know it.
     streams = StreamResultInSerializer(  # type: ignore[call-arg]
@@ -464,6 +471,20 @@ class ResultOutSerializer(serializers.ModelSerializer):
             "statements",
             "client_bound",
         ]
+
+
+class EvidenceOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ResultEvidence
+        fields = ["stats", "waits", "latency", "statements", "profile", "unavailable"]
+
+
+def result_evidence_out(result: Result) -> dict[str, Any] | None:
+    """A result's evidence as the upload gave it, or None (read with select_related)."""
+    try:
+        return dict(EvidenceOutSerializer(result.evidence).data)
+    except ResultEvidence.DoesNotExist:
+        return None
 
 
 class ProgressOutSerializer(serializers.Serializer):

@@ -21,7 +21,14 @@ from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.jobs.services import job_upload_check
 from benchhub.results.aggregates import summarize
 from benchhub.results.comparability import comparability_key
-from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run, StreamResult
+from benchhub.results.models import (
+    LevelAggregate,
+    ProgressSample,
+    Result,
+    ResultEvidence,
+    Run,
+    StreamResult,
+)
 from benchhub.results.selectors import run_get
 from benchhub.workloads.services import workload_get_or_create
 
@@ -229,11 +236,16 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
         Result(
             run=run,
             comparability_key=run.comparability_key,
-            **{k: v for k, v in r.items() if k not in ("progress", "streams")},
+            **{k: v for k, v in r.items() if k not in ("progress", "streams", "evidence")},
         )
         for r in results
     ]
     Result.objects.bulk_create(rows)
+    ResultEvidence.objects.bulk_create(
+        ResultEvidence(result=row, **r["evidence"])
+        for row, r in zip(rows, results, strict=True)
+        if r.get("evidence")
+    )
     StreamResult.objects.bulk_create(
         StreamResult(result=row, **stream)
         for row, r in zip(rows, results, strict=True)

@@ -144,6 +144,59 @@ def telemetry(
     ]
 
 
+def evidence(
+    *,
+    transactions: int = 1000,
+    wal_bytes: int = 123_456,
+    waits: dict[str, float] | None = None,
+    p50_ms: float = 1.2,
+    p99_ms: float = 4.1,
+    query: str = "SELECT abalance FROM pgbench_accounts WHERE aid = $1",
+    folded: str | None = None,
+) -> dict[str, Any]:
+    """A result's evidence as the agent sends it (docs/runner-api.md, "Evidence"); `folded`
+    adds a perf profile."""
+    body: dict[str, Any] = {
+        "stats": {
+            "database": {
+                "xact_commit": transactions,
+                "xact_rollback": 0,
+                "blks_read": transactions // 10,
+                "blks_hit": transactions * 12,
+                "temp_bytes": 0,
+                "deadlocks": 0,
+            },
+            "bgwriter": {"buffers_clean": 3, "maxwritten_clean": 0},
+            "wal": {"wal_records": transactions * 3, "wal_fpi": 7, "wal_write_time": 1.5},
+            "wal_bytes": wal_bytes,
+            "checkpoints": 1,
+        },
+        "waits": {
+            "interval_ms": 200,
+            "samples": 50,
+            "backend_samples": 400,
+            "events": waits or {"CPU": 0.62, "Lock:transactionid": 0.30, "LWLock:WALWrite": 0.08},
+        },
+        "latency": {
+            "sampling_rate": 0.1,
+            "transactions": transactions // 10,
+            "p50_ms": p50_ms,
+            "p90_ms": p50_ms * 1.5,
+            "p99_ms": p99_ms,
+            "p999_ms": p99_ms * 2,
+            "max_ms": p99_ms * 5,
+            "histogram": {"edges_ms": [0.0, 0.5, 1.0, 2.0, 5.0], "counts": [10, 40, 35, 15]},
+        },
+        "statements": [{"query": query, "calls": transactions, "total_ms": 50.0, "mean_ms": 0.05}],
+        "unavailable": {},
+    }
+    if folded is not None:
+        body["profile"] = {"tool": "perf", "frequency_hz": 99, "seconds": 10.0, "folded": folded}
+    else:
+        body["unavailable"]["profile"] = "perf not installed"
+    return body
+
+
 def run_payload(
     *,
     version: str = "14.23",

@@ -27,6 +27,7 @@ def test_it_queues_select_only_and_idle_connections_for_13_against_14_on_its_hos
     assert select_only.versions == idle.versions == ["13", "14"]
     assert (select_only.host.name, idle.host.name) == (host, host)
     assert select_only.clients == [1, 2, 4, 8, 16, 32]
+    assert select_only.profile_clients == 32
     assert (select_only.repeats, select_only.workload["builtin"]) == (3, "select-only")
     assert idle.workload["catalog_entry"] == "e2-idle-connections"
     assert [s["role"] for s in idle.workload["streams"]] == ["background", "measured"]
@@ -53,3 +54,15 @@ def test_it_revokes_the_last_demo_token_with_a_new_one():
         for token in RunnerToken.objects.filter(host__name=host)
     }
     assert revoked == {token_split(old)[1]: True, token_split(new)[1]: False}
+
+
+def test_it_links_each_comparison_at_its_why_section(capsys):
+    host = demo.demo_host_name()
+    demo.demo_token(host)
+    jobs = demo.demo_jobs_queue(host)
+
+    demo.announce(base="http://127.0.0.1:8000", host_name=host, jobs=jobs)
+
+    links = [line for line in capsys.readouterr().out.splitlines() if "/compare/?" in line]
+    assert links[0].endswith("versions=13%2C14&why=32#why")
+    assert len(links) == 2 and all(link.endswith("#why") for link in links)

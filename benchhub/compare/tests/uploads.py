@@ -5,7 +5,7 @@ from typing import Any
 
 from benchhub.results.models import Run
 from benchhub.results.services import run_aggregate
-from benchhub.testing.payloads import result, run_payload
+from benchhub.testing.payloads import evidence, result, run_payload, telemetry
 
 
 def upload(
@@ -94,3 +94,42 @@ def upload_seconds(
     return upload_results(
         agent, version=version, results=results, duration_s=float(length), **overrides
     )
+
+
+def evidence_result(
+    clients: int,
+    repeat: int,
+    tps: float,
+    *,
+    waits: dict[str, float],
+    folded: str | None,
+    p99: float,
+) -> dict[str, Any]:
+    """One repeat carrying evidence (testing.payloads.evidence) and OS telemetry: 2 seconds of
+    1% and 3% iowait, 4 context switches per transaction, the client at 35% of a core."""
+    body = evidence(transactions=int(tps * 2), waits=waits, p99_ms=p99, folded=folded)
+    samples = telemetry(iowait_pct=[1.0, 3.0])
+    for sample in samples:
+        sample.update(ctx_switches_per_s=tps * 4, client_cpu_pct=35.0)
+    return result(clients, repeat, tps, evidence=body, telemetry=samples, client_bound=False)
+
+
+def upload_evidence(
+    agent: Any,
+    *,
+    version: str,
+    tps: dict[int, list[float]],
+    waits: dict[str, float],
+    folded: str,
+    p99: float,
+    **overrides: Any,
+) -> Run:
+    """One run of `version` whose every repeat carries evidence, the profile on repeat 1."""
+    results = [
+        evidence_result(
+            clients, repeat, value, waits=waits, folded=folded if repeat == 1 else None, p99=p99
+        )
+        for clients, values in tps.items()
+        for repeat, value in enumerate(values, 1)
+    ]
+    return upload_results(agent, version=version, results=results, **overrides)

@@ -39,6 +39,19 @@ def test_it_queues_a_warm_up_and_a_shuffled_order_from_the_form(client, bob):
     assert f"shuffled per repeat (seed {job.shuffle_seed})" in page
 
 
+def test_it_queues_the_profiled_level_from_the_form(client, bob):
+    client.force_login(bob)
+    refused = client.post("/jobs/new/", {**FORM, "profile_clients": "16"})
+    assert refused.status_code == 200 and Job.objects.count() == 0
+    assert "The profiled level is one of the job&#x27;s clients." in refused.content.decode()
+    client.post("/jobs/new/", {**FORM, "profile_clients": "4"})
+    job = Job.objects.get()
+    assert job.profile_clients == 4
+    assert "CPU profile (where the host allows perf) at 4 clients" in (
+        client.get(f"/jobs/{job.pk}/").content.decode()
+    )
+
+
 def test_it_queues_an_a_a_job_from_the_form(client, bob):
     client.force_login(bob)
     refused = client.post("/jobs/new/", {**FORM, "aa": "on"})  # two versions

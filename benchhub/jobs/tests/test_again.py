@@ -22,6 +22,7 @@ JOB = {
     "workload": WORKLOAD,
     "scale": 200,
     "clients": [64, 128],
+    "profile_clients": 64,
     "threads_policy": "pairs",
     "level_threads": {"64": 16, "128": 32},
     "duration_s": 30,

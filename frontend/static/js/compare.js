@@ -10,13 +10,17 @@
   }
   draw("tps-figure", "tps-chart");
   draw("latency-figure", "latency-chart");
-  // The figures of the workload's presentation (e.g. the progress of an E2 level), by element id.
-  var extra = document.getElementById("presentation-figures");
-  if (extra && window.Plotly) {
+  // Figures by element id: the workload's presentation (e.g. the progress of an E2 level) and
+  // the why section (wait events, percentiles, the distribution, flame graphs).
+  function drawAll(sourceId) {
+    var extra = document.getElementById(sourceId);
+    if (!extra || !window.Plotly) return;
     var figures = JSON.parse(extra.textContent);
     Object.keys(figures).forEach(function (id) {
       var element = document.getElementById(id);
       if (element) window.Plotly.newPlot(element, figures[id].data, figures[id].layout, figures[id].config);
     });
   }
+  drawAll("presentation-figures");
+  drawAll("why-figures");
 })();
