@@ -20,16 +20,23 @@ def keep_existing_tokens_working(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('accounts', '0001_initial'),
+        ("accounts", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='personaltoken',
-            name='scopes',
-            field=django.contrib.postgres.fields.ArrayField(base_field=models.CharField(choices=[('read', 'Read'), ('import', 'Import'), ('queue', 'Queue')], max_length=10), blank=True, default=benchhub.accounts.models.read_only, size=None),
+            model_name="personaltoken",
+            name="scopes",
+            field=django.contrib.postgres.fields.ArrayField(
+                base_field=models.CharField(
+                    choices=[("read", "Read"), ("import", "Import"), ("queue", "Queue")],
+                    max_length=10,
+                ),
+                blank=True,
+                default=benchhub.accounts.models.read_only,
+                size=None,
+            ),
         ),
         migrations.RunPython(keep_existing_tokens_working, migrations.RunPython.noop),
     ]

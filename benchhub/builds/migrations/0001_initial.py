@@ -5,32 +5,70 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Build',
+            name="Build",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.CharField(help_text='as users name it: 9.5.4, 14beta1, ...', max_length=100)),
-                ('major', models.CharField(help_text='9.5 before 10, 13 from 10 on, or master', max_length=10)),
-                ('minor', models.PositiveIntegerField(blank=True, null=True)),
-                ('stage', models.CharField(help_text='devel, alpha, beta, rc or release', max_length=10)),
-                ('stage_number', models.PositiveIntegerField(blank=True, null=True)),
-                ('snapshot_date', models.DateField(blank=True, null=True)),
-                ('commit', models.CharField(blank=True, max_length=40)),
-                ('configure_flags', models.TextField(blank=True)),
-                ('origin', models.CharField(choices=[('prebuilt', 'prebuilt binaries'), ('source', 'built from source'), ('system', 'system package'), ('unknown', 'unknown (imported)')], default='unknown', max_length=10)),
-                ('sort_key', django.contrib.postgres.fields.ArrayField(base_field=models.IntegerField(), help_text='see builds.versions', size=None)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "version",
+                    models.CharField(
+                        help_text="as users name it: 9.5.4, 14beta1, ...", max_length=100
+                    ),
+                ),
+                (
+                    "major",
+                    models.CharField(
+                        help_text="9.5 before 10, 13 from 10 on, or master", max_length=10
+                    ),
+                ),
+                ("minor", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "stage",
+                    models.CharField(help_text="devel, alpha, beta, rc or release", max_length=10),
+                ),
+                ("stage_number", models.PositiveIntegerField(blank=True, null=True)),
+                ("snapshot_date", models.DateField(blank=True, null=True)),
+                ("commit", models.CharField(blank=True, max_length=40)),
+                ("configure_flags", models.TextField(blank=True)),
+                (
+                    "origin",
+                    models.CharField(
+                        choices=[
+                            ("prebuilt", "prebuilt binaries"),
+                            ("source", "built from source"),
+                            ("system", "system package"),
+                            ("unknown", "unknown (imported)"),
+                        ],
+                        default="unknown",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "sort_key",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.IntegerField(), help_text="see builds.versions", size=None
+                    ),
+                ),
             ],
             options={
-                'ordering': ['sort_key', 'commit', 'origin'],
-                'indexes': [models.Index(fields=['sort_key'], name='build_sort_key')],
-                'constraints': [models.UniqueConstraint(fields=('version', 'commit', 'configure_flags', 'origin'), name='build_unique')],
+                "ordering": ["sort_key", "commit", "origin"],
+                "indexes": [models.Index(fields=["sort_key"], name="build_sort_key")],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("version", "commit", "configure_flags", "origin"),
+                        name="build_unique",
+                    )
+                ],
             },
         ),
     ]

@@ -9,105 +9,225 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('builds', '0002_build_versions_reparsed'),
+        ("builds", "0002_build_versions_reparsed"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Patch',
+            name="Patch",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveIntegerField()),
-                ('name', models.CharField(max_length=100)),
-                ('sha256', models.CharField(max_length=64)),
-                ('text', models.TextField()),
-                ('size', models.PositiveIntegerField(help_text='bytes')),
-                ('uploaded_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveIntegerField()),
+                ("name", models.CharField(max_length=100)),
+                ("sha256", models.CharField(max_length=64)),
+                ("text", models.TextField()),
+                ("size", models.PositiveIntegerField(help_text="bytes")),
+                ("uploaded_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'ordering': ['recipe', 'position'],
+                "ordering": ["recipe", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Recipe',
+            name="Recipe",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='a version name: 9.6.24, master+my-patch', max_length=100)),
-                ('base', models.CharField(blank=True, help_text='a release or another recipe it sorts right after', max_length=100)),
-                ('description', models.TextField(blank=True, max_length=2000)),
-                ('source_kind', models.CharField(choices=[('release', 'an official release, by name'), ('tarball', 'a source tarball (URL or path on the agent host) with its sha256'), ('git', 'a git repository and a ref, or a branch and a date')], max_length=10)),
-                ('release', models.CharField(blank=True, help_text='release: 15.18, 14beta1', max_length=30)),
-                ('url', models.CharField(blank=True, help_text='tarball or repository URL', max_length=1000)),
-                ('path', models.CharField(blank=True, help_text='tarball on the agent host', max_length=1000)),
-                ('sha256', models.CharField(blank=True, help_text='tarball: its sha256', max_length=64)),
-                ('ref', models.CharField(blank=True, help_text='git: commit, tag or branch', max_length=200)),
-                ('branch', models.CharField(blank=True, help_text='git: with a date', max_length=200)),
-                ('snapshot_date', models.DateField(blank=True, help_text='git: last commit by then', null=True)),
-                ('configure_flags', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=300), blank=True, default=list, size=None)),
-                ('cflags', models.CharField(blank=True, max_length=1000)),
-                ('contrib', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=63), blank=True, default=list, size=None)),
-                ('sort_key', django.contrib.postgres.fields.ArrayField(base_field=models.IntegerField(), help_text="its base's key, then its label", size=None)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="a version name: 9.6.24, master+my-patch", max_length=100
+                    ),
+                ),
+                (
+                    "base",
+                    models.CharField(
+                        blank=True,
+                        help_text="a release or another recipe it sorts right after",
+                        max_length=100,
+                    ),
+                ),
+                ("description", models.TextField(blank=True, max_length=2000)),
+                (
+                    "source_kind",
+                    models.CharField(
+                        choices=[
+                            ("release", "an official release, by name"),
+                            (
+                                "tarball",
+                                "a source tarball (URL or path on the agent host) with its sha256",
+                            ),
+                            ("git", "a git repository and a ref, or a branch and a date"),
+                        ],
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "release",
+                    models.CharField(
+                        blank=True, help_text="release: 15.18, 14beta1", max_length=30
+                    ),
+                ),
+                (
+                    "url",
+                    models.CharField(
+                        blank=True, help_text="tarball or repository URL", max_length=1000
+                    ),
+                ),
+                (
+                    "path",
+                    models.CharField(
+                        blank=True, help_text="tarball on the agent host", max_length=1000
+                    ),
+                ),
+                (
+                    "sha256",
+                    models.CharField(blank=True, help_text="tarball: its sha256", max_length=64),
+                ),
+                (
+                    "ref",
+                    models.CharField(
+                        blank=True, help_text="git: commit, tag or branch", max_length=200
+                    ),
+                ),
+                (
+                    "branch",
+                    models.CharField(blank=True, help_text="git: with a date", max_length=200),
+                ),
+                (
+                    "snapshot_date",
+                    models.DateField(blank=True, help_text="git: last commit by then", null=True),
+                ),
+                (
+                    "configure_flags",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=300),
+                        blank=True,
+                        default=list,
+                        size=None,
+                    ),
+                ),
+                ("cflags", models.CharField(blank=True, max_length=1000)),
+                (
+                    "contrib",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=63),
+                        blank=True,
+                        default=list,
+                        size=None,
+                    ),
+                ),
+                (
+                    "sort_key",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.IntegerField(),
+                        help_text="its base's key, then its label",
+                        size=None,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'ordering': ['sort_key', 'name'],
+                "ordering": ["sort_key", "name"],
             },
         ),
         migrations.RemoveConstraint(
-            model_name='build',
-            name='build_unique',
+            model_name="build",
+            name="build_unique",
         ),
         migrations.AddField(
-            model_name='build',
-            name='input_key',
-            field=models.CharField(blank=True, help_text="built from source: the agent's install key", max_length=64),
+            model_name="build",
+            name="input_key",
+            field=models.CharField(
+                blank=True, help_text="built from source: the agent's install key", max_length=64
+            ),
         ),
         migrations.AddField(
-            model_name='build',
-            name='provenance',
-            field=models.JSONField(blank=True, default=dict, help_text='as the agent recorded it'),
+            model_name="build",
+            name="provenance",
+            field=models.JSONField(blank=True, default=dict, help_text="as the agent recorded it"),
         ),
         migrations.AddField(
-            model_name='patch',
-            name='uploaded_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="patch",
+            name="uploaded_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='recipe',
-            name='created_by',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL),
+            model_name="recipe",
+            name="created_by",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.AddField(
-            model_name='patch',
-            name='recipe',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='patches', to='builds.recipe'),
+            model_name="patch",
+            name="recipe",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="patches",
+                to="builds.recipe",
+            ),
         ),
         migrations.AddField(
-            model_name='build',
-            name='recipe',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='builds', to='builds.recipe'),
+            model_name="build",
+            name="recipe",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="builds",
+                to="builds.recipe",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='build',
-            constraint=models.UniqueConstraint(fields=('version', 'commit', 'configure_flags', 'origin', 'input_key'), name='build_unique_input'),
+            model_name="build",
+            constraint=models.UniqueConstraint(
+                fields=("version", "commit", "configure_flags", "origin", "input_key"),
+                name="build_unique_input",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='recipe',
-            constraint=models.UniqueConstraint(django.db.models.functions.text.Lower('name'), name='recipe_name_unique'),
+            model_name="recipe",
+            constraint=models.UniqueConstraint(
+                django.db.models.functions.text.Lower("name"), name="recipe_name_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='recipe',
-            constraint=models.CheckConstraint(condition=models.Q(('source_kind__in', ['release', 'tarball', 'git'])), name='recipe_source_kind'),
+            model_name="recipe",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("source_kind__in", ["release", "tarball", "git"])),
+                name="recipe_source_kind",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='patch',
-            constraint=models.UniqueConstraint(fields=('recipe', 'position'), name='patch_position_unique'),
+            model_name="patch",
+            constraint=models.UniqueConstraint(
+                fields=("recipe", "position"), name="patch_position_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='patch',
-            constraint=models.UniqueConstraint(fields=('recipe', 'name'), name='patch_name_unique'),
+            model_name="patch",
+            constraint=models.UniqueConstraint(fields=("recipe", "name"), name="patch_name_unique"),
         ),
     ]

@@ -7,82 +7,130 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Host',
+            name="Host",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('tags', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=64), blank=True, default=list, size=None)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('last_seen_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                (
+                    "tags",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=64),
+                        blank=True,
+                        default=list,
+                        size=None,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("last_seen_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='HostFacts',
+            name="HostFacts",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('captured_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('digest', models.CharField(max_length=64)),
-                ('fingerprint', models.CharField(db_index=True, max_length=64)),
-                ('cpu_model', models.CharField(blank=True, max_length=300)),
-                ('sockets', models.PositiveIntegerField(blank=True, null=True)),
-                ('cores', models.PositiveIntegerField(blank=True, null=True)),
-                ('threads', models.PositiveIntegerField(blank=True, null=True)),
-                ('numa_nodes', models.PositiveIntegerField(blank=True, null=True)),
-                ('memory_bytes', models.BigIntegerField(blank=True, null=True)),
-                ('storage', models.TextField(blank=True)),
-                ('filesystem', models.CharField(blank=True, max_length=100)),
-                ('kernel', models.CharField(blank=True, max_length=300)),
-                ('os', models.CharField(blank=True, max_length=300)),
-                ('virtualization', models.CharField(blank=True, max_length=100)),
-                ('lscpu', models.TextField(blank=True)),
-                ('sysctl', models.JSONField(blank=True, default=dict)),
-                ('extra', models.JSONField(blank=True, default=dict)),
-                ('host', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='fact_snapshots', to='hosts.host')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("captured_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("digest", models.CharField(max_length=64)),
+                ("fingerprint", models.CharField(db_index=True, max_length=64)),
+                ("cpu_model", models.CharField(blank=True, max_length=300)),
+                ("sockets", models.PositiveIntegerField(blank=True, null=True)),
+                ("cores", models.PositiveIntegerField(blank=True, null=True)),
+                ("threads", models.PositiveIntegerField(blank=True, null=True)),
+                ("numa_nodes", models.PositiveIntegerField(blank=True, null=True)),
+                ("memory_bytes", models.BigIntegerField(blank=True, null=True)),
+                ("storage", models.TextField(blank=True)),
+                ("filesystem", models.CharField(blank=True, max_length=100)),
+                ("kernel", models.CharField(blank=True, max_length=300)),
+                ("os", models.CharField(blank=True, max_length=300)),
+                ("virtualization", models.CharField(blank=True, max_length=100)),
+                ("lscpu", models.TextField(blank=True)),
+                ("sysctl", models.JSONField(blank=True, default=dict)),
+                ("extra", models.JSONField(blank=True, default=dict)),
+                (
+                    "host",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="fact_snapshots",
+                        to="hosts.host",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'host facts',
-                'ordering': ['-captured_at'],
+                "verbose_name_plural": "host facts",
+                "ordering": ["-captured_at"],
             },
         ),
         migrations.AddField(
-            model_name='host',
-            name='current_facts',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='hosts.hostfacts'),
+            model_name="host",
+            name="current_facts",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="+",
+                to="hosts.hostfacts",
+            ),
         ),
         migrations.CreateModel(
-            name='RunnerToken',
+            name="RunnerToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('prefix', models.CharField(max_length=16, unique=True)),
-                ('digest', models.CharField(max_length=64)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('host', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='runner_tokens', to='hosts.host')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("prefix", models.CharField(max_length=16, unique=True)),
+                ("digest", models.CharField(max_length=64)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "host",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="runner_tokens",
+                        to="hosts.host",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
+                "abstract": False,
             },
         ),
         migrations.AddConstraint(
-            model_name='hostfacts',
-            constraint=models.UniqueConstraint(fields=('host', 'digest'), name='hostfacts_unique_per_host'),
+            model_name="hostfacts",
+            constraint=models.UniqueConstraint(
+                fields=("host", "digest"), name="hostfacts_unique_per_host"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='hostfacts',
-            constraint=models.CheckConstraint(condition=models.Q(('memory_bytes__isnull', True), ('memory_bytes__gt', 0), _connector='OR'), name='hostfacts_memory_positive'),
+            model_name="hostfacts",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("memory_bytes__isnull", True), ("memory_bytes__gt", 0), _connector="OR"
+                ),
+                name="hostfacts_memory_positive",
+            ),
         ),
     ]

@@ -7,33 +7,102 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('auth', '0012_alter_user_first_name_max_length'),
-        ('hosts', '0001_initial'),
+        ("auth", "0012_alter_user_first_name_max_length"),
+        ("hosts", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='host',
-            name='owners',
-            field=models.ManyToManyField(blank=True, help_text='may run jobs here and grant that right to others', related_name='owned_hosts', to=settings.AUTH_USER_MODEL),
+            model_name="host",
+            name="owners",
+            field=models.ManyToManyField(
+                blank=True,
+                help_text="may run jobs here and grant that right to others",
+                related_name="owned_hosts",
+                to=settings.AUTH_USER_MODEL,
+            ),
         ),
         migrations.CreateModel(
-            name='HostGrant',
+            name="HostGrant",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('tag', models.CharField(blank=True, help_text="or every host with this tag ('*': every host)", max_length=64)),
-                ('granted_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('granted_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('group', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='host_grants', to='auth.group')),
-                ('host', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='grants', to='hosts.host')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='host_grants', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "tag",
+                    models.CharField(
+                        blank=True,
+                        help_text="or every host with this tag ('*': every host)",
+                        max_length=64,
+                    ),
+                ),
+                ("granted_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "granted_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "group",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="host_grants",
+                        to="auth.group",
+                    ),
+                ),
+                (
+                    "host",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="grants",
+                        to="hosts.host",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="host_grants",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-granted_at', '-id'],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('host__isnull', False), ('tag', '')), models.Q(('host__isnull', True), models.Q(('tag', ''), _negated=True)), _connector='OR'), name='hostgrant_host_or_tag'), models.CheckConstraint(condition=models.Q(models.Q(('user__isnull', False), ('group__isnull', True)), models.Q(('user__isnull', True), ('group__isnull', False)), _connector='OR'), name='hostgrant_user_or_group')],
+                "ordering": ["-granted_at", "-id"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("host__isnull", False), ("tag", "")),
+                            models.Q(("host__isnull", True), models.Q(("tag", ""), _negated=True)),
+                            _connector="OR",
+                        ),
+                        name="hostgrant_host_or_tag",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("user__isnull", False), ("group__isnull", True)),
+                            models.Q(("user__isnull", True), ("group__isnull", False)),
+                            _connector="OR",
+                        ),
+                        name="hostgrant_user_or_group",
+                    ),
+                ],
             },
         ),
     ]

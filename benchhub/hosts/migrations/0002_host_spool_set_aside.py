@@ -4,20 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('hosts', '0001_initial'),
+        ("hosts", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='host',
-            name='spool_reported_at',
+            model_name="host",
+            name="spool_reported_at",
             field=models.DateTimeField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='host',
-            name='spool_set_aside',
+            model_name="host",
+            name="spool_set_aside",
             field=models.JSONField(blank=True, default=list),
         ),
     ]

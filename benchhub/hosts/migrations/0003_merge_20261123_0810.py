@@ -4,11 +4,9 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('hosts', '0002_host_owners_hostgrant'),
-        ('hosts', '0002_host_spool_set_aside'),
+        ("hosts", "0002_host_owners_hostgrant"),
+        ("hosts", "0002_host_spool_set_aside"),
     ]
 
-    operations = [
-    ]
+    operations = []

@@ -8,110 +8,305 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('django_celery_beat', '0019_alter_periodictasks_options'),
-        ('hosts', '0001_initial'),
+        ("django_celery_beat", "0019_alter_periodictasks_options"),
+        ("hosts", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='JobSchedule',
+            name="JobSchedule",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200, unique=True)),
-                ('template', models.JSONField(help_text='fields of the job to queue, as the job API takes them')),
-                ('crontab', models.CharField(help_text='minute hour day month weekday, UTC', max_length=100)),
-                ('enabled', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('periodic_task', models.OneToOneField(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='django_celery_beat.periodictask')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200, unique=True)),
+                (
+                    "template",
+                    models.JSONField(
+                        help_text="fields of the job to queue, as the job API takes them"
+                    ),
+                ),
+                (
+                    "crontab",
+                    models.CharField(
+                        help_text="minute hour day month weekday, UTC", max_length=100
+                    ),
+                ),
+                ("enabled", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "periodic_task",
+                    models.OneToOneField(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="django_celery_beat.periodictask",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Job',
+            name="Job",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('versions', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=100), help_text="e.g. ['13', '14']", size=None)),
-                ('workload', models.JSONField(help_text='the workload, as in a run upload')),
-                ('scale', models.PositiveIntegerField(blank=True, null=True)),
-                ('clients', django.contrib.postgres.fields.ArrayField(base_field=models.PositiveIntegerField(), size=None)),
-                ('threads_policy', models.CharField(choices=[('clients', '-j equal to clients'), ('fixed', '-j fixed')], default='clients', max_length=10)),
-                ('threads', models.PositiveIntegerField(blank=True, help_text='for the fixed policy', null=True)),
-                ('duration_s', models.FloatField(blank=True, null=True)),
-                ('transactions_per_client', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('repeats', models.PositiveIntegerField(default=1)),
-                ('config_overrides', models.JSONField(blank=True, default=dict)),
-                ('order', models.CharField(choices=[('interleaved', 'interleaved: each level and repeat, every version in turn'), ('sequential', "sequential: one version's whole sweep after the other")], default='interleaved', max_length=12)),
-                ('host_tags', django.contrib.postgres.fields.ArrayField(base_field=models.CharField(max_length=64), blank=True, default=list, help_text='or on any host that has all these tags', size=None)),
-                ('priority', models.IntegerField(default=0, help_text='higher runs first')),
-                ('state', models.CharField(choices=[('queued', 'Queued'), ('claimed', 'Claimed'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed'), ('cancelled', 'Cancelled'), ('expired', 'Expired')], default='queued', max_length=10)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('attempt', models.PositiveIntegerField(default=0, help_text='claims so far')),
-                ('max_attempts', models.PositiveIntegerField(default=3)),
-                ('claimed_at', models.DateTimeField(blank=True, null=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('lease_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('last_heartbeat_at', models.DateTimeField(blank=True, null=True)),
-                ('progress', models.JSONField(blank=True, default=dict, help_text="the agent's last report")),
-                ('failure_stage', models.CharField(blank=True, max_length=50)),
-                ('failure_message', models.TextField(blank=True)),
-                ('claimed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='hosts.runnertoken')),
-                ('claimed_host', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='hosts.host')),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('host', models.ForeignKey(blank=True, help_text='run only on this host', null=True, on_delete=django.db.models.deletion.PROTECT, related_name='jobs', to='hosts.host')),
-                ('schedule', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='jobs', to='jobs.jobschedule')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "versions",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=100),
+                        help_text="e.g. ['13', '14']",
+                        size=None,
+                    ),
+                ),
+                ("workload", models.JSONField(help_text="the workload, as in a run upload")),
+                ("scale", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "clients",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.PositiveIntegerField(), size=None
+                    ),
+                ),
+                (
+                    "threads_policy",
+                    models.CharField(
+                        choices=[("clients", "-j equal to clients"), ("fixed", "-j fixed")],
+                        default="clients",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "threads",
+                    models.PositiveIntegerField(
+                        blank=True, help_text="for the fixed policy", null=True
+                    ),
+                ),
+                ("duration_s", models.FloatField(blank=True, null=True)),
+                ("transactions_per_client", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("repeats", models.PositiveIntegerField(default=1)),
+                ("config_overrides", models.JSONField(blank=True, default=dict)),
+                (
+                    "order",
+                    models.CharField(
+                        choices=[
+                            (
+                                "interleaved",
+                                "interleaved: each level and repeat, every version in turn",
+                            ),
+                            ("sequential", "sequential: one version's whole sweep after the other"),
+                        ],
+                        default="interleaved",
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "host_tags",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.CharField(max_length=64),
+                        blank=True,
+                        default=list,
+                        help_text="or on any host that has all these tags",
+                        size=None,
+                    ),
+                ),
+                ("priority", models.IntegerField(default=0, help_text="higher runs first")),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("claimed", "Claimed"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                            ("cancelled", "Cancelled"),
+                            ("expired", "Expired"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("attempt", models.PositiveIntegerField(default=0, help_text="claims so far")),
+                ("max_attempts", models.PositiveIntegerField(default=3)),
+                ("claimed_at", models.DateTimeField(blank=True, null=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                ("lease_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("last_heartbeat_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "progress",
+                    models.JSONField(blank=True, default=dict, help_text="the agent's last report"),
+                ),
+                ("failure_stage", models.CharField(blank=True, max_length=50)),
+                ("failure_message", models.TextField(blank=True)),
+                (
+                    "claimed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="hosts.runnertoken",
+                    ),
+                ),
+                (
+                    "claimed_host",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="hosts.host",
+                    ),
+                ),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "host",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="run only on this host",
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="jobs",
+                        to="hosts.host",
+                    ),
+                ),
+                (
+                    "schedule",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="jobs",
+                        to="jobs.jobschedule",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='JobEvent',
+            name="JobEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('kind', models.CharField(max_length=30)),
-                ('attempt', models.PositiveIntegerField(default=0)),
-                ('actor', models.CharField(blank=True, help_text='a user, a runner, or beat', max_length=200)),
-                ('message', models.TextField(blank=True)),
-                ('job', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='jobs.job')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("kind", models.CharField(max_length=30)),
+                ("attempt", models.PositiveIntegerField(default=0)),
+                (
+                    "actor",
+                    models.CharField(
+                        blank=True, help_text="a user, a runner, or beat", max_length=200
+                    ),
+                ),
+                ("message", models.TextField(blank=True)),
+                (
+                    "job",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="jobs.job",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['at', 'id'],
-                'indexes': [models.Index(fields=['job', 'at'], name='jobevent_job_at')],
+                "ordering": ["at", "id"],
+                "indexes": [models.Index(fields=["job", "at"], name="jobevent_job_at")],
             },
         ),
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(condition=models.Q(('state', 'queued')), fields=['-priority', 'created_at'], name='job_claim_order'),
+            model_name="job",
+            index=models.Index(
+                condition=models.Q(("state", "queued")),
+                fields=["-priority", "created_at"],
+                name="job_claim_order",
+            ),
         ),
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(condition=models.Q(('state__in', ['claimed', 'running'])), fields=['lease_expires_at'], name='job_active_lease'),
+            model_name="job",
+            index=models.Index(
+                condition=models.Q(("state__in", ["claimed", "running"])),
+                fields=["lease_expires_at"],
+                name="job_active_lease",
+            ),
         ),
         migrations.AddIndex(
-            model_name='job',
-            index=models.Index(fields=['state', '-created_at'], name='job_state_created'),
+            model_name="job",
+            index=models.Index(fields=["state", "-created_at"], name="job_state_created"),
         ),
         migrations.AddConstraint(
-            model_name='job',
-            constraint=models.CheckConstraint(condition=models.Q(('duration_s__isnull', True), ('transactions_per_client__isnull', True), _connector='OR'), name='job_duration_or_transactions'),
+            model_name="job",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("duration_s__isnull", True),
+                    ("transactions_per_client__isnull", True),
+                    _connector="OR",
+                ),
+                name="job_duration_or_transactions",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='job',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('threads_policy', 'fixed'), _negated=True), ('threads__isnull', False), _connector='OR'), name='job_fixed_threads_given'),
+            model_name="job",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("threads_policy", "fixed"), _negated=True),
+                    ("threads__isnull", False),
+                    _connector="OR",
+                ),
+                name="job_fixed_threads_given",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='job',
-            constraint=models.CheckConstraint(condition=models.Q(('repeats__gte', 1)), name='job_repeats_positive'),
+            model_name="job",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("repeats__gte", 1)), name="job_repeats_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='job',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('state__in', ['claimed', 'running']), _negated=True), ('lease_expires_at__isnull', False), _connector='OR'), name='job_active_has_lease'),
+            model_name="job",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("state__in", ["claimed", "running"]), _negated=True),
+                    ("lease_expires_at__isnull", False),
+                    _connector="OR",
+                ),
+                name="job_active_has_lease",
+            ),
         ),
     ]

@@ -4,20 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0001_initial'),
+        ("jobs", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='level_threads',
-            field=models.JSONField(blank=True, default=dict, help_text='for the pairs policy: {"52": 52, "208": 104}'),
+            model_name="job",
+            name="level_threads",
+            field=models.JSONField(
+                blank=True, default=dict, help_text='for the pairs policy: {"52": 52, "208": 104}'
+            ),
         ),
         migrations.AlterField(
-            model_name='job',
-            name='threads_policy',
-            field=models.CharField(choices=[('clients', '-j equal to clients'), ('fixed', '-j fixed'), ('pairs', '-j given for each client level')], default='clients', max_length=10),
+            model_name="job",
+            name="threads_policy",
+            field=models.CharField(
+                choices=[
+                    ("clients", "-j equal to clients"),
+                    ("fixed", "-j fixed"),
+                    ("pairs", "-j given for each client level"),
+                ],
+                default="clients",
+                max_length=10,
+            ),
         ),
     ]

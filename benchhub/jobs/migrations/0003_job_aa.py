@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0002_job_level_threads'),
+        ("jobs", "0002_job_level_threads"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='aa',
-            field=models.BooleanField(default=False, help_text='A/A: the one version against itself, two separate series (versions names it twice), so their comparison measures the noise'),
+            model_name="job",
+            name="aa",
+            field=models.BooleanField(
+                default=False,
+                help_text="A/A: the one version against itself, two separate series (versions names it twice), so their comparison measures the noise",
+            ),
         ),
     ]

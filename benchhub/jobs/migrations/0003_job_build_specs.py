@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0002_job_level_threads'),
+        ("jobs", "0002_job_level_threads"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='builds',
-            field=models.JSONField(blank=True, default=dict, help_text='the build spec of each version that names a recipe, as it was when queued'),
+            model_name="job",
+            name="builds",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="the build spec of each version that names a recipe, as it was when queued",
+            ),
         ),
     ]

@@ -4,30 +4,43 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0002_job_level_threads'),
+        ("jobs", "0002_job_level_threads"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='level_durations',
-            field=models.JSONField(blank=True, default=dict, help_text='pgbench -T of some levels, s: {"2048": 360}'),
+            model_name="job",
+            name="level_durations",
+            field=models.JSONField(
+                blank=True, default=dict, help_text='pgbench -T of some levels, s: {"2048": 360}'
+            ),
         ),
         migrations.AddField(
-            model_name='job',
-            name='level_order',
-            field=models.CharField(choices=[('given', "the client levels in the order given, each level's repeats together"), ('shuffled', 'each repeat a new shuffle of the levels, from shuffle_seed')], default='given', max_length=10),
+            model_name="job",
+            name="level_order",
+            field=models.CharField(
+                choices=[
+                    (
+                        "given",
+                        "the client levels in the order given, each level's repeats together",
+                    ),
+                    ("shuffled", "each repeat a new shuffle of the levels, from shuffle_seed"),
+                ],
+                default="given",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='job',
-            name='shuffle_seed',
+            model_name="job",
+            name="shuffle_seed",
             field=models.BigIntegerField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='job',
-            name='warmup_s',
-            field=models.FloatField(blank=True, help_text='warm-up before each measurement, s (0: none)', null=True),
+            model_name="job",
+            name="warmup_s",
+            field=models.FloatField(
+                blank=True, help_text="warm-up before each measurement, s (0: none)", null=True
+            ),
         ),
     ]

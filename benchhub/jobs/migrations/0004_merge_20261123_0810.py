@@ -4,12 +4,10 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0003_job_aa'),
-        ('jobs', '0003_job_build_specs'),
-        ('jobs', '0003_job_warmup_level_order_durations'),
+        ("jobs", "0003_job_aa"),
+        ("jobs", "0003_job_build_specs"),
+        ("jobs", "0003_job_warmup_level_order_durations"),
     ]
 
-    operations = [
-    ]
+    operations = []

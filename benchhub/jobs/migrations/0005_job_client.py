@@ -4,15 +4,19 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0004_merge_20261123_0810'),
+        ("jobs", "0004_merge_20261123_0810"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='client',
-            field=models.CharField(blank=True, default='', help_text="the pgbench client: '' the newest the host has or builds for the job, 'configured' the agent's own, or a version whose pgbench drives every server", max_length=100),
+            model_name="job",
+            name="client",
+            field=models.CharField(
+                blank=True,
+                default="",
+                help_text="the pgbench client: '' the newest the host has or builds for the job, 'configured' the agent's own, or a version whose pgbench drives every server",
+                max_length=100,
+            ),
         ),
     ]

@@ -4,15 +4,18 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0004_merge_20261123_0810'),
+        ("jobs", "0004_merge_20261123_0810"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='job',
-            name='profile_clients',
-            field=models.PositiveIntegerField(blank=True, help_text='the client level the agent profiles (perf) after its repeats; null: the largest level', null=True),
+            model_name="job",
+            name="profile_clients",
+            field=models.PositiveIntegerField(
+                blank=True,
+                help_text="the client level the agent profiles (perf) after its repeats; null: the largest level",
+                null=True,
+            ),
         ),
     ]

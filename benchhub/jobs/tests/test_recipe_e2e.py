@@ -13,6 +13,7 @@ import shutil
 import tarfile
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.test import Client
@@ -201,7 +202,7 @@ def test_a_build_that_fails_ends_the_job_at_build_with_the_log_tail_on_its_page(
     api.force_login(alice)
     source = {"kind": "tarball", "path": str(tarball), "sha256": installs.PG15_SHA256}
     stale = stale_patch(tarball)
-    recipes = {
+    recipes: dict[str, dict[str, Any]] = {
         "15.18+stale": {"patches": [{"name": "stale.patch", "text": stale}]},
         "15.18+bad-blocksize": {"configure_flags": ["--with-blocksize=3"]},
     }

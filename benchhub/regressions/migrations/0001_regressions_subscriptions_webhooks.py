@@ -7,148 +7,378 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('hosts', '0001_initial'),
-        ('results', '0007_levelaggregate_history_index'),
-        ('workloads', '0002_workload_streams_and_catalog'),
+        ("hosts", "0001_initial"),
+        ("results", "0007_levelaggregate_history_index"),
+        ("workloads", "0002_workload_streams_and_catalog"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Regression',
+            name="Regression",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('regression', 'regression (tps fell)'), ('improvement', 'improvement (tps rose)')], max_length=12)),
-                ('state', models.CharField(choices=[('new', 'new'), ('acknowledged', 'acknowledged'), ('investigating', 'investigating'), ('fixed', 'fixed'), ('accepted', 'accepted'), ('false_positive', 'false positive')], default='new', max_length=16)),
-                ('note', models.TextField(blank=True, help_text='the latest triage note')),
-                ('comparability_key', models.CharField(max_length=64)),
-                ('clients', models.PositiveIntegerField()),
-                ('before_tps', models.FloatField(help_text='mean of the medians of the runs before')),
-                ('after_tps', models.FloatField(help_text='mean of the medians of the runs after')),
-                ('before_runs', models.PositiveIntegerField()),
-                ('after_runs', models.PositiveIntegerField()),
-                ('change', models.FloatField(help_text='after / before - 1')),
-                ('change_low', models.FloatField(blank=True, help_text='95% interval, low end', null=True)),
-                ('change_high', models.FloatField(blank=True, help_text='95% interval, high end', null=True)),
-                ('p_value', models.FloatField()),
-                ('detected_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('redetected_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('state_changed_at', models.DateTimeField(blank=True, null=True)),
-                ('baseline_run', models.ForeignKey(blank=True, help_text="the series' baseline mark the detection started from, if any", null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='results.run')),
-                ('host', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='hosts.host')),
-                ('run_after', models.ForeignKey(help_text='first run after', on_delete=django.db.models.deletion.CASCADE, related_name='+', to='results.run')),
-                ('run_before', models.ForeignKey(help_text='last run before', on_delete=django.db.models.deletion.CASCADE, related_name='+', to='results.run')),
-                ('state_changed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('workload', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='workloads.workload')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("regression", "regression (tps fell)"),
+                            ("improvement", "improvement (tps rose)"),
+                        ],
+                        max_length=12,
+                    ),
+                ),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("new", "new"),
+                            ("acknowledged", "acknowledged"),
+                            ("investigating", "investigating"),
+                            ("fixed", "fixed"),
+                            ("accepted", "accepted"),
+                            ("false_positive", "false positive"),
+                        ],
+                        default="new",
+                        max_length=16,
+                    ),
+                ),
+                ("note", models.TextField(blank=True, help_text="the latest triage note")),
+                ("comparability_key", models.CharField(max_length=64)),
+                ("clients", models.PositiveIntegerField()),
+                (
+                    "before_tps",
+                    models.FloatField(help_text="mean of the medians of the runs before"),
+                ),
+                ("after_tps", models.FloatField(help_text="mean of the medians of the runs after")),
+                ("before_runs", models.PositiveIntegerField()),
+                ("after_runs", models.PositiveIntegerField()),
+                ("change", models.FloatField(help_text="after / before - 1")),
+                (
+                    "change_low",
+                    models.FloatField(blank=True, help_text="95% interval, low end", null=True),
+                ),
+                (
+                    "change_high",
+                    models.FloatField(blank=True, help_text="95% interval, high end", null=True),
+                ),
+                ("p_value", models.FloatField()),
+                ("detected_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("redetected_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("state_changed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "baseline_run",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="the series' baseline mark the detection started from, if any",
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="results.run",
+                    ),
+                ),
+                (
+                    "host",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="hosts.host",
+                    ),
+                ),
+                (
+                    "run_after",
+                    models.ForeignKey(
+                        help_text="first run after",
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="results.run",
+                    ),
+                ),
+                (
+                    "run_before",
+                    models.ForeignKey(
+                        help_text="last run before",
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="results.run",
+                    ),
+                ),
+                (
+                    "state_changed_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "workload",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="workloads.workload",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-detected_at', '-id'],
+                "ordering": ["-detected_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='RegressionEvent',
+            name="RegressionEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('from_state', models.CharField(choices=[('new', 'new'), ('acknowledged', 'acknowledged'), ('investigating', 'investigating'), ('fixed', 'fixed'), ('accepted', 'accepted'), ('false_positive', 'false positive')], max_length=16)),
-                ('to_state', models.CharField(choices=[('new', 'new'), ('acknowledged', 'acknowledged'), ('investigating', 'investigating'), ('fixed', 'fixed'), ('accepted', 'accepted'), ('false_positive', 'false positive')], max_length=16)),
-                ('note', models.TextField(blank=True)),
-                ('at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('regression', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='regressions.regression')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "from_state",
+                    models.CharField(
+                        choices=[
+                            ("new", "new"),
+                            ("acknowledged", "acknowledged"),
+                            ("investigating", "investigating"),
+                            ("fixed", "fixed"),
+                            ("accepted", "accepted"),
+                            ("false_positive", "false positive"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "to_state",
+                    models.CharField(
+                        choices=[
+                            ("new", "new"),
+                            ("acknowledged", "acknowledged"),
+                            ("investigating", "investigating"),
+                            ("fixed", "fixed"),
+                            ("accepted", "accepted"),
+                            ("false_positive", "false positive"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("note", models.TextField(blank=True)),
+                ("at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "regression",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="events",
+                        to="regressions.regression",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
+                "ordering": ["-at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Subscription',
+            name="Subscription",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('host_name', models.CharField(blank=True, help_text='"" for every host', max_length=200)),
-                ('workload_name', models.CharField(blank=True, help_text='"" for every one', max_length=200)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='subscriptions', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "host_name",
+                    models.CharField(blank=True, help_text='"" for every host', max_length=200),
+                ),
+                (
+                    "workload_name",
+                    models.CharField(blank=True, help_text='"" for every one', max_length=200),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="subscriptions",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['host_name', 'workload_name'],
+                "ordering": ["host_name", "workload_name"],
             },
         ),
         migrations.CreateModel(
-            name='Webhook',
+            name="Webhook",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('url', models.URLField(max_length=500)),
-                ('secret', models.CharField(help_text='HMAC-SHA256 key of the signature header', max_length=64)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='webhooks', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("url", models.URLField(max_length=500)),
+                (
+                    "secret",
+                    models.CharField(
+                        help_text="HMAC-SHA256 key of the signature header", max_length=64
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="webhooks",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
+                "ordering": ["created_at", "id"],
             },
         ),
         migrations.CreateModel(
-            name='Delivery',
+            name="Delivery",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('channel', models.CharField(choices=[('email', 'email'), ('webhook', 'webhook')], max_length=8)),
-                ('recipient', models.CharField(help_text='address or URL', max_length=500)),
-                ('status', models.CharField(choices=[('pending', 'pending (retrying)'), ('delivered', 'delivered'), ('failed', 'failed (gave up)')], default='pending', max_length=10)),
-                ('attempts', models.PositiveIntegerField(default=0)),
-                ('response_status', models.PositiveIntegerField(blank=True, null=True)),
-                ('error', models.TextField(blank=True, help_text='why the last attempt failed')),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('attempted_at', models.DateTimeField(blank=True, null=True)),
-                ('delivered_at', models.DateTimeField(blank=True, null=True)),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('regression', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='regressions.regression')),
-                ('webhook', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='deliveries', to='regressions.webhook')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[("email", "email"), ("webhook", "webhook")], max_length=8
+                    ),
+                ),
+                ("recipient", models.CharField(help_text="address or URL", max_length=500)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("pending", "pending (retrying)"),
+                            ("delivered", "delivered"),
+                            ("failed", "failed (gave up)"),
+                        ],
+                        default="pending",
+                        max_length=10,
+                    ),
+                ),
+                ("attempts", models.PositiveIntegerField(default=0)),
+                ("response_status", models.PositiveIntegerField(blank=True, null=True)),
+                ("error", models.TextField(blank=True, help_text="why the last attempt failed")),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("attempted_at", models.DateTimeField(blank=True, null=True)),
+                ("delivered_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "regression",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="deliveries",
+                        to="regressions.regression",
+                    ),
+                ),
+                (
+                    "webhook",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="deliveries",
+                        to="regressions.webhook",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.AddIndex(
-            model_name='regression',
-            index=models.Index(fields=['-detected_at', '-id'], name='regression_recent'),
+            model_name="regression",
+            index=models.Index(fields=["-detected_at", "-id"], name="regression_recent"),
         ),
         migrations.AddIndex(
-            model_name='regression',
-            index=models.Index(fields=['state', '-detected_at'], name='regression_state'),
+            model_name="regression",
+            index=models.Index(fields=["state", "-detected_at"], name="regression_state"),
         ),
         migrations.AddIndex(
-            model_name='regression',
-            index=models.Index(fields=['host', 'workload', 'clients'], name='regression_series'),
+            model_name="regression",
+            index=models.Index(fields=["host", "workload", "clients"], name="regression_series"),
         ),
         migrations.AddConstraint(
-            model_name='regression',
-            constraint=models.UniqueConstraint(fields=('comparability_key', 'clients', 'run_after'), name='regression_unique'),
+            model_name="regression",
+            constraint=models.UniqueConstraint(
+                fields=("comparability_key", "clients", "run_after"), name="regression_unique"
+            ),
         ),
         migrations.AddIndex(
-            model_name='regressionevent',
-            index=models.Index(fields=['regression', '-at'], name='regressionevent_log'),
+            model_name="regressionevent",
+            index=models.Index(fields=["regression", "-at"], name="regressionevent_log"),
         ),
         migrations.AddConstraint(
-            model_name='subscription',
-            constraint=models.UniqueConstraint(fields=('user', 'host_name', 'workload_name'), name='subscription_unique'),
+            model_name="subscription",
+            constraint=models.UniqueConstraint(
+                fields=("user", "host_name", "workload_name"), name="subscription_unique"
+            ),
         ),
         migrations.AddIndex(
-            model_name='delivery',
-            index=models.Index(fields=['user', '-created_at'], name='delivery_user_recent'),
+            model_name="delivery",
+            index=models.Index(fields=["user", "-created_at"], name="delivery_user_recent"),
         ),
         migrations.AddConstraint(
-            model_name='delivery',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('channel', 'email'), ('webhook__isnull', True)), models.Q(('channel', 'webhook'), ('webhook__isnull', False)), _connector='OR'), name='delivery_channel_target'),
+            model_name="delivery",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("channel", "email"), ("webhook__isnull", True)),
+                    models.Q(("channel", "webhook"), ("webhook__isnull", False)),
+                    _connector="OR",
+                ),
+                name="delivery_channel_target",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='delivery',
-            constraint=models.UniqueConstraint(condition=models.Q(('channel', 'email')), fields=('regression', 'user'), name='delivery_one_email'),
+            model_name="delivery",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("channel", "email")),
+                fields=("regression", "user"),
+                name="delivery_one_email",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='delivery',
-            constraint=models.UniqueConstraint(condition=models.Q(('channel', 'webhook')), fields=('regression', 'webhook'), name='delivery_one_webhook'),
+            model_name="delivery",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("channel", "webhook")),
+                fields=("regression", "webhook"),
+                name="delivery_one_webhook",
+            ),
         ),
     ]

@@ -5,21 +5,26 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('jobs', '0001_initial'),
-        ('results', '0001_initial'),
+        ("jobs", "0001_initial"),
+        ("results", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='job',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='runs', to='jobs.job'),
+            model_name="run",
+            name="job",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.SET_NULL,
+                related_name="runs",
+                to="jobs.job",
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='job_attempt',
+            model_name="run",
+            name="job_attempt",
             field=models.PositiveIntegerField(blank=True, null=True),
         ),
     ]

@@ -4,20 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0002_run_job_run_job_attempt'),
+        ("results", "0002_run_job_run_job_attempt"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='result',
-            name='client_bound',
-            field=models.BooleanField(blank=True, help_text='the pgbench client was the bottleneck', null=True),
+            model_name="result",
+            name="client_bound",
+            field=models.BooleanField(
+                blank=True, help_text="the pgbench client was the bottleneck", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='result',
-            name='telemetry',
-            field=models.JSONField(blank=True, default=list, help_text='OS samples taken every second while pgbench ran'),
+            model_name="result",
+            name="telemetry",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="OS samples taken every second while pgbench ran",
+            ),
         ),
     ]

@@ -4,15 +4,14 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0003_result_telemetry'),
+        ("results", "0003_result_telemetry"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='notes',
-            field=models.TextField(blank=True, help_text='e.g. where an imported table comes from'),
+            model_name="run",
+            name="notes",
+            field=models.TextField(blank=True, help_text="e.g. where an imported table comes from"),
         ),
     ]

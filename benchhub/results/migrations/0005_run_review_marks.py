@@ -4,20 +4,23 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0004_run_notes'),
+        ("results", "0004_run_notes"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='baseline',
-            field=models.BooleanField(default=False, help_text='marked as a reference by a reviewer'),
+            model_name="run",
+            name="baseline",
+            field=models.BooleanField(
+                default=False, help_text="marked as a reference by a reviewer"
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='invalid',
-            field=models.BooleanField(default=False, help_text='marked invalid by a reviewer: left out of comparisons'),
+            model_name="run",
+            name="invalid",
+            field=models.BooleanField(
+                default=False, help_text="marked invalid by a reviewer: left out of comparisons"
+            ),
         ),
     ]

@@ -6,42 +6,86 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0005_run_review_marks'),
+        ("results", "0005_run_review_marks"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='client_limits',
-            field=models.JSONField(blank=True, default=dict, help_text='what the agent raised for the run: open files (soft, hard), max_connections'),
+            model_name="run",
+            name="client_limits",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="what the agent raised for the run: open files (soft, hard), max_connections",
+            ),
         ),
         migrations.CreateModel(
-            name='StreamResult',
+            name="StreamResult",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=50)),
-                ('role', models.CharField(choices=[('measured', 'Measured'), ('background', 'Background')], max_length=10)),
-                ('processes', models.PositiveIntegerField(default=1)),
-                ('clients', models.PositiveIntegerField()),
-                ('threads', models.PositiveIntegerField(blank=True, null=True)),
-                ('tps', models.FloatField(blank=True, null=True)),
-                ('transactions', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('failed_transactions', models.PositiveBigIntegerField(blank=True, null=True)),
-                ('latency_avg_ms', models.FloatField(blank=True, null=True)),
-                ('latency_stddev_ms', models.FloatField(blank=True, null=True)),
-                ('rows_per_transaction', models.PositiveIntegerField(blank=True, null=True)),
-                ('rows_per_s', models.FloatField(blank=True, help_text='tps x rows_per_transaction', null=True)),
-                ('established', models.PositiveIntegerField(blank=True, help_text='connections open when the measurement began', null=True)),
-                ('aborted', models.BooleanField(default=False)),
-                ('errors', django.contrib.postgres.fields.ArrayField(base_field=models.TextField(), blank=True, default=list, size=None)),
-                ('raw_output', models.TextField(blank=True)),
-                ('result', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='streams', to='results.result')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=50)),
+                (
+                    "role",
+                    models.CharField(
+                        choices=[("measured", "Measured"), ("background", "Background")],
+                        max_length=10,
+                    ),
+                ),
+                ("processes", models.PositiveIntegerField(default=1)),
+                ("clients", models.PositiveIntegerField()),
+                ("threads", models.PositiveIntegerField(blank=True, null=True)),
+                ("tps", models.FloatField(blank=True, null=True)),
+                ("transactions", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("failed_transactions", models.PositiveBigIntegerField(blank=True, null=True)),
+                ("latency_avg_ms", models.FloatField(blank=True, null=True)),
+                ("latency_stddev_ms", models.FloatField(blank=True, null=True)),
+                ("rows_per_transaction", models.PositiveIntegerField(blank=True, null=True)),
+                (
+                    "rows_per_s",
+                    models.FloatField(
+                        blank=True, help_text="tps x rows_per_transaction", null=True
+                    ),
+                ),
+                (
+                    "established",
+                    models.PositiveIntegerField(
+                        blank=True,
+                        help_text="connections open when the measurement began",
+                        null=True,
+                    ),
+                ),
+                ("aborted", models.BooleanField(default=False)),
+                (
+                    "errors",
+                    django.contrib.postgres.fields.ArrayField(
+                        base_field=models.TextField(), blank=True, default=list, size=None
+                    ),
+                ),
+                ("raw_output", models.TextField(blank=True)),
+                (
+                    "result",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="streams",
+                        to="results.result",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['result', 'id'],
-                'constraints': [models.UniqueConstraint(fields=('result', 'name'), name='stream_unique_name'), models.CheckConstraint(condition=models.Q(('tps__gte', 0), ('tps__isnull', True), _connector='OR'), name='stream_tps_nonnegative')],
+                "ordering": ["result", "id"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("result", "name"), name="stream_unique_name"),
+                    models.CheckConstraint(
+                        condition=models.Q(("tps__gte", 0), ("tps__isnull", True), _connector="OR"),
+                        name="stream_tps_nonnegative",
+                    ),
+                ],
             },
         ),
     ]

@@ -4,17 +4,16 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('builds', '0001_initial'),
-        ('hosts', '0001_initial'),
-        ('results', '0006_streams_and_client_limits'),
-        ('workloads', '0002_workload_streams_and_catalog'),
+        ("builds", "0001_initial"),
+        ("hosts", "0001_initial"),
+        ("results", "0006_streams_and_client_limits"),
+        ("workloads", "0002_workload_streams_and_catalog"),
     ]
 
     operations = [
         migrations.AddIndex(
-            model_name='levelaggregate',
-            index=models.Index(fields=['host', 'workload', 'clients'], name='aggregate_history'),
+            model_name="levelaggregate",
+            index=models.Index(fields=["host", "workload", "clients"], name="aggregate_history"),
         ),
     ]

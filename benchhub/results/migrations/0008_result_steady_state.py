@@ -4,40 +4,50 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0007_levelaggregate_history_index'),
+        ("results", "0007_levelaggregate_history_index"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='result',
-            name='steady_block',
-            field=models.PositiveIntegerField(default=0, help_text='bootstrap block, seconds'),
+            model_name="result",
+            name="steady_block",
+            field=models.PositiveIntegerField(default=0, help_text="bootstrap block, seconds"),
         ),
         migrations.AddField(
-            model_name='result',
-            name='steady_latency_ms',
+            model_name="result",
+            name="steady_latency_ms",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='result',
-            name='steady_latency_se_ms',
+            model_name="result",
+            name="steady_latency_se_ms",
             field=models.FloatField(blank=True, null=True),
         ),
         migrations.AddField(
-            model_name='result',
-            name='steady_seconds',
-            field=models.PositiveIntegerField(default=0, help_text="steady-state seconds averaged; 0 when pgbench's figure was used"),
+            model_name="result",
+            name="steady_seconds",
+            field=models.PositiveIntegerField(
+                default=0,
+                help_text="steady-state seconds averaged; 0 when pgbench's figure was used",
+            ),
         ),
         migrations.AddField(
-            model_name='result',
-            name='steady_tps',
-            field=models.FloatField(blank=True, help_text="mean tps of the steady-state seconds; pgbench's tps with fewer than 10", null=True),
+            model_name="result",
+            name="steady_tps",
+            field=models.FloatField(
+                blank=True,
+                help_text="mean tps of the steady-state seconds; pgbench's tps with fewer than 10",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='result',
-            name='steady_tps_se',
-            field=models.FloatField(blank=True, help_text='its standard error from a block bootstrap of the seconds', null=True),
+            model_name="result",
+            name="steady_tps_se",
+            field=models.FloatField(
+                blank=True,
+                help_text="its standard error from a block bootstrap of the seconds",
+                null=True,
+            ),
         ),
     ]

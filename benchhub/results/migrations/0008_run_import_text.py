@@ -4,15 +4,17 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0007_levelaggregate_history_index'),
+        ("results", "0007_levelaggregate_history_index"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='import_text',
-            field=models.TextField(blank=True, help_text='imported runs: the text as pasted or uploaded (outputs, or the table)'),
+            model_name="run",
+            name="import_text",
+            field=models.TextField(
+                blank=True,
+                help_text="imported runs: the text as pasted or uploaded (outputs, or the table)",
+            ),
         ),
     ]

@@ -4,55 +4,82 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0007_levelaggregate_history_index'),
+        ("results", "0007_levelaggregate_history_index"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='result',
-            name='duration_s',
-            field=models.FloatField(blank=True, help_text="this level's pgbench -T, s; null: the run's or -t", null=True),
+            model_name="result",
+            name="duration_s",
+            field=models.FloatField(
+                blank=True, help_text="this level's pgbench -T, s; null: the run's or -t", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='level_durations',
-            field=models.JSONField(blank=True, default=dict, help_text='pgbench -T of the levels that differ from duration_s'),
+            model_name="run",
+            name="level_durations",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="pgbench -T of the levels that differ from duration_s",
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='level_sequence',
-            field=models.JSONField(blank=True, default=list, help_text='[clients, repeat] in the order they were measured'),
+            model_name="run",
+            name="level_sequence",
+            field=models.JSONField(
+                blank=True,
+                default=list,
+                help_text="[clients, repeat] in the order they were measured",
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='shuffle_seed',
-            field=models.BigIntegerField(blank=True, help_text="the seed of the levels' shuffled order; null: given", null=True),
+            model_name="run",
+            name="shuffle_seed",
+            field=models.BigIntegerField(
+                blank=True,
+                help_text="the seed of the levels' shuffled order; null: given",
+                null=True,
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='stop_clients',
-            field=models.PositiveIntegerField(blank=True, help_text='the client level a partial run stopped at', null=True),
+            model_name="run",
+            name="stop_clients",
+            field=models.PositiveIntegerField(
+                blank=True, help_text="the client level a partial run stopped at", null=True
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='stop_reason',
-            field=models.TextField(blank=True, help_text='why a partial run stopped'),
+            model_name="run",
+            name="stop_reason",
+            field=models.TextField(blank=True, help_text="why a partial run stopped"),
         ),
         migrations.AddField(
-            model_name='run',
-            name='stop_stage',
-            field=models.CharField(blank=True, help_text='where it stopped', max_length=100),
+            model_name="run",
+            name="stop_stage",
+            field=models.CharField(blank=True, help_text="where it stopped", max_length=100),
         ),
         migrations.AddField(
-            model_name='run',
-            name='warmup_s',
-            field=models.FloatField(blank=True, help_text='warm-up before each measurement, s; null: not recorded', null=True),
+            model_name="run",
+            name="warmup_s",
+            field=models.FloatField(
+                blank=True,
+                help_text="warm-up before each measurement, s; null: not recorded",
+                null=True,
+            ),
         ),
         migrations.AlterField(
-            model_name='run',
-            name='status',
-            field=models.CharField(choices=[('completed', 'completed: every level ran to the end'), ('aborted', 'aborted: at least one pgbench run aborted'), ('failed', 'failed: the sweep stopped early; its results are partial'), ('partial', 'partial: the sweep stopped at a level; the levels before it')], max_length=10),
+            model_name="run",
+            name="status",
+            field=models.CharField(
+                choices=[
+                    ("completed", "completed: every level ran to the end"),
+                    ("aborted", "aborted: at least one pgbench run aborted"),
+                    ("failed", "failed: the sweep stopped early; its results are partial"),
+                    ("partial", "partial: the sweep stopped at a level; the levels before it"),
+                ],
+                max_length=10,
+            ),
         ),
     ]

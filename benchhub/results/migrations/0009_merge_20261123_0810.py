@@ -4,12 +4,10 @@ from django.db import migrations
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0008_result_steady_state'),
-        ('results', '0008_run_import_text'),
-        ('results', '0008_run_warmup_order_partial_durations'),
+        ("results", "0008_result_steady_state"),
+        ("results", "0008_run_import_text"),
+        ("results", "0008_run_warmup_order_partial_durations"),
     ]
 
-    operations = [
-    ]
+    operations = []

@@ -5,22 +5,52 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0009_merge_20261123_0810'),
+        ("results", "0009_merge_20261123_0810"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='ResultEvidence',
+            name="ResultEvidence",
             fields=[
-                ('result', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='evidence', serialize=False, to='results.result')),
-                ('stats', models.JSONField(blank=True, help_text='view -> column -> delta', null=True)),
-                ('waits', models.JSONField(blank=True, help_text='sampled wait event shares', null=True)),
-                ('latency', models.JSONField(blank=True, help_text='percentiles (ms), histogram', null=True)),
-                ('statements', models.JSONField(blank=True, help_text='top statements by time', null=True)),
-                ('profile', models.JSONField(blank=True, help_text='tool, rate and folded stacks', null=True)),
-                ('unavailable', models.JSONField(blank=True, default=dict, help_text='part -> why absent')),
+                (
+                    "result",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="evidence",
+                        serialize=False,
+                        to="results.result",
+                    ),
+                ),
+                (
+                    "stats",
+                    models.JSONField(blank=True, help_text="view -> column -> delta", null=True),
+                ),
+                (
+                    "waits",
+                    models.JSONField(blank=True, help_text="sampled wait event shares", null=True),
+                ),
+                (
+                    "latency",
+                    models.JSONField(
+                        blank=True, help_text="percentiles (ms), histogram", null=True
+                    ),
+                ),
+                (
+                    "statements",
+                    models.JSONField(blank=True, help_text="top statements by time", null=True),
+                ),
+                (
+                    "profile",
+                    models.JSONField(
+                        blank=True, help_text="tool, rate and folded stacks", null=True
+                    ),
+                ),
+                (
+                    "unavailable",
+                    models.JSONField(blank=True, default=dict, help_text="part -> why absent"),
+                ),
             ],
         ),
     ]

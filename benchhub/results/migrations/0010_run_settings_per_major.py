@@ -4,20 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('results', '0009_merge_20261123_0810'),
+        ("results", "0009_merge_20261123_0810"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='run',
-            name='settings_not_applied',
-            field=models.JSONField(blank=True, default=dict, help_text='override -> why this major could not take it'),
+            model_name="run",
+            name="settings_not_applied",
+            field=models.JSONField(
+                blank=True, default=dict, help_text="override -> why this major could not take it"
+            ),
         ),
         migrations.AddField(
-            model_name='run',
-            name='settings_translated',
-            field=models.JSONField(blank=True, default=dict, help_text='override -> what this major took instead (a renamed setting, converted)'),
+            model_name="run",
+            name="settings_translated",
+            field=models.JSONField(
+                blank=True,
+                default=dict,
+                help_text="override -> what this major took instead (a renamed setting, converted)",
+            ),
         ),
     ]

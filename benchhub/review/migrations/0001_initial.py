@@ -8,71 +8,202 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('results', '0005_run_review_marks'),
+        ("results", "0005_run_review_marks"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Tag',
+            name="Tag",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=50, unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9._-]{0,49}$', 'Use 1 to 50 lower-case letters, digits and . _ -, starting with a letter or digit.')])),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        max_length=50,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9._-]{0,49}$",
+                                "Use 1 to 50 lower-case letters, digits and . _ -, starting with a letter or digit.",
+                            )
+                        ],
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'ordering': ['name'],
+                "ordering": ["name"],
             },
         ),
         migrations.CreateModel(
-            name='Comment',
+            name="Comment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('body', models.TextField(help_text='Markdown; rendered sanitised (review.markdown)')),
-                ('comparison_key', models.CharField(blank=True, default='', max_length=1000)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('edited_at', models.DateTimeField(blank=True, null=True)),
-                ('author', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='comments', to='results.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "body",
+                    models.TextField(help_text="Markdown; rendered sanitised (review.markdown)"),
+                ),
+                ("comparison_key", models.CharField(blank=True, default="", max_length=1000)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("edited_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "author",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="comments",
+                        to="results.run",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
-                'indexes': [models.Index(condition=models.Q(('comparison_key', ''), _negated=True), fields=['comparison_key', 'created_at'], name='comment_comparison')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('run__isnull', False), ('comparison_key', '')), models.Q(('run__isnull', True), models.Q(('comparison_key', ''), _negated=True)), _connector='OR'), name='comment_one_target')],
+                "ordering": ["created_at", "id"],
+                "indexes": [
+                    models.Index(
+                        condition=models.Q(("comparison_key", ""), _negated=True),
+                        fields=["comparison_key", "created_at"],
+                        name="comment_comparison",
+                    )
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("run__isnull", False), ("comparison_key", "")),
+                            models.Q(
+                                ("run__isnull", True),
+                                models.Q(("comparison_key", ""), _negated=True),
+                            ),
+                            _connector="OR",
+                        ),
+                        name="comment_one_target",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ReviewEvent',
+            name="ReviewEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('verb', models.CharField(choices=[('commented', 'commented'), ('tagged', 'tagged'), ('untagged', 'untagged'), ('marked_baseline', 'marked baseline'), ('unmarked_baseline', 'unmarked baseline'), ('marked_invalid', 'marked invalid'), ('unmarked_invalid', 'unmarked invalid')], max_length=20)),
-                ('comparison_key', models.CharField(blank=True, default='', max_length=1000)),
-                ('detail', models.TextField(blank=True, help_text='tag name, reason, or comment excerpt')),
-                ('at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('run', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='review_events', to='results.run')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "verb",
+                    models.CharField(
+                        choices=[
+                            ("commented", "commented"),
+                            ("tagged", "tagged"),
+                            ("untagged", "untagged"),
+                            ("marked_baseline", "marked baseline"),
+                            ("unmarked_baseline", "unmarked baseline"),
+                            ("marked_invalid", "marked invalid"),
+                            ("unmarked_invalid", "unmarked invalid"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("comparison_key", models.CharField(blank=True, default="", max_length=1000)),
+                (
+                    "detail",
+                    models.TextField(blank=True, help_text="tag name, reason, or comment excerpt"),
+                ),
+                ("at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="review_events",
+                        to="results.run",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-at', '-id'],
-                'indexes': [models.Index(fields=['-at', '-id'], name='reviewevent_recent'), models.Index(fields=['run', '-at'], name='reviewevent_run')],
+                "ordering": ["-at", "-id"],
+                "indexes": [
+                    models.Index(fields=["-at", "-id"], name="reviewevent_recent"),
+                    models.Index(fields=["run", "-at"], name="reviewevent_run"),
+                ],
             },
         ),
         migrations.CreateModel(
-            name='RunTag',
+            name="RunTag",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('added_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('added_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('run', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='run_tags', to='results.run')),
-                ('tag', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='run_tags', to='review.tag')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("added_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "added_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "run",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="run_tags",
+                        to="results.run",
+                    ),
+                ),
+                (
+                    "tag",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="run_tags",
+                        to="review.tag",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['tag__name'],
-                'constraints': [models.UniqueConstraint(fields=('run', 'tag'), name='runtag_unique')],
+                "ordering": ["tag__name"],
+                "constraints": [
+                    models.UniqueConstraint(fields=("run", "tag"), name="runtag_unique")
+                ],
             },
         ),
     ]

@@ -5,30 +5,64 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Workload',
+            name="Workload",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('builtin', models.CharField(blank=True, choices=[('tpcb-like', 'Tpcb Like'), ('select-only', 'Select Only'), ('simple-update', 'Simple Update')], max_length=20)),
-                ('scripts', models.JSONField(blank=True, default=list)),
-                ('setup', models.JSONField(blank=True, default=list)),
-                ('query_mode', models.CharField(choices=[('simple', 'Simple'), ('extended', 'Extended'), ('prepared', 'Prepared')], default='simple', max_length=10)),
-                ('options', models.JSONField(blank=True, default=list)),
-                ('definition_hash', models.CharField(max_length=64, unique=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                (
+                    "builtin",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("tpcb-like", "Tpcb Like"),
+                            ("select-only", "Select Only"),
+                            ("simple-update", "Simple Update"),
+                        ],
+                        max_length=20,
+                    ),
+                ),
+                ("scripts", models.JSONField(blank=True, default=list)),
+                ("setup", models.JSONField(blank=True, default=list)),
+                (
+                    "query_mode",
+                    models.CharField(
+                        choices=[
+                            ("simple", "Simple"),
+                            ("extended", "Extended"),
+                            ("prepared", "Prepared"),
+                        ],
+                        default="simple",
+                        max_length=10,
+                    ),
+                ),
+                ("options", models.JSONField(blank=True, default=list)),
+                ("definition_hash", models.CharField(max_length=64, unique=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'ordering': ['name'],
-                'indexes': [models.Index(fields=['name'], name='workload_name')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('builtin', ''), _negated=True), models.Q(('scripts', []), _negated=True), _connector='OR'), name='workload_builtin_or_scripts')],
+                "ordering": ["name"],
+                "indexes": [models.Index(fields=["name"], name="workload_name")],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("builtin", ""), _negated=True),
+                            models.Q(("scripts", []), _negated=True),
+                            _connector="OR",
+                        ),
+                        name="workload_builtin_or_scripts",
+                    )
+                ],
             },
         ),
     ]

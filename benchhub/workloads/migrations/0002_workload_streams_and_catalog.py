@@ -4,57 +4,81 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('workloads', '0001_initial'),
+        ("workloads", "0001_initial"),
     ]
 
     operations = [
         migrations.RemoveConstraint(
-            model_name='workload',
-            name='workload_builtin_or_scripts',
+            model_name="workload",
+            name="workload_builtin_or_scripts",
         ),
         migrations.AddField(
-            model_name='workload',
-            name='catalog_entry',
+            model_name="workload",
+            name="catalog_entry",
             field=models.CharField(blank=True, max_length=100),
         ),
         migrations.AddField(
-            model_name='workload',
-            name='combine',
-            field=models.CharField(choices=[('sum', "the sum of the measured streams' tps"), ('measured', 'the tps of the one measured stream')], default='sum', max_length=10),
+            model_name="workload",
+            name="combine",
+            field=models.CharField(
+                choices=[
+                    ("sum", "the sum of the measured streams' tps"),
+                    ("measured", "the tps of the one measured stream"),
+                ],
+                default="sum",
+                max_length=10,
+            ),
         ),
         migrations.AddField(
-            model_name='workload',
-            name='level_setup',
+            model_name="workload",
+            name="level_setup",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddField(
-            model_name='workload',
-            name='params',
+            model_name="workload",
+            name="params",
             field=models.JSONField(blank=True, default=dict),
         ),
         migrations.AddField(
-            model_name='workload',
-            name='presentation',
-            field=models.CharField(choices=[('sweep', 'tps against clients, one line per version'), ('connections', 'a table of connections against tps, and the progress'), ('evidence', 'tps with the OS evidence (iowait, device use) beside it'), ('streams', "each stream's tps, latency and rows per second"), ('improvement', 'an improvement table: connections, tps old, tps new, %')], default='sweep', max_length=12),
+            model_name="workload",
+            name="presentation",
+            field=models.CharField(
+                choices=[
+                    ("sweep", "tps against clients, one line per version"),
+                    ("connections", "a table of connections against tps, and the progress"),
+                    ("evidence", "tps with the OS evidence (iowait, device use) beside it"),
+                    ("streams", "each stream's tps, latency and rows per second"),
+                    ("improvement", "an improvement table: connections, tps old, tps new, %"),
+                ],
+                default="sweep",
+                max_length=12,
+            ),
         ),
         migrations.AddField(
-            model_name='workload',
-            name='progress_s',
-            field=models.PositiveSmallIntegerField(default=1, help_text='pgbench -P interval'),
+            model_name="workload",
+            name="progress_s",
+            field=models.PositiveSmallIntegerField(default=1, help_text="pgbench -P interval"),
         ),
         migrations.AddField(
-            model_name='workload',
-            name='streams',
+            model_name="workload",
+            name="streams",
             field=models.JSONField(blank=True, default=list),
         ),
         migrations.AddIndex(
-            model_name='workload',
-            index=models.Index(fields=['catalog_entry'], name='workload_catalog_entry'),
+            model_name="workload",
+            index=models.Index(fields=["catalog_entry"], name="workload_catalog_entry"),
         ),
         migrations.AddConstraint(
-            model_name='workload',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('builtin', ''), _negated=True), models.Q(('scripts', []), _negated=True), models.Q(('streams', []), _negated=True), _connector='OR'), name='workload_builtin_or_scripts'),
+            model_name="workload",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("builtin", ""), _negated=True),
+                    models.Q(("scripts", []), _negated=True),
+                    models.Q(("streams", []), _negated=True),
+                    _connector="OR",
+                ),
+                name="workload_builtin_or_scripts",
+            ),
         ),
     ]
