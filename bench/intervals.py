@@ -23,9 +23,10 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 import numpy as np
 from scipy import stats
@@ -120,7 +121,7 @@ def curve_interval(*, levels: Mapping[int, tuple[Sequence[float], Sequence[float
     return Interval(curve.geomean, curve.low, curve.high, words)
 
 
-def percentile_interval(*, rounds: Sequence[Sequence[float]], q: float) -> Interval:
+def percentile_interval(*, rounds: Sequence[Sequence[float] | np.ndarray], q: float) -> Interval:
     """The q-th percentile (0..100) of all requests of all rounds, and its bootstrap (BCa)
     interval from resampling whole rounds (over requests when there is one round). Units: the
     requests' (ms).
@@ -131,6 +132,7 @@ def percentile_interval(*, rounds: Sequence[Sequence[float]], q: float) -> Inter
         raise ValueError("no request to take a percentile of")
     pooled = np.concatenate(groups)
     value = float(np.percentile(pooled, q))
+    statistic: Callable[..., Any]
     if len(groups) >= 2:
 
         def of_rounds(picked: np.ndarray) -> float:
