@@ -213,8 +213,8 @@ def agent_bench(*, server: str, options: AgentOptions) -> list[Figure]:
         per_sweep = ", ".join(f"{p:.2f}" for p in cpu)
         figures.append(Figure.measured(
             "agent", "agent CPU while pgbench measures",
-            mean_interval(values=measured_cpu, geometric=False), "% of one core", op="<=",
-            target=TARGET_CPU_PCT, note=f"per sweep: {per_sweep}"))  # fmt: skip
+            mean_interval(values=measured_cpu, geometric=False, minimum=0.0), "% of one core",
+            op="<=", target=TARGET_CPU_PCT, note=f"per sweep: {per_sweep}"))  # fmt: skip
     for clients in options.levels:
         base, through = levels[clients]
         figures.append(Figure.measured("agent", f"bare tps c={clients}",

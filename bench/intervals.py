@@ -174,10 +174,13 @@ def _bootstrap(data, statistic, *, vectorized: bool) -> tuple[float | None, floa
     return low, high
 
 
-def mean_interval(*, values: Sequence[float], geometric: bool = True) -> Interval:
+def mean_interval(
+    *, values: Sequence[float], geometric: bool = True, minimum: float | None = None
+) -> Interval:
     """The mean of one measurement per round and its Student's t interval: geometric (t on the
     logs) for positive figures such as rates, arithmetic for figures that can be zero. No
-    interval from one value. Units: the values'.
+    interval from one value. `minimum` (arithmetic only) is the least value the figure can
+    take (0 for a CPU share): the interval is cut there. Units: the values'.
 
     Raises ValueError without values, or with a value <= 0 when geometric."""
     array = np.asarray(values, dtype=float)
@@ -194,6 +197,8 @@ def mean_interval(*, values: Sequence[float], geometric: bool = True) -> Interva
         else:
             found = stats.ttest_1samp(sample, 0.0).confidence_interval(CONFIDENCE)
             low, high = float(found.low), float(found.high)
+    if minimum is not None and not geometric and low is not None and high is not None:
+        low, high = max(low, minimum), max(high, minimum)
     if geometric:
         centre = math.exp(centre)
         low = None if low is None else math.exp(low)

@@ -121,6 +121,11 @@ def test_it_averages_rates_geometrically_and_shares_arithmetically_with_students
     expected = stats.ttest_1samp(cpu, 0.0).confidence_interval(0.95)
     assert plain.value == pytest.approx(np.mean(cpu))
     assert (plain.low, plain.high) == pytest.approx((expected.low, expected.high))
+    # A share cannot be below 0: the t interval of shares near 0 is cut there.
+    near_zero = mean_interval(values=[0.0, 0.6], geometric=False, minimum=0.0)
+    expected = stats.ttest_1samp([0.0, 0.6], 0.0).confidence_interval(0.95)
+    assert expected.low < 0 and near_zero.low == 0.0
+    assert near_zero.high == pytest.approx(expected.high)
     assert mean_interval(values=[3.0]).low is None
     with pytest.raises(ValueError):
         mean_interval(values=cpu)  # a zero has no logarithm
