@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from bench.figures import Figure, percentile
+from bench.intervals import percentile_interval
 from bench.simulate import step_series
 from benchhub.compare.changepoints import MAX_P, change_points
 
@@ -184,10 +185,10 @@ def figures(result: Result) -> list[Figure]:
         )
     )
     made.append(
-        Figure(
+        Figure.measured(
             "statistics",
             f"change points p95 per series of {POINTS}",
-            percentile(result.times_ms, 95),
+            percentile_interval(rounds=[result.times_ms], q=95),
             "ms",
             op="<=",
             target=50.0,

@@ -11,29 +11,58 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from bench.intervals import Interval, verdict
+
 
 @dataclass
 class Figure:
-    """One measured number. `target` is a bound ("<= 100 ms", ">= 100 uploads/s") read with
-    `op`; `floor` is what the same work costs at its cheapest (e.g. COPY), when there is one."""
+    """One measured number and its 95% interval (`low`/`high`, bench.intervals; None when the
+    figure is `exact`, a count, or could not get one). `target` is a bound read with `op`:
+    "<=" or ">=", or "within" the band [target, target_high]; `target_text` says it in the
+    issue's words when the bound alone does not. `floor` is what the same work costs at its
+    cheapest (e.g. COPY), when there is one."""
 
     section: str
     name: str
     value: float
     unit: str
-    op: str | None = None  # "<=" or ">=" when there is a target
+    op: str | None = None  # "<=", ">=" or "within" when there is a target
     target: float | None = None
     floor: float | None = None
     note: str = ""
+    low: float | None = None
+    high: float | None = None
+    target_high: float | None = None  # the band's top, for "within"
+    target_text: str = ""
+    exact: bool = False  # a count: no interval needed
+
+    @classmethod
+    def measured(cls, section: str, name: str, interval: Interval, unit: str, **kw: Any) -> Figure:
+        """A figure from an interval of bench.intervals; its method goes into the note."""
+        note = "; ".join(n for n in (kw.pop("note", ""), interval.method) if n)
+        return cls(section, name, interval.value, unit, low=interval.low, high=interval.high,
+                   note=note, **kw)  # fmt: skip
+
+    @property
+    def verdict(self) -> str:
+        """The verdict: "met", "MISSED" or "undecided" (bench.intervals.verdict on the interval;
+        an exact figure, or one without an interval, is read on its value); "" without a
+        target."""
+        if self.op is None or self.target is None or math.isnan(self.value):
+            return ""
+        low = self.value if self.low is None else self.low
+        high = self.value if self.high is None else self.high
+        return str(verdict(low=low, high=high, op=self.op, target=self.target,
+                           target_high=self.target_high))  # fmt: skip
 
     @property
     def met(self) -> bool | None:
-        if self.op is None or self.target is None or math.isnan(self.value):
-            return None
-        return self.value <= self.target if self.op == "<=" else self.value >= self.target
+        """True when met, False when missed, None when undecided or without a target."""
+        return {"met": True, "MISSED": False}.get(self.verdict)
 
     def as_dict(self, machine: str) -> dict[str, Any]:
-        return {**asdict(self), "met": self.met, "machine": machine}
+        return {**asdict(self), "met": self.met, "verdict": self.verdict or None,
+                "machine": machine}  # fmt: skip
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -88,14 +117,32 @@ def _fmt(value: float | None) -> str:
     return f"{value:.3g}"
 
 
+def _target(f: Figure) -> str:
+    if f.op is None or f.target is None:
+        return ""
+    if f.target_text:
+        return f.target_text
+    if f.op == "within":
+        return f"within {_fmt(f.target)} .. {_fmt(f.target_high)} {f.unit}"
+    return f"{f.op} {_fmt(f.target)} {f.unit}"
+
+
+def _interval(f: Figure) -> str:
+    if f.exact:
+        return "exact"
+    if f.low is None or f.high is None:
+        return "-"
+    return f"{_fmt(f.low)} .. {_fmt(f.high)}"
+
+
 def table(figures: list[Figure]) -> str:
-    """The figures as a plain-text table: section, figure, value, target, floor, verdict."""
-    rows = [("section", "figure", "value", "target", "floor", "")]
+    """The figures as a plain-text table: section, figure, value, 95% interval, target, floor,
+    verdict (met, MISSED, undecided)."""
+    rows = [("section", "figure", "value", "95% interval", "target", "floor", "verdict")]
     for f in figures:
-        target = f"{f.op} {_fmt(f.target)} {f.unit}" if f.op and f.target is not None else ""
         floor = f"{_fmt(f.floor)} {f.unit}" if f.floor is not None else ""
-        verdict = {True: "met", False: "MISSED", None: ""}[f.met]
-        rows.append((f.section, f.name, f"{_fmt(f.value)} {f.unit}", target, floor, verdict))
+        rows.append((f.section, f.name, f"{_fmt(f.value)} {f.unit}", _interval(f), _target(f),
+                     floor, f.verdict))  # fmt: skip
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))

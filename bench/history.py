@@ -1,13 +1,20 @@
-"""Years of history, bulk-generated in SQL: runs, results, aggregates and progress samples.
+"""Years of history, bulk-generated in SQL: runs, results, aggregates, progress samples and
+detected regressions: a performance farm's repository (issue 17).
 
-A run is a sweep of 9 client levels x 3 repeats (27 results) on one of 24 hosts (two hardware
-generations), of one of 5 workloads, with one of 30 versions (12.0 .. 17.4), one of two
-configurations per host, started at some moment in the last five years. Every run is
-aggregated (9 LevelAggregate rows). The newest PROGRESS_SHARE of the results carry 120
-progress samples each, as agent uploads do; older history is mostly imported summaries.
+A run is a sweep of 9 client levels x 3 repeats (27 results) on one of `hosts` hosts (two
+hardware generations), of one of `workloads` workloads (the three pgbench builtins, two custom
+ones, then farm-05, farm-06, ... run as select-only), with one of 30 versions
+(12.0 .. 17.4), one of two configurations per host, started at some moment in the last five
+years, evenly spaced. Every run is aggregated (9 LevelAggregate rows). The newest
+PROGRESS_SHARE of the results carry 120 progress samples each, as agent uploads do; older history
+is mostly imported summaries. One run in REGRESSION_EVERY has a detected change (a regression
+or an improvement at 8 clients), for the regressions page.
 
-The rows are written by INSERT ... SELECT generate_series, never through the ORM, and are
-reused by the next run when the marker table says the same size was generated.
+The generation is repeatable: there is no randomness, every choice is a function of the run's
+number i (multiplicative hashing, so every series is populated), and the identities restart at
+1, so the same size and shape give the same rows, dated back from the moment of generation.
+The rows are written by INSERT ... SELECT generate_series, never through the ORM, and are reused
+by the next run when the marker table says the same size and shape were generated.
 """
 
 from __future__ import annotations
@@ -19,13 +26,18 @@ from django.db import connection, transaction
 
 LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 REPEATS = 3
-HOSTS = 24
-WORKLOADS = ("select-only", "tpcb-like", "simple-update", "e1-pk-lookup", "e1-insert")
+# The farm of issue 17 at 10M results, and the smaller shape of the earlier figures, whose
+# series are long enough at 100k and 1M results (at 1M the farm's would hold ~5 runs each).
+FARM_HOSTS, FARM_WORKLOADS = 200, 40
+HOSTS, WORKLOADS = 24, 5
+FARM_FROM_RESULTS = 10_000_000
+NAMED_WORKLOADS = ("select-only", "tpcb-like", "simple-update", "e1-pk-lookup", "e1-insert")
 VERSIONS = tuple(f"{major}.{minor}" for major in range(12, 18) for minor in range(5))
 PROGRESS_SHARE = 0.02
 PROGRESS_SAMPLES = 120
 YEARS = 5
-MARKER = "bench_history_marker"
+REGRESSION_EVERY = 200
+MARKER = "bench_history_shape"
 
 
 @dataclass(frozen=True)
@@ -34,9 +46,24 @@ class HistoryShape:
     runs: int
     progress_samples: int
     seconds: float  # spent generating; 0 when reused
+    hosts: int
+    workloads: int
 
 
-def _dimensions() -> dict[str, list[int]]:
+def default_shape(results: int) -> tuple[int, int]:
+    """(hosts, workloads) for a history of `results`: the farm from 10M results on."""
+    if results >= FARM_FROM_RESULTS:
+        return FARM_HOSTS, FARM_WORKLOADS
+    return HOSTS, WORKLOADS
+
+
+def workload_names(count: int) -> list[str]:
+    """The first `count` workloads: the five named ones, then farm-05, farm-06, ..."""
+    extra = [f"farm-{n:02d}" for n in range(len(NAMED_WORKLOADS), count)]
+    return list(NAMED_WORKLOADS[:count]) + extra
+
+
+def _dimensions(*, hosts: int, workloads: int) -> dict[str, list[int]]:
     """Hosts (with facts), builds, configurations and workloads, through the services."""
     from benchhub.builds.services import build_get_or_create
     from benchhub.configs.services import config_get_or_create
@@ -44,60 +71,72 @@ def _dimensions() -> dict[str, list[int]]:
     from benchhub.testing.payloads import host_facts
     from benchhub.workloads.services import workload_get_or_create
 
-    hosts, facts, configs = [], [], []
-    for n in range(HOSTS):
+    host_ids, facts, configs = [], [], []
+    for n in range(hosts):
         host = host_get_or_create(name=f"hist-{n:02d}")
         spec = host_facts(host.name, memory_bytes=(64 if n % 2 else 128) * 2**30)
         facts.append(host_facts_record(host=host, facts=spec["facts"]).pk)
-        hosts.append(host.pk)
-    for n in range(HOSTS * 2):
+        host_ids.append(host.pk)
+    for n in range(hosts * 2):
         settings = {"shared_buffers": f"{2 ** (n % 6 + 1)}GB", "max_connections": "500"}
         configs.append(config_get_or_create(settings=settings, sources={}).pk)
     builds = [build_get_or_create(version=v, origin="prebuilt").pk for v in VERSIONS]
-    workloads = [workload_get_or_create(name=w, builtin=_builtin(w)).pk for w in WORKLOADS]
-    return {"hosts": hosts, "facts": facts, "configs": configs, "builds": builds,
-            "workloads": workloads}  # fmt: skip
+    workload_ids = [
+        workload_get_or_create(name=w, builtin=_builtin(w)).pk for w in workload_names(workloads)
+    ]
+    return {"hosts": host_ids, "facts": facts, "configs": configs, "builds": builds,
+            "workloads": workload_ids}  # fmt: skip
 
 
 def _builtin(name: str) -> str:
     return name if name in ("select-only", "tpcb-like", "simple-update") else "select-only"
 
 
-def marker_size() -> int | None:
+def marker_shape() -> tuple[int, int, int] | None:
+    """(results, hosts, workloads) of the history in the database, None when none was made."""
     with connection.cursor() as cursor:
-        cursor.execute(f"CREATE TABLE IF NOT EXISTS {MARKER} (results bigint, runs bigint)")
-        cursor.execute(f"SELECT results FROM {MARKER}")
+        cursor.execute(
+            f"CREATE TABLE IF NOT EXISTS {MARKER} (results bigint, runs bigint, hosts int, "
+            "workloads int)"
+        )
+        cursor.execute(f"SELECT results, hosts, workloads FROM {MARKER}")
         row = cursor.fetchone()
-    return row[0] if row else None
+    return (row[0], row[1], row[2]) if row else None
 
 
-def history_ensure(*, results: int) -> HistoryShape:
-    """The repository holds `results` generated results (rounded to whole runs): reused when
-    the marker says so, otherwise every run is truncated and the history generated anew."""
+def history_ensure(*, results: int, hosts: int = HOSTS, workloads: int = WORKLOADS) -> HistoryShape:
+    """The repository holds `results` generated results (rounded to whole runs) on `hosts`
+    hosts and `workloads` workloads: reused when the marker says so, otherwise every run is
+    truncated and the history generated anew (identities restarted: the same rows each time)."""
     runs = max(results // (len(LEVELS) * REPEATS), 1)
     with_progress = int(runs * len(LEVELS) * REPEATS * PROGRESS_SHARE)
-    shape = HistoryShape(runs * len(LEVELS) * REPEATS, runs, with_progress * PROGRESS_SAMPLES, 0)
-    if marker_size() == shape.results:
+    if hosts < 1 or workloads < 1:
+        raise ValueError("a history needs at least one host and one workload")
+    shape = HistoryShape(runs * len(LEVELS) * REPEATS, runs, with_progress * PROGRESS_SAMPLES, 0,
+                         hosts, workloads)  # fmt: skip
+    if marker_shape() == (shape.results, hosts, workloads):
         return shape
     started = time.monotonic()
-    dims = _dimensions()
+    dims = _dimensions(hosts=hosts, workloads=workloads)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "TRUNCATE results_run, results_result, results_progresssample, "
-            "results_levelaggregate, results_streamresult CASCADE"
+            "results_levelaggregate, results_streamresult, regressions_regression "
+            "RESTART IDENTITY CASCADE"
         )
         for statement in _statements(runs=runs, dims=dims, with_progress=with_progress):
             cursor.execute(statement)
         cursor.execute(f"DELETE FROM {MARKER}")
         cursor.execute(
-            f"INSERT INTO {MARKER} VALUES (%s, %s)",
-            [shape.results, runs],
+            f"INSERT INTO {MARKER} VALUES (%s, %s, %s, %s)",
+            [shape.results, runs, hosts, workloads],
         )
     # VACUUM too, not only ANALYZE: otherwise autovacuum visits the fresh tables while the
     # first requests are measured (a 200 ms p95 outlier at 100k results).
     with connection.cursor() as cursor:
         cursor.execute("VACUUM (ANALYZE)")
-    return HistoryShape(shape.results, runs, shape.progress_samples, time.monotonic() - started)
+    return HistoryShape(shape.results, runs, shape.progress_samples, time.monotonic() - started,
+                        hosts, workloads)  # fmt: skip
 
 
 def _array(values: list[int]) -> str:
@@ -110,6 +149,7 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
     hosts, facts = _array(dims["hosts"]), _array(dims["facts"])
     configs, builds = _array(dims["configs"]), _array(dims["builds"])
     workloads = _array(dims["workloads"])
+    host_count, workload_count = len(dims["hosts"]), len(dims["workloads"])
     span_s = YEARS * 365 * 86400
     levels = "ARRAY[" + ",".join(map(str, LEVELS)) + "]"
     run = f"""
@@ -118,18 +158,19 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
             pgbench_version, server_version, init_output, init_timings, comparability_key,
             payload_digest, aggregated_at, build_id, config_id, host_id, host_facts_id,
             workload_id, notes, baseline, invalid, client_limits, level_durations,
-            level_sequence, stop_reason, stop_stage, import_text)
+            level_sequence, stop_reason, stop_stage, import_text, settings_translated,
+            settings_not_applied)
         SELECT md5('run' || i)::uuid, '{{}}', '{{}}', '{{}}', 100, {levels}, 120, {REPEATS},
             t, t + interval '30 minutes', t + interval '31 minutes', 'completed',
             CASE WHEN i > {runs} * 0.9 THEN 'agent' ELSE 'import' END,
             '16.4', bb.version, '', '{{}}', md5(h || '/' || c || '/' || w) || md5(w || '/' || h),
             repeat('0', 64), t + interval '32 minutes', b, c, h, f, w, '', false, i % 97 = 0,
-            '{{}}', '{{}}', '[]', '', '', ''
+            '{{}}', '{{}}', '[]', '', '', '', '{{}}', '{{}}'
         FROM (
             SELECT i, now() - make_interval(secs => ({runs} - i) * {span_s}.0 / {runs}) AS t,
-                ({hosts})[1 + i % {HOSTS}] AS h, ({facts})[1 + i % {HOSTS}] AS f,
-                ({configs})[1 + (i % {HOSTS}) * 2 + (i / 1000) % 2] AS c,
-                ({workloads})[1 + (i * 7) / {HOSTS} % {len(WORKLOADS)}] AS w,
+                ({hosts})[1 + i % {host_count}] AS h, ({facts})[1 + i % {host_count}] AS f,
+                ({configs})[1 + (i % {host_count}) * 2 + (i / 1000) % 2] AS c,
+                ({workloads})[1 + (i * 7) / {host_count} % {workload_count}] AS w,
                 ({builds})[1 + greatest(0, least(
                     (i * {len(VERSIONS)}) / ({runs} + 1) + i % 3 - 1, {len(VERSIONS) - 1}))] AS b
             FROM generate_series(1, {runs}) AS i
@@ -169,4 +210,20 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
               ORDER BY id DESC LIMIT {with_progress}) res,
             generate_series(1, {PROGRESS_SAMPLES}) AS s
     """
-    return [run, result, aggregate, progress]
+    # A change at 8 clients in one run of REGRESSION_EVERY, alternately a regression and an
+    # improvement of 5%, detected an hour after the run.
+    regression = f"""
+        INSERT INTO regressions_regression (kind, state, note, comparability_key, clients,
+            host_id, workload_id, run_before_id, run_after_id, before_tps, after_tps,
+            before_runs, after_runs, change, change_low, change_high, p_value, detected_at,
+            redetected_at)
+        SELECT CASE WHEN r.id % 2 = 0 THEN 'regression' ELSE 'improvement' END, 'new', '',
+            r.comparability_key, 8, r.host_id, r.workload_id, r.id - 1, r.id, 6400.0,
+            CASE WHEN r.id % 2 = 0 THEN 6080.0 ELSE 6720.0 END, 10, 10,
+            CASE WHEN r.id % 2 = 0 THEN -0.05 ELSE 0.05 END,
+            CASE WHEN r.id % 2 = 0 THEN -0.07 ELSE 0.03 END,
+            CASE WHEN r.id % 2 = 0 THEN -0.03 ELSE 0.07 END,
+            0.00001, r.finished_at + interval '1 hour', r.finished_at + interval '1 hour'
+        FROM results_run r WHERE r.id % {REGRESSION_EVERY} = 0
+    """
+    return [run, result, aggregate, progress, regression]

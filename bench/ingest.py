@@ -4,6 +4,12 @@ An upload is what an agent sends after a sweep: 9 client levels x 3 repeats, eac
 progress samples and per-statement latencies, the host's facts and the server's settings. The
 floor writes the same rows (run, results, progress samples) into the same tables with COPY, one
 transaction per upload, with none of the API's work (HTTP, JSON, validation, lookups, ORM).
+
+Upload and floor are measured in repeated rounds, interleaved so that the machine's load of the
+moment weighs on both alike: in each round `pairs` sequential uploads and COPYs in ABAB order
+(BABA in every other round), then a batch of concurrent uploads and one of concurrent COPYs
+(the order alternating between rounds). Each round gives one median per side and one rate per
+side; their ratios get the compare pages' interval (bench.intervals).
 """
 
 from __future__ import annotations
@@ -15,13 +21,13 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from statistics import median
 from typing import Any
 
 from benchhub_runner.payload import PROGRESS_FIELDS
 
 from bench.client import post_json
-from bench.figures import Figure, percentile
+from bench.figures import Figure
+from bench.intervals import mean_interval, percentile_interval, ratio_interval
 
 LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 REPEATS = 3
@@ -42,11 +48,23 @@ TPCB_STATEMENTS = (
 )
 
 
+# Issue 17's targets.
+TARGET_MEDIAN_RATIO = 2.0
+TARGET_MEDIAN_TEXT = "<= 2 x (upload median within 2x of the COPY floor)"
+TARGET_RATE_SHARE = 0.7
+TARGET_RATE_TEXT = ">= 0.7 (uploads/s at least 0.7 of the floor's)"
+
+
 @dataclass(frozen=True)
 class IngestOptions:
-    sequential: int  # uploads one after the other, for the per-upload latency
-    clients: int  # concurrent clients for the throughput
-    per_client: int  # uploads per concurrent client
+    rounds: int = 12  # interleaved rounds of upload and floor
+    pairs: int = 6  # per round: sequential upload/COPY pairs, ABAB, for the per-upload latency
+    clients: int = 4  # concurrent clients for the throughput
+    per_client: int = 5  # per round: uploads (and COPYs) per concurrent client
+
+    @classmethod
+    def quick(cls) -> IngestOptions:
+        return cls(rounds=3, pairs=2, clients=2, per_client=2)
 
 
 def settings_block(count: int = 350) -> tuple[dict[str, str], dict[str, str]]:
@@ -179,7 +197,8 @@ class CopyFloor:
                 " source, pgbench_version, server_version, init_output, init_timings,"
                 " comparability_key, payload_digest, host_id, host_facts_id, build_id,"
                 " config_id, workload_id, notes, baseline, invalid, client_limits,"
-                " level_durations, level_sequence, stop_reason, stop_stage, import_text)"
+                " level_durations, level_sequence, stop_reason, stop_stage, import_text,"
+                " settings_translated, settings_not_applied)"
                 " FROM STDIN"
             ) as copy:
                 copy.write_row(
@@ -188,7 +207,7 @@ class CopyFloor:
                      p["finished_at"], now, "completed", "agent", p["pgbench_version"],
                      p["server_version"], p["init"]["output"], json.dumps(p["init"]["timings"]),
                      key, "0" * 64, host, facts, build, config, workload, "", False, False, "{}",
-                     "{}", "[]", "", "", "")
+                     "{}", "[]", "", "", "", "{}", "{}")
                 )  # fmt: skip
             ids = [
                 row[0]
@@ -240,8 +259,46 @@ class _CopyWork:
             connection.close()
 
 
+@dataclass
+class Rounds:
+    """Per round: sequential milliseconds and concurrent (rate, milliseconds), per side."""
+
+    api_ms: list[list[float]]
+    copy_ms: list[list[float]]
+    api_rates: list[float]
+    copy_rates: list[float]
+    api_loaded_ms: list[list[float]]
+
+
+def _measure_rounds(api, one: _CopyWork, many: _CopyWork, options: IngestOptions) -> Rounds:
+    done = Rounds([], [], [], [], [])
+    batch = options.clients * options.per_client
+    for number in range(options.rounds):
+        api_ms, copy_ms = [], []
+        for i in range(options.pairs):
+            first_api = (number + i) % 2 == 0  # ABAB, then BABA in the next round
+            for side in ("api", "copy") if first_api else ("copy", "api"):
+                if side == "api":
+                    api_ms.append(api(0, i))
+                else:
+                    copy_ms.append(one(0, i))
+        done.api_ms.append(api_ms)
+        done.copy_ms.append(copy_ms)
+        sides = ("api", "copy") if number % 2 == 0 else ("copy", "api")
+        for side in sides:
+            work = api if side == "api" else many
+            times, wall = _timed_parallel(options.clients, options.per_client, work)
+            if side == "api":
+                done.api_rates.append(batch / wall)
+                done.api_loaded_ms.append(times)
+            else:
+                done.copy_rates.append(batch / wall)
+    return done
+
+
 def ingest_bench(*, server: str, database_url: str, options: IngestOptions) -> list[Figure]:
-    """Upload through the API, then COPY the same rows; figures with targets and floors."""
+    """Uploads through the API and COPYs of the same rows in interleaved rounds; figures with
+    their intervals, targets and floors."""
     from benchhub.hosts.services import runner_token_create
     from benchhub.results.models import Run
 
@@ -249,68 +306,50 @@ def ingest_bench(*, server: str, database_url: str, options: IngestOptions) -> l
     hosts = [f"ingest-{suffix}-{c}" for c in range(max(options.clients, 1))]
     tokens = [runner_token_create(host_name=h)[1] for h in hosts]
     api = _api_upload(server, tokens, hosts)
-    api(0, 0)  # warm-up: creates the host, build, configuration and workload rows
-    sequential, _ = _timed_parallel(1, options.sequential, api)
-    concurrent, wall = _timed_parallel(options.clients, options.per_client, api)
-    api_rate = options.clients * options.per_client / wall
-
+    for client in range(len(hosts)):
+        api(client, 0)  # warm-up: creates the host, build, configuration and workload rows
     template = Run.objects.filter(host__name=hosts[0]).order_by("id").first()
     if template is None:
         raise RuntimeError("the warm-up upload stored no run")
     floor = CopyFloor(template_run_id=template.pk, database_url=database_url)
-    one = _CopyWork(floor, 1)
-    one(0, 0)
-    copy_sequential, _ = _timed_parallel(1, options.sequential, one)
-    one.close()
-    many = _CopyWork(floor, options.clients)
-    _, copy_wall = _timed_parallel(options.clients, options.per_client, many)
-    many.close()
-    copy_rate = options.clients * options.per_client / copy_wall
+    one, many = _CopyWork(floor, 1), _CopyWork(floor, options.clients)
+    try:
+        one(0, 0)
+        rounds = _measure_rounds(api, one, many, options)
+    finally:
+        one.close()
+        many.close()
+    return _figures(rounds, options)
 
-    api_median, copy_median = median(sequential), median(copy_sequential)
+
+def _figures(rounds: Rounds, options: IngestOptions) -> list[Figure]:
+    from statistics import median
+
+    api_median = percentile_interval(rounds=rounds.api_ms, q=50)
+    copy_median = percentile_interval(rounds=rounds.copy_ms, q=50)
+    medians = ratio_interval(floor=[median(r) for r in rounds.copy_ms],
+                             bench=[median(r) for r in rounds.api_ms])  # fmt: skip
+    api_rate = mean_interval(values=rounds.api_rates)
+    copy_rate = mean_interval(values=rounds.copy_rates)
     rows = len(LEVELS) * REPEATS * (SAMPLES + 1) + 1
-    note = f"{rows} rows per upload; {options.clients} concurrent clients"
+    shape = (f"{rows} rows per upload; {options.rounds} rounds of {options.pairs} sequential "
+             f"pairs and {options.clients} clients x {options.per_client}")  # fmt: skip
+    clients = f"{options.clients} clients"
     return [
-        Figure("ingest", "upload median", api_median, "ms", floor=copy_median, note=note),
-        Figure(
-            "ingest",
-            "upload p95",
-            percentile(sequential, 95),
-            "ms",
-            floor=percentile(copy_sequential, 95),
-        ),
-        Figure(
-            "ingest",
-            "upload median / COPY median",
-            api_median / copy_median,
-            "x",
-            op="<=",
-            target=3.0,
-            floor=1.0,
-        ),
-        Figure(
-            "ingest",
-            f"uploads/s, {options.clients} clients",
-            api_rate,
-            "uploads/s",
-            op=">=",
-            target=100.0,
-            floor=copy_rate,
-            note="floor: COPY of the same rows with as many connections",
-        ),
-        Figure(
-            "ingest",
-            "COPY uploads/s / API uploads/s",
-            copy_rate / api_rate,
-            "x",
-            op="<=",
-            target=3.0,
-            floor=1.0,
-        ),
-        Figure(
-            "ingest",
-            f"upload p95 under load, {options.clients} clients",
-            percentile(concurrent, 95),
-            "ms",
-        ),
-    ]
+        Figure.measured("ingest", "upload median", api_median, "ms", floor=copy_median.value,
+                        note=shape),
+        Figure.measured("ingest", "upload p95", percentile_interval(rounds=rounds.api_ms, q=95),
+                        "ms", floor=percentile_interval(rounds=rounds.copy_ms, q=95).value),
+        Figure.measured("ingest", "upload median / COPY median", medians, "x", op="<=",
+                        target=TARGET_MEDIAN_RATIO, target_text=TARGET_MEDIAN_TEXT, floor=1.0,
+                        note="per round: median of its uploads / median of its COPYs"),
+        Figure.measured("ingest", f"uploads/s, {clients}", api_rate, "uploads/s",
+                        floor=copy_rate.value,
+                        note="floor: COPY of the same rows with as many connections"),
+        Figure.measured("ingest", f"uploads/s / COPY uploads/s, {clients}",
+                        ratio_interval(floor=rounds.copy_rates, bench=rounds.api_rates), "x",
+                        op=">=", target=TARGET_RATE_SHARE, target_text=TARGET_RATE_TEXT,
+                        floor=1.0),
+        Figure.measured("ingest", f"upload p95 under load, {clients}",
+                        percentile_interval(rounds=rounds.api_loaded_ms, q=95), "ms"),
+    ]  # fmt: skip

@@ -1,8 +1,11 @@
 """`make bench`: measure BenchHub against its floors and targets; print a table, write JSON.
 
-    python -m bench.run [--quick] [--results N]
+    python -m bench.run [--quick] [--results N] [--hosts N] [--workloads N] [--agents N]
                         [--sections ingest,compare,queue,agent,statistics]
                         [--database NAME] [--output bench/results.json]
+
+Every figure comes from repeated, interleaved rounds with its 95% interval (bench.intervals);
+a target is met only when the whole interval is on its right side.
 
 Needs DATABASE_URL (only its server is used: the bench works in its own database, default
 `benchhub_bench`) and REDIS_URL; `make bench` runs it under scripts/stack.py, which provides both.
@@ -15,11 +18,13 @@ import os
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import env
 from bench.figures import Figure, machine, table, write_results
+from bench.queueing import AGENTS as QUEUE_AGENTS
 
 SECTIONS = ("ingest", "compare", "queue", "agent", "statistics")
 
@@ -30,6 +35,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument(
         "--results", type=int, default=None, help="results in the history (default 1,000,000)"
     )
+    parser.add_argument(
+        "--hosts", type=int, default=None,
+        help="hosts in the history (default 24, 200 from 10,000,000 results)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--workloads", type=int, default=None,
+        help="workloads in the history (default 5, 40 from 10,000,000 results)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--agents", type=int, default=None,
+        help=f"agents claiming at the agent's rhythm (default {QUEUE_AGENTS})",
+    )  # fmt: skip
     parser.add_argument("--sections", default=",".join(SECTIONS))
     parser.add_argument("--database", default="benchhub_bench")
     parser.add_argument("--output", type=Path, default=env.ROOT / "bench" / "results.json")
@@ -37,6 +54,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     args = parser.parse_args(argv)
     if args.results is None:
         args.results = 20_000 if args.quick else 1_000_000
+    if args.agents is None:
+        args.agents = 20 if args.quick else QUEUE_AGENTS
     unknown = set(args.sections.split(",")) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
@@ -53,19 +72,24 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
     figures: list[Figure] = []
     with env.WebServer(workers=args.workers, log=log) as web:
         if "ingest" in wanted:
-            ingest = IngestOptions(sequential=3, clients=2, per_client=2)
-            if not args.quick:
-                ingest = IngestOptions(sequential=40, clients=4, per_client=30)
+            ingest = IngestOptions.quick() if args.quick else IngestOptions()
             figures += _section("ingest", lambda: ingest_bench(
                 server=web.url, database_url=url, options=ingest))  # fmt: skip
         if "compare" in wanted:
-            compare = CompareOptions(results=args.results, requests=5 if args.quick else 40)
+            compare = CompareOptions(results=args.results, hosts=args.hosts,
+                                     workloads=args.workloads)  # fmt: skip
+            if args.quick:
+                compare = replace(compare, rounds=3, requests=2)
             figures += _section("compare", lambda: compare_bench(
                 server=web.url, database_url=url, options=compare))  # fmt: skip
         if "queue" in wanted:
-            runs = [QueueOptions(agents=5, jobs=10, heartbeats=1, rhythm="stress")]
-            if not args.quick:
-                runs = [QueueOptions(jobs=150), QueueOptions(rhythm="stress")]
+            # The agent's rhythm (the target's) with --agents agents; at the stress rhythm 50
+            # agents, as in the earlier figures (an upper bound, no target).
+            runs = [QueueOptions(agents=args.agents, jobs=2 * args.agents),
+                    QueueOptions(agents=50, jobs=300, rhythm="stress")]  # fmt: skip
+            if args.quick:
+                runs = [QueueOptions(agents=args.agents, jobs=args.agents, heartbeats=1,
+                                     rhythm="stress")]  # fmt: skip
             for queue in runs:
                 figures += _section(f"queue ({queue.rhythm} rhythm)", lambda q=queue: queue_bench(
                     server=web.url, options=q))  # fmt: skip
@@ -114,6 +138,9 @@ def main(argv: list[str] | None = None) -> int:
     options = {
         "quick": args.quick,
         "results": args.results,
+        "hosts": args.hosts,
+        "workloads": args.workloads,
+        "agents": args.agents,
         "sections": args.sections,
         "database": args.database,
         "gunicorn_workers": args.workers,

@@ -38,9 +38,13 @@ def check_figures(report: dict, sections: set[str]) -> None:
         assert isinstance(figure["value"], int | float) and not math.isnan(figure["value"])
         assert figure["unit"], figure
         assert figure["machine"].startswith(report["machine"]["hostname"])
+        if figure["low"] is not None:
+            assert figure["low"] <= figure["high"] and not figure["exact"]
         if figure["op"] is not None:
-            assert figure["op"] in ("<=", ">=") and isinstance(figure["target"], int | float)
-            assert isinstance(figure["met"], bool)
+            assert figure["op"] in ("<=", ">=", "within")
+            assert isinstance(figure["target"], int | float)
+            assert figure["verdict"] in ("met", "MISSED", "undecided")
+            assert figure["met"] is {"met": True, "MISSED": False}.get(figure["verdict"])
 
 
 def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
@@ -48,8 +52,12 @@ def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
     check_figures(report, {"ingest", "compare", "queue"})
     names = {f["name"] for f in report["figures"]}
     assert {"upload median / COPY median", "compare API p95", "compare page queries",
-            "history page p95", "run list API p95",
+            "history page p95", "run list API p95", "regressions page p95",
             "double claims, stress rhythm"} <= names  # fmt: skip
+    # Every measured latency and ratio carries its interval from the rounds.
+    ratio = next(f for f in report["figures"] if f["name"] == "upload median / COPY median")
+    assert ratio["low"] < ratio["value"] < ratio["high"] and ratio["target"] == 2.0
+    assert all(f["low"] is not None for f in report["figures"] if f["name"].endswith("p95"))
     double = next(f for f in report["figures"] if f["name"] == "double claims, stress rhythm")
     assert double["value"] == 0
     floors = [f for f in report["figures"] if f["section"] == "ingest" and f["floor"]]
@@ -62,3 +70,6 @@ def test_it_reports_agent_overhead(tmp_path):
     check_figures(report, {"agent"})
     names = {f["name"] for f in report["figures"]}
     assert {"agent tps / bare tps", "agent CPU while pgbench measures"} <= names
+    ratio = next(f for f in report["figures"] if f["name"] == "agent tps / bare tps")
+    assert ratio["op"] == "within" and (ratio["target"], ratio["target_high"]) == (0.97, 1.03)
+    assert ratio["low"] is not None and ratio["low"] <= ratio["value"] <= ratio["high"]
