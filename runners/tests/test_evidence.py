@@ -126,7 +126,7 @@ def test_it_profiles_an_extra_pass_and_attaches_it_to_the_profiled_level(hot_row
 
 
 def test_it_measures_wal_and_commits_of_a_write_workload(tpcb):
-    major, payload = tpcb
+    _, payload = tpcb
     (result,) = payload["results"]
     stats = result["evidence"]["stats"]
     transactions = result["transactions"]
@@ -141,7 +141,7 @@ def test_it_measures_wal_and_commits_of_a_write_workload(tpcb):
 
 
 def test_it_samples_the_transaction_log(tpcb):
-    major, payload = tpcb
+    _, payload = tpcb
     (result,) = payload["results"]
     latency = result["evidence"]["latency"]
 

@@ -44,7 +44,8 @@ def histogram(ordered: list[float], *, bins: int = MAX_BINS) -> dict[str, list[A
     (latency spans decades; even bins would put almost everything in the first one)."""
     low, high = max(ordered[0], 0.001), max(ordered[-1], 0.001)
     if high <= low * 1.0001:
-        return {"edges_ms": [round(low, 3), round(high + 0.001, 3)], "counts": [len(ordered)]}
+        edges = [math.floor(low * 1e4) / 1e4, math.ceil(high * 1e4) / 1e4 + 0.001]
+        return {"edges_ms": edges, "counts": [len(ordered)]}
     ratio = (high / low) ** (1.0 / bins)
     edges = [low * ratio**i for i in range(bins + 1)]
     edges[-1] = high
@@ -53,7 +54,10 @@ def histogram(ordered: list[float], *, bins: int = MAX_BINS) -> dict[str, list[A
     for value in ordered:
         index = int(math.log(max(value, low) / low) / scale) if value > low else 0
         counts[min(index, bins - 1)] += 1
-    return {"edges_ms": [round(e, 4) for e in edges], "counts": counts}
+    rounded = [round(e, 4) for e in edges]
+    # Rounded outwards at the ends, so every latency lies within the edges.
+    rounded[0], rounded[-1] = math.floor(low * 1e4) / 1e4, math.ceil(high * 1e4) / 1e4
+    return {"edges_ms": rounded, "counts": counts}
 
 
 def summary(latencies: Iterable[float], *, sampling_rate: float) -> dict[str, Any] | None:
