@@ -548,7 +548,7 @@ class JobRunner:
             evidence.setdefault("unavailable", {})["profile"] = str(exc)[:500]
 
     def _profile_pass(self, run: VersionRun, clients: int) -> dict[str, Any]:
-        why = Profiler.available()
+        why = Profiler.available() if self.config.profile else "profiling is off on this host"
         if why is not None:
             raise ProfileError(why)
         self._update(stage="profile", version=run.requested, clients=clients, line="")

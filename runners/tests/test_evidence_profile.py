@@ -3,6 +3,8 @@ test_evidence.py: this is the folding's detail)."""
 
 from __future__ import annotations
 
+import pytest
+
 from benchhub_runner.evidence import profile
 
 # As `perf script -F comm,ip,sym,dso` prints samples taken with -g: innermost frame first.
@@ -52,3 +54,11 @@ def test_it_keeps_the_most_frequent_stacks_within_the_limits():
 def test_it_never_lets_a_name_break_the_folded_format():
     line = "\t 4a2b operator()(int; char) const+0x1 (/usr/lib/libx.so)"
     assert profile.frame_name(line) == "operator()(int:_char)_const"
+
+
+def test_it_says_why_there_is_no_profile_on_a_host_without_perf(monkeypatch, tmp_path):
+    monkeypatch.setenv("PATH", str(tmp_path))  # a PATH with no perf on it
+
+    assert profile.Profiler.available() == "perf not installed"
+    with pytest.raises(profile.ProfileError, match="perf not installed"):
+        profile.Profiler(work=tmp_path).start(1)
