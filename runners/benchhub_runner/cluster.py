@@ -131,6 +131,7 @@ class Cluster:
         max_connections: int = 100,
         overrides: Mapping[str, SettingValue] | None = None,
         listen_addresses: str = "",
+        preload: tuple[str, ...] = (),
     ) -> None:
         self.installation = installation
         self.client_bindir = Path(client_bindir)
@@ -139,6 +140,7 @@ class Cluster:
         self.socket_dir = Path(socket_dir).absolute() if socket_dir else self.workdir / "socket"
         self.max_connections = max_connections
         self.listen_addresses = listen_addresses
+        self.preload = preload
         # Checked now (a bad name fails the job before any server starts); what this server
         # takes of them is settled at initdb, when its binary can be asked (gucs.py).
         self.overrides_text = render_overrides(overrides or {})
@@ -175,6 +177,11 @@ class Cluster:
             f"port = {self.port}\n"
             f"unix_socket_directories = {conf_quote(str(self.socket_dir))}\n"
             f"max_connections = {self.max_connections}\n"
+        ) + (
+            # The evidence's modules (pg_stat_statements); a job's override still wins.
+            f"shared_preload_libraries = {conf_quote(','.join(self.preload))}\n"
+            if self.preload
+            else ""
         )
 
     # --- lifecycle ----------------------------------------------------------------------------
@@ -374,6 +381,28 @@ class Cluster:
             err = done.stderr.decode("utf-8", errors="replace").strip()
             raise ClusterError(f"psql exit {done.returncode} for {query!r}: {err}")
         return out.removesuffix("\n")
+
+    def psql_session(self, *, user: str = SUPERUSER) -> subprocess.Popen[str]:
+        """A psql reading SQL from its stdin and answering on its stdout (unaligned, tuples
+        only), for a caller that keeps one connection open (the wait-event sampler)."""
+        argv = [str(self.client_bindir / "psql"), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"]
+        argv += ["-h", str(self.socket_dir), "-p", str(self.port), "-U", user, "-d", "postgres"]
+        account = self._account_for_server()
+        try:
+            return subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+                errors="replace",
+                bufsize=1,
+                env=job_env(home=self.workdir),
+                cwd=self.workdir,
+                **(account.popen_kwargs() if account else {}),
+            )
+        except OSError as exc:
+            raise ClusterError(f"cannot start psql: {exc}") from exc
 
     def settings(self) -> tuple[dict[str, str], dict[str, str]]:
         """({name: value as SHOW prints it}, {name: source}) for every server setting."""

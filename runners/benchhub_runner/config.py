@@ -14,6 +14,7 @@ allow_download = true             # prebuilt servers from the npm registry when 
 npm_registry = "https://registry.npmjs.org"
 trust_job_code = false            # true: run job code unchecked, setup SQL as superuser
 spool_max_tries = 5               # uploads answered 5xx this often are set aside
+profile = true                    # false: no extra pass per version profiled with perf
 cache_dir = "/var/cache/benchhub-runner"   # prebuilt servers; default <work_dir>/cache
 
 [installations]                   # PostgreSQL servers this host has, by version
@@ -72,6 +73,9 @@ class Config:
     build: BuildSettings = field(default_factory=BuildSettings)
     trust_job_code: bool = False
     spool_max_tries: int = 5
+    # The unmeasured pass per version that perf profiles (docs/agent.md, Evidence): it adds a
+    # level's duration to every job, which a host owner may not want.
+    profile: bool = True
 
     @property
     def spool_dir(self) -> Path:
@@ -160,6 +164,7 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
             build=build_settings_from(values.get("build") or {}),
             trust_job_code=_flag(values.get("trust_job_code", False), "trust_job_code"),
             spool_max_tries=max(1, int(values.get("spool_max_tries", 5))),
+            profile=_flag(values.get("profile", True), "profile"),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad configuration value: {exc}") from None

@@ -23,6 +23,7 @@ results becomes a `partial` run that says where and why the sweep stopped
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime as dt
 import logging
 import os
@@ -42,6 +43,8 @@ from .bindirs import CLIENT_TOOLS, has_tools
 from .build import Build, BuildError, BuildProgress, BuildSpec, BuildStopped, ensure_build
 from .cluster import JOB_ROLE, SUPERUSER, Cluster, ClusterError, free_port
 from .config import Config
+from .evidence import LevelEvidence, ServerEvidence, sampling_rate, statements
+from .evidence.profile import ProfileError, Profiler
 from .jobspec import JobSpec
 from .level import Level, LevelRun, level_sequence
 from .parse import PgbenchParseError, parse_init_output
@@ -105,6 +108,7 @@ class VersionRun:
     results: list[dict[str, Any]] = field(default_factory=list)
     stopped: dict[str, Any] | None = None  # where and why a partial run's sweep stopped
     build: Build | None = None
+    evidence: ServerEvidence | None = None  # what the server can give (None: probe failed)
 
 
 # What a failure message may hold (the server keeps 20000 characters): the head names the build
@@ -136,6 +140,37 @@ def stale_clusters_stop(jobs_dir: Path) -> int:
     for directory in jobs_dir.glob("*"):
         shutil.rmtree(directory, ignore_errors=True)
     return killed
+
+
+# The profile pass runs at most this long (and its warm-up too).
+PROFILE_MAX_S = 30.0
+
+
+class _Recording:
+    """Starts perf when the pass's measured streams start, stops it when they end."""
+
+    def __init__(self, profiler: Profiler, postmaster: int) -> None:
+        self.profiler = profiler
+        self.postmaster = postmaster
+        self.profile: dict[str, Any] | None = None
+        self.error: str | None = None
+        self.sampling_rate = 1.0
+
+    def log_prefix(self, name: str) -> Path | None:
+        return None
+
+    def begin(self) -> None:
+        try:
+            self.profiler.start(self.postmaster)
+        except ProfileError as exc:
+            self.error = str(exc)
+
+    def end(self) -> None:
+        if self.error is None:
+            try:
+                self.profile = self.profiler.stop()
+            except ProfileError as exc:
+                self.error = str(exc)
 
 
 def plan(job: JobSpec) -> list[Step]:
@@ -211,6 +246,9 @@ class JobRunner:
                 except StageError as exc:
                     exc.payloads = self._partial(step, exc)
                     raise
+            for run in self.runs.values():
+                self._check_stop()
+                self._profile(run)
             self._switch_to(None)
             return self._payloads()
         finally:
@@ -325,6 +363,7 @@ class JobRunner:
                     port=free_port(),
                     max_connections=max_connections,
                     overrides=overrides,
+                    preload=(statements.MODULE,) if statements.in_build(installation) else (),
                 )
             self.runs[index] = run = VersionRun(
                 requested=version, installation=installation, cluster=cluster, build=build
@@ -403,6 +442,12 @@ class JobRunner:
             run.server_version = run.cluster.server_version()
             if self.db_user != SUPERUSER:
                 run.cluster.job_role_create(self.db_user)
+            try:
+                run.evidence = ServerEvidence.probe(
+                    run.cluster, preloaded=bool(run.cluster.preload)
+                )
+            except (ClusterError, ValueError) as exc:
+                logger.warning("%s: no server evidence: %s", run.requested, exc)
             self._load(run)
 
     def _load(self, run: VersionRun) -> None:
@@ -482,17 +527,113 @@ class JobRunner:
         with self._stage(step.stage):
             self._switch_to(run)
             measurement.prepare(level)
+        evidence = self._evidence(run, step)
         with TelemetrySampler(data_dir=run.cluster.datadir) as sampler, self._stage(step.stage):
-            figures = measurement.run(level, watch=sampler.watch)
+            figures = measurement.run(level, watch=sampler.watch, evidence=evidence)
         self._check_stop()
-        run.results.append(self._result(level, figures, sampler.samples()))
+        run.results.append(
+            self._result(
+                level,
+                figures,
+                sampler.samples(),
+                evidence=evidence.payload() if evidence is not None else None,
+            )
+        )
+
+    def _evidence(self, run: VersionRun, step: Step) -> LevelEvidence | None:
+        if run.evidence is None:
+            return None
+        return LevelEvidence(
+            cluster=run.cluster,
+            server=run.evidence,
+            log_dir=self.work / "txlog" / f"{step.series}-{step.clients}-{step.repeat}",
+            sampling_rate=sampling_rate(self._expected_transactions(run, step.clients)),
+            client_version=self._client_version,
+        )
+
+    def _expected_transactions(self, run: VersionRun, clients: int) -> float | None:
+        """How many transactions a measurement at `clients` will run, from the job (-t) or
+        from the last result at that level (None: not known yet)."""
+        if self.job.transactions_per_client is not None:
+            return float(self.job.transactions_per_client * clients)
+        duration = self.job.duration_for(clients) or 0.0
+        for result in reversed(run.results):
+            if result["clients"] == clients and result.get("tps"):
+                return float(result["tps"]) * duration
+        return None
+
+    # --- the profile ----------------------------------------------------------------------------
+
+    def _profile(self, run: VersionRun) -> None:
+        """A perf profile of the server in an extra, unmeasured pass at the job's
+        profile_clients level (the largest by default), after the sweep; it goes into the
+        evidence of that level's first repeat. Nothing fails for want of it."""
+        clients = self.job.profile_clients or max(self.job.clients)
+        targets = [r for r in run.results if r["clients"] == clients and "evidence" in r]
+        if not targets:
+            return
+        target = min(targets, key=lambda r: r["repeat"])
+        evidence = target["evidence"]
+        try:
+            evidence["profile"] = self._profile_pass(run, clients)
+        except (ProfileError, ClusterError, StageError, pgbench.PgbenchError) as exc:
+            logger.info("%s: no profile: %s", run.requested, exc)
+            evidence.setdefault("unavailable", {})["profile"] = str(exc)[:500]
+
+    def _profile_pass(self, run: VersionRun, clients: int) -> dict[str, Any]:
+        why = Profiler.available() if self.config.profile else "profiling is off on this host"
+        if why is not None:
+            raise ProfileError(why)
+        self._update(stage="profile", version=run.requested, clients=clients, line="")
+        duration = self.job.duration_for(clients)
+        # The pass only needs enough samples: a long level is cut to PROFILE_MAX_S.
+        job = dataclasses.replace(
+            self.job,
+            warmup_s=min(self.job.warmup_s, PROFILE_MAX_S),
+            level_durations={
+                **self.job.level_durations,
+                **({clients: min(duration, PROFILE_MAX_S)} if duration else {}),
+            },
+        )
+        measurement = LevelRun(
+            job=job,
+            cluster=run.cluster,
+            target=self._target(run),
+            bindir=self.client_bindir,
+            client_version=self._client_version,
+            work=self.work,
+            processes=self.processes,
+            on_line=lambda line: None,
+            timeout_s=self.config.job_timeout_s,
+        )
+        level = Level(clients=clients, repeat=0, threads=self.job.threads_for(clients))
+        profiler = Profiler(work=self.work)
+        with self._stage("profile"):
+            self._switch_to(run)
+            measurement.prepare(level)
+            postmaster = run.cluster.postmaster_pid()
+            if postmaster is None:
+                raise ProfileError("the server is not running")
+            recording = _Recording(profiler, postmaster)
+            try:
+                measurement.run(level, watch=lambda pid: None, evidence=recording)
+            finally:
+                profiler.abort()
+        if recording.profile is None:
+            raise ProfileError(recording.error or "perf did not run")
+        return recording.profile
 
     def _on_line(self, line: str) -> None:
         if line.startswith("progress:"):
             self._update(line=line)
 
     def _result(
-        self, level: Level, figures: list[StreamFigures], samples: list[dict[str, Any]]
+        self,
+        level: Level,
+        figures: list[StreamFigures],
+        samples: list[dict[str, Any]],
+        *,
+        evidence: dict[str, Any] | None = None,
     ) -> dict[str, Any]:
         workload = self.job.workload
         explicit = bool(workload.streams)
@@ -513,6 +654,7 @@ class JobRunner:
             client_bound=client_bound(samples, cores=cores, client_threads=client_threads)
             if samples and cores
             else None,
+            evidence=evidence,
         )
         if explicit:
             result["streams"] = [f.to_payload() for f in figures]

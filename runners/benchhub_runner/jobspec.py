@@ -145,6 +145,8 @@ class JobSpec:
     level_order: LevelOrder = "given"
     shuffle_seed: int | None = None
     level_durations: Mapping[int, float] = field(default_factory=dict)
+    # The level of the unmeasured profile pass (None: the largest).
+    profile_clients: int | None = None
 
     def duration_for(self, clients: int) -> float | None:
         """pgbench -T at a client level (None: the job runs -t)."""
@@ -202,6 +204,7 @@ def _job(job: _Object, job_id: int) -> JobSpec:
         order=job.choice("order", ORDERS, default="interleaved"),
         claimed_host=job.optional_text("claimed_host"),
         client=job.optional_text("client") or "",
+        profile_clients=job.optional_integer("profile_clients"),
         **_method(job),
         builds=_builds(job),
     )
@@ -276,6 +279,8 @@ def _check_plan(spec: JobSpec) -> None:
         raise JobSpecError("level_durations", f"not client levels of the job: {unknown}")
     if spec.level_durations and spec.duration_s is None:
         raise JobSpecError("level_durations", "per-level durations need duration_s")
+    if spec.profile_clients is not None and spec.profile_clients not in spec.clients:
+        raise JobSpecError("profile_clients", "not one of the job's client levels")
     if spec.threads_policy == "pairs":
         missing = [c for c in spec.clients if c not in spec.level_threads]
         if missing:

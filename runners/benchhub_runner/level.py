@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from . import pgbench
 from .cluster import Cluster, ClusterError
@@ -58,6 +58,20 @@ def level_sequence(job: JobSpec) -> list[tuple[int, int]]:
     return sequence
 
 
+class Measuring(Protocol):
+    """What watches a measurement from inside the server (evidence.Measuring, the profile
+    pass): begun just before the measured streams start, ended when they are done, and asked
+    where each measured pgbench writes its per-transaction log (None: no log)."""
+
+    sampling_rate: float
+
+    def begin(self) -> None: ...
+
+    def end(self) -> None: ...
+
+    def log_prefix(self, name: str) -> Path | None: ...
+
+
 @dataclass(frozen=True)
 class Level:
     clients: int
@@ -91,6 +105,7 @@ class LevelRun:
         self.processes = processes
         self.on_line = on_line
         self.timeout_s = timeout_s
+        self._evidence: Measuring | None = None
 
     def prepare(self, level: Level) -> None:
         """Per-level setup, then a checkpoint so every level starts from the same state."""
@@ -102,9 +117,17 @@ class LevelRun:
             )
         self.cluster.checkpoint()
 
-    def run(self, level: Level, *, watch: Callable[[int], None]) -> list[StreamFigures]:
-        """Run every stream; `watch(pid)` is called for each measured pgbench process."""
+    def run(
+        self,
+        level: Level,
+        *,
+        watch: Callable[[int], None],
+        evidence: Measuring | None = None,
+    ) -> list[StreamFigures]:
+        """Run every stream; `watch(pid)` is called for each measured pgbench process, and
+        `evidence` begins just before the measured streams start and ends when they are done."""
         streams = workload_streams(self.workload)
+        self._evidence = evidence
         background: list[tuple[StreamFigures, list[pgbench.Process]]] = []
         measured: list[tuple[StreamFigures, list[pgbench.Process]]] = []
         try:
@@ -113,19 +136,28 @@ class LevelRun:
                     background.append(self._background(stream, level))
             if self.job.warmup_s > 0:
                 self._warm_up(streams, level)
-            for stream in streams:
-                if stream.measured:
-                    measured.append(self._start(stream, level, first=not measured))
-            for _, processes in measured:
-                for process in processes:
-                    watch(process.pid)
-            limit = (self.job.duration_for(level.clients) or self.timeout_s) + MEASUREMENT_SLACK_S
-            deadline = time.monotonic() + limit
-            for figures, processes in measured:
-                for process in processes:
-                    done = process.wait(timeout_s=max(1.0, deadline - time.monotonic()))
-                    self._collect(figures, done)
+            if evidence is not None:
+                evidence.begin()
+            try:
+                for stream in streams:
+                    if stream.measured:
+                        measured.append(self._start(stream, level, first=not measured))
+                for _, processes in measured:
+                    for process in processes:
+                        watch(process.pid)
+                limit = (self.job.duration_for(level.clients) or self.timeout_s) + (
+                    MEASUREMENT_SLACK_S
+                )
+                deadline = time.monotonic() + limit
+                for figures, processes in measured:
+                    for process in processes:
+                        done = process.wait(timeout_s=max(1.0, deadline - time.monotonic()))
+                        self._collect(figures, done)
+            finally:
+                if evidence is not None:
+                    evidence.end()
         finally:
+            self._evidence = None
             self._stop_background(background)
             for _, processes in [*measured, *background]:
                 for process in processes:
@@ -178,6 +210,9 @@ class LevelRun:
                 duration=self.job.warmup_s if warmup else self.job.duration_for(level.clients),
                 warmup=warmup,
             )
+            if self._evidence is not None and stream.measured and not warmup:
+                measurement.log_prefix = self._evidence.log_prefix(f"{stream.name}-{number}")
+                measurement.sampling_rate = self._evidence.sampling_rate
             args = pgbench.argv(
                 bindir=self.bindir, target=self.target, m=measurement, version=self.client_version
             )

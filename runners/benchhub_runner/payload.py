@@ -56,8 +56,10 @@ def result_payload(
     raw_output: str,
     telemetry: list[dict[str, Any]],
     client_bound: bool | None,
+    evidence: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """One result of the upload from a parsed pgbench output (RunOutput.to_dict())."""
+    """One result of the upload from a parsed pgbench output (RunOutput.to_dict()), with the
+    measurement's `evidence` from inside the server when the agent collected it."""
     result = {name: parsed.get(name) for name in RESULT_FIELDS}
     aborted = bool(parsed.get("aborted"))
     errors = [str(e) for e in parsed.get("errors", [])]
@@ -81,6 +83,8 @@ def result_payload(
         ],
         statements=[{k: s.get(k) for k in STATEMENT_FIELDS} for s in parsed.get("statements", [])],
     )
+    if evidence is not None:
+        result["evidence"] = evidence
     return result
 
 

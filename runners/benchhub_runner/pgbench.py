@@ -65,6 +65,10 @@ class Measurement:
     progress_s: int = 1
     per_statement: bool = True
     no_vacuum: bool = False
+    # The per-transaction log (-l): files named <log_prefix>.<pid>[.<thread>], every
+    # transaction's line kept with probability sampling_rate. Needs a 10+ client.
+    log_prefix: Path | None = None
+    sampling_rate: float = 1.0
 
 
 def client_version(bindir: Path) -> tuple[int, int]:
@@ -121,6 +125,10 @@ def argv(*, bindir: Path, target: Target, m: Measurement, version: tuple[int, in
         args.append("-r")
     if m.no_vacuum:
         args.append("-n")
+    if m.log_prefix is not None:
+        args += ["-l", f"--log-prefix={m.log_prefix}"]
+        if m.sampling_rate < 1.0:
+            args.append(f"--sampling-rate={m.sampling_rate:g}")
     return [*args, *script_args(m, version), *m.options, target.dbname]
 
 

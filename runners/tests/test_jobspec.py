@@ -147,6 +147,12 @@ def test_it_takes_the_documented_defaults_for_absent_optional_fields():
         1,
     )
     assert job.workload.streams == () and job.threads_for(8) == 8
+    # An older server sends no profile_clients: the profile pass takes the largest level.
+    assert job.profile_clients is None
+
+
+def test_it_reads_the_level_to_profile():
+    assert job_parse(claim(profile_clients=52)).profile_clients == 52
 
 
 @pytest.mark.parametrize(
@@ -172,6 +178,8 @@ def test_it_takes_the_documented_defaults_for_absent_optional_fields():
             "whole number",
         ),
         ({"config_overrides.work_mem": 64}, "config_overrides.work_mem", "expected a string"),
+        ({"profile_clients": 7}, "profile_clients", "not one of the job's client levels"),
+        ({"profile_clients": "52"}, "profile_clients", "expected an integer"),
         ({"workload": []}, "workload", "expected an object"),
         ({"workload.name": DELETE}, "workload.name", "is missing"),
         ({"workload.query_mode": "fast"}, "workload.query_mode", "expected one of"),

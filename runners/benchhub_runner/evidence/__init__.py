@@ -1,0 +1,163 @@
+"""Why a result is what it is: evidence from inside the server for each measurement.
+
+`ServerEvidence.probe` learns once per server what it can give (its major, its statistics views,
+whether pg_stat_statements works). `LevelEvidence` is handed to a LevelRun: `begin()` runs just
+before the measured streams start (after the warm-up), `end()` just after they finish, and
+`payload()` gives the result's `evidence` (docs/runner-api.md, Evidence). Nothing here may fail
+a measurement: a part that cannot be had is left out and `unavailable` says why.
+
+Cost, kept off the measurement: the statistics snapshots, the statements reset and read run
+before and after it; during it only the wait sampler's one connection runs a small query five
+times a second, and pgbench writes a sampled per-transaction log (docs/agent.md).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..cluster import Cluster, ClusterError
+from . import latency, serverstats, statements
+from .serverstats import Server
+from .waits import WaitSampler
+
+logger = logging.getLogger(__name__)
+
+# Aim for about this many logged transactions per measurement: enough for a p99.9 with a
+# hundred transactions above it, little for pgbench to write and the agent to read.
+TARGET_LOG_LINES = 100_000
+DEFAULT_SAMPLING_RATE = 0.1
+MIN_SAMPLING_RATE = 0.0001
+
+
+@dataclass(frozen=True)
+class ServerEvidence:
+    """What one running server can give; `statements` is why it has no statements, or None."""
+
+    server: Server
+    statements: str | None
+
+    @classmethod
+    def probe(cls, cluster: Cluster, *, preloaded: bool) -> ServerEvidence:
+        server = serverstats.probe(cluster)
+        why = "pg_stat_statements not in this build"
+        if preloaded:
+            why = statements.enable(cluster) or ""
+        return cls(server=server, statements=why or None)
+
+
+def sampling_rate(expected_transactions: float | None) -> float:
+    """The log's sampling rate for a measurement expected to run that many transactions
+    (None: not known yet)."""
+    if not expected_transactions:
+        return DEFAULT_SAMPLING_RATE
+    rate = TARGET_LOG_LINES / expected_transactions
+    return float(f"{min(1.0, max(MIN_SAMPLING_RATE, rate)):.2g}")
+
+
+class LevelEvidence:
+    """The evidence of one measurement (see the module's docstring)."""
+
+    def __init__(
+        self,
+        *,
+        cluster: Cluster,
+        server: ServerEvidence,
+        log_dir: Path,
+        sampling_rate: float,
+        client_version: tuple[int, int],
+    ) -> None:
+        self.cluster = cluster
+        self.server = server
+        self.log_dir = log_dir
+        self.sampling_rate = sampling_rate
+        self.logging = client_version >= (10, 0)
+        self.unavailable: dict[str, str] = {}
+        self.parts: dict[str, Any] = {}
+        self._before: dict[str, Any] | None = None
+        self._sampler: WaitSampler | None = None
+        # The agent's own queries are kept out of the top statements.
+        self.untracked = "" if server.statements else statements.UNTRACKED
+        if server.statements:
+            self.unavailable["statements"] = server.statements
+        if not self.logging:
+            self.unavailable["latency"] = "pgbench before 10 has no --log-prefix"
+        else:
+            shutil.rmtree(log_dir, ignore_errors=True)
+            log_dir.mkdir(parents=True)
+            account = cluster.account
+            if account is not None:
+                # pgbench runs as the cluster's account and writes its log here.
+                os.chown(log_dir, account.uid, account.gid)
+
+    def log_prefix(self, name: str) -> Path | None:
+        return self.log_dir / name if self.logging else None
+
+    def begin(self) -> None:
+        version = self.server.server.version_num
+        try:
+            serverstats.settle(self.cluster, self.server.server, prefix=self.untracked)
+            self._before = serverstats.snapshot(
+                self.cluster, self.server.server, prefix=self.untracked
+            )
+        except (ClusterError, ValueError) as exc:
+            self.unavailable["stats"] = f"statistics snapshot failed: {str(exc)[-300:]}"
+        if not self.server.statements:
+            try:
+                statements.reset(self.cluster)
+            except ClusterError as exc:
+                self.unavailable["statements"] = f"reset failed: {str(exc)[-300:]}"
+        self._sampler = WaitSampler(
+            cluster=self.cluster, version_num=version, untracked=self.untracked
+        )
+        self._sampler.start()
+
+    def end(self) -> None:
+        if self._sampler is not None:
+            waits = self._sampler.stop()
+            if waits is not None:
+                self.parts["waits"] = waits
+            else:
+                self.unavailable["waits"] = self._sampler.error or "no sampling round completed"
+        if self._before is not None:
+            try:
+                serverstats.settle(self.cluster, self.server.server, prefix=self.untracked)
+                after = serverstats.snapshot(
+                    self.cluster, self.server.server, prefix=self.untracked
+                )
+                self.parts["stats"] = serverstats.deltas(self._before, after)
+            except (ClusterError, ValueError, KeyError) as exc:
+                self.unavailable["stats"] = f"statistics snapshot failed: {str(exc)[-300:]}"
+        if "statements" not in self.unavailable:
+            try:
+                version = self.server.server.version_num
+                self.parts["statements"] = statements.top(self.cluster, version_num=version)
+            except (ClusterError, ValueError) as exc:
+                self.unavailable["statements"] = f"read failed: {str(exc)[-300:]}"
+
+    def payload(self) -> dict[str, Any]:
+        """The result's `evidence`; reads and removes the pgbench log."""
+        if self.logging:
+            try:
+                summary = latency.summary(
+                    latency.read_latencies(latency.log_files(self.log_dir)),
+                    sampling_rate=self.sampling_rate,
+                )
+            except OSError as exc:
+                summary = None
+                self.unavailable["latency"] = f"pgbench log unreadable: {exc}"
+            if summary is not None:
+                self.parts["latency"] = summary
+            else:
+                self.unavailable.setdefault("latency", "pgbench logged no completed transaction")
+            with contextlib.suppress(OSError):
+                shutil.rmtree(self.log_dir)
+        evidence = dict(self.parts)
+        if self.unavailable:
+            evidence["unavailable"] = dict(self.unavailable)
+        return evidence

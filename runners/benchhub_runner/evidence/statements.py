@@ -1,0 +1,75 @@
+"""Top statements of a measurement from pg_stat_statements, where the build has it.
+
+The module must be preloaded (the cluster's base settings name it when the installation ships
+its control file) and the extension created in the benchmark database. Its counters are reset
+just before the measurement and read just after, so the top statements are the measurement's.
+Times are in milliseconds; 13 renamed total_time/mean_time to total_exec_time/mean_exec_time.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from typing import Any
+
+from ..cluster import SUPERUSER, Cluster, ClusterError
+from ..provision import Installation
+
+MODULE = "pg_stat_statements"
+TOP = 10
+QUERY_CHARS = 2000
+# The agent's own statements (reset, snapshots) are not tracked.
+UNTRACKED = "SET pg_stat_statements.track = 'none'; "
+
+
+def in_build(installation: Installation) -> bool:
+    """Whether the installation ships pg_stat_statements (its control file and its library)."""
+    root = installation.bindir.parent
+    controls = [
+        root / "share" / sub / "extension" / f"{MODULE}.control" for sub in ("postgresql", "")
+    ]
+    libraries = [root / "lib" / sub / f"{MODULE}.so" for sub in ("postgresql", "")]
+    return any(p.is_file() for p in controls) and any(p.is_file() for p in libraries)
+
+
+def enable(cluster: Cluster) -> str | None:
+    """Create the extension in the benchmark database; returns why it is unavailable, or None."""
+    try:
+        cluster.sql(f"CREATE EXTENSION IF NOT EXISTS {MODULE}", timeout=60, user=SUPERUSER)
+        cluster.sql(f"SELECT 1 FROM {MODULE} LIMIT 0", timeout=60)  # noqa: S608 (a constant)
+    except ClusterError as exc:
+        return f"{MODULE} could not be used: {str(exc)[-300:]}"
+    return None
+
+
+def reset(cluster: Cluster) -> None:
+    cluster.sql(f"{UNTRACKED}SELECT {MODULE}_reset()", timeout=60)
+
+
+def top_query(version_num: int) -> str:
+    total, mean = ("total_exec_time", "mean_exec_time")
+    if version_num < 130000:
+        total, mean = ("total_time", "mean_time")
+    # Constants and the version's column names only.
+    columns = f"left(query, {QUERY_CHARS}), calls, {total}, {mean}"
+    # The SET of UNTRACKED itself is recorded before it takes effect.
+    here = (
+        "dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "AND query NOT LIKE 'SET pg_stat_statements.track%'"
+    )
+    select = f"SELECT {columns} FROM {MODULE} WHERE {here} ORDER BY {total} DESC LIMIT {TOP}"  # noqa: S608
+    return f"COPY ({select}) TO STDOUT WITH (FORMAT csv)"
+
+
+def top(cluster: Cluster, *, version_num: int) -> list[dict[str, Any]]:
+    """The evidence's `statements`: the top statements by total time since the reset."""
+    out = cluster.sql(UNTRACKED + top_query(version_num), timeout=60)
+    return [
+        {
+            "query": query[:QUERY_CHARS],
+            "calls": int(calls),
+            "total_ms": round(float(total), 3),
+            "mean_ms": round(float(mean), 4),
+        }
+        for query, calls, total, mean in csv.reader(io.StringIO(out))
+    ]
