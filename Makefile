@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
 STACK := $(BIN)/python scripts/stack.py
 
-.PHONY: help install browser up demo test test-slow test-all bench load lint check stop clean runner-token \
+.PHONY: help install browser tools up demo test test-slow test-all bench load lint check stop clean runner-token \
 	backup restore
 
 help:
@@ -33,12 +33,16 @@ $(STAMP): requirements.txt requirements-dev.txt runners/pyproject.toml
 	$(BIN)/python -m pip install --quiet -e ./runners
 	touch $@
 
-# Browser tests use Debian's Chromium. As root with apt, install it; otherwise those tests skip
-# and say why.
-browser:
-	@if [ ! -x /usr/bin/chromium ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
-		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
-	fi
+# What the tests need from Debian: Chromium for the browser tests, ccache for the builds from
+# source (the agent uses it when the host has it, and the build tests check that it did). As root
+# with apt, the missing ones are installed; otherwise install them yourself.
+browser tools:
+	@missing=""; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	command -v ccache >/dev/null || missing="$$missing ccache"; \
+	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
+	elif [ -n "$$missing" ]; then echo "tests need:$$missing (apt-get install$$missing)"; fi
 
 install: $(STAMP)
 
@@ -49,13 +53,13 @@ up: $(STAMP)
 demo: $(STAMP)
 	$(STACK) demo
 
-test: $(STAMP) browser
+test: $(STAMP) tools
 	$(STACK) exec -- $(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
 
-test-slow: $(STAMP) browser
+test-slow: $(STAMP) tools
 	$(STACK) exec -- $(BIN)/pytest -m slow $(PYTEST_ARGS)
 
-test-all: $(STAMP) browser
+test-all: $(STAMP) tools
 	$(STACK) exec -- $(BIN)/pytest $(PYTEST_ARGS)
 
 # The self-benchmark (docs/performance.md), in its own database: make bench [BENCH_ARGS="--quick"]
