@@ -3,6 +3,10 @@ test_evidence.py: this is the folding's detail)."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import time
+
 import pytest
 
 from benchhub_runner.evidence import profile
@@ -62,3 +66,23 @@ def test_it_says_why_there_is_no_profile_on_a_host_without_perf(monkeypatch, tmp
     assert profile.Profiler.available() == "perf not installed"
     with pytest.raises(profile.ProfileError, match="perf not installed"):
         profile.Profiler(work=tmp_path).start(1)
+
+
+def test_it_attaches_again_when_a_child_of_the_server_has_gone(monkeypatch, tmp_path):
+    """The warm-up's backends are still exiting when the profile pass starts: perf -p refuses
+    a list holding a pid that is gone, so the children are listed again."""
+    busy = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    listings = iter([[busy.pid, gone.pid], [busy.pid]])
+    monkeypatch.setattr(profile, "server_pids", lambda postmaster: next(listings))
+    profiler = profile.Profiler(work=tmp_path)
+    try:
+        profiler.start(busy.pid)
+        time.sleep(1.0)
+        recorded = profiler.stop()
+    finally:
+        busy.kill()
+        busy.wait()
+    assert recorded["tool"] == "perf"
+    assert recorded["folded"].strip()

@@ -104,6 +104,9 @@ def server_pids(postmaster: int) -> list[int]:
     return pids
 
 
+ATTACH_TRIES = 5
+
+
 class Profiler:
     """`start(postmaster)` before the pass, `stop()` after it returns the evidence's `profile`;
     ProfileError says why there is none."""
@@ -127,18 +130,24 @@ class Profiler:
         why = self.available()
         if why is not None:
             raise ProfileError(why)
-        pids = ",".join(str(p) for p in server_pids(postmaster))
-        argv = ["perf", "record", "-F", str(self.frequency_hz), "-g", "-e", "cpu-clock"]
-        argv += ["-o", str(self.data), "-p", pids]
-        with open(self.errors, "wb") as errors:
-            self._perf = subprocess.Popen(
-                argv, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
-            )
-        self._started = time.monotonic()
-        time.sleep(0.5)  # perf attaches, or fails at once (not permitted)
-        if self._perf.poll() is not None:
+        # perf -p refuses the whole list when one pid is gone, and the warm-up's backends are
+        # still exiting when the pass starts: list the children again and retry.
+        for attempt in range(ATTACH_TRIES):
+            pids = ",".join(str(p) for p in server_pids(postmaster))
+            argv = ["perf", "record", "-F", str(self.frequency_hz), "-g", "-e", "cpu-clock"]
+            argv += ["-o", str(self.data), "-p", pids]
+            with open(self.errors, "wb") as errors:
+                self._perf = subprocess.Popen(
+                    argv, stdout=subprocess.DEVNULL, stderr=errors, start_new_session=True
+                )
+            self._started = time.monotonic()
+            time.sleep(0.5)  # perf attaches, or fails at once (not permitted, a pid gone)
+            if self._perf.poll() is None:
+                return
             self._perf = None
-            raise ProfileError(f"perf record failed: {self._error()}")
+            error = self._error()
+            if "No such process" not in error or attempt == ATTACH_TRIES - 1:
+                raise ProfileError(f"perf record failed: {error}")
 
     def stop(self) -> dict[str, Any]:
         perf, self._perf = self._perf, None
