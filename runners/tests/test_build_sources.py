@@ -13,7 +13,7 @@ import pytest
 from build_helpers import commit_file, git, http_server, release_mirror, repo_from_tarball
 from conftest import PG15_SHA256, open_tmpdir
 
-from benchhub_runner.build import BuildError, BuildSettings, resolve_source
+from benchhub_runner.build import BuildError, BuildSettings, commit_range, resolve_source
 from benchhub_runner.build.sources import SourceCache
 from benchhub_runner.build.spec import GitSource, ReleaseSource, TarballSource
 
@@ -179,3 +179,58 @@ def test_it_takes_tarballs_by_url_or_path_and_checks_them(mirror, pg15_tarball) 
     with pytest.raises(BuildError, match="expected 1111") as caught:
         resolve(wrong, open_tmpdir("benchhub-tarball-"))
     assert caught.value.stage == "fetch"
+
+
+# --- a bisection's range ---------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def merged(pg15_tarball: Path) -> Iterator[dict[str, str | Path]]:
+    """master: base <- a1 <- a2 <- merge(a2, b1) <- a3, with b1 on a branch off base."""
+    root = open_tmpdir("benchhub-range-")
+    repo = root / "postgresql"
+    made: dict[str, str | Path] = {"repo": repo}
+    made["base"] = repo_from_tarball(repo, pg15_tarball, members=MEMBERS)
+    made["a1"] = commit_file(repo, "NOTES", "1\n", date="2021-05-01T10:00:00Z", message="a one")
+    git(repo, "checkout", "-q", "-b", "side", str(made["base"]))
+    made["b1"] = commit_file(repo, "SIDE", "b\n", date="2021-05-01T11:00:00Z", message="b one")
+    git(repo, "checkout", "-q", "master")
+    made["a2"] = commit_file(repo, "NOTES", "2\n", date="2021-05-01T12:00:00Z", message="a two")
+    git(repo, "merge", "-q", "--no-ff", "-m", "merge side", "side", date="2021-05-01T13:00:00Z")
+    made["merge"] = git(repo, "rev-parse", "HEAD")
+    (repo / "README").write_text("changed\n")
+    git(repo, "add", "README")
+    made["a3"] = commit_file(repo, "NOTES", "3\n", date="2021-05-01T14:00:00-02:00", message="a3")
+    yield made
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_it_lists_a_range_with_merged_branches_newest_first(merged, cache_dir) -> None:
+    commits = commit_range(str(merged["repo"]), "REL_15_18", "master", cache_dir=cache_dir)
+    shas = [c.sha for c in commits]
+    assert set(shas) == {merged[k] for k in ("a1", "b1", "a2", "merge", "a3")}
+    assert shas[0] == merged["a3"]
+    # Topological: every commit comes before its parents.
+    for i, commit in enumerate(commits):
+        assert all(shas.index(p) > i for p in commit.parents if p in shas)
+    by_sha = {c.sha: c for c in commits}
+    assert by_sha[merged["merge"]].parents == (merged["a2"], merged["b1"])
+    assert by_sha[merged["a1"]].parents == (merged["base"],)
+    last = by_sha[merged["a3"]]
+    assert (last.subject, last.author, last.date) == (
+        "a3",
+        "alice <alice@example.org>",
+        "2021-05-01T16:00:00Z",
+    )
+    assert last.files == ("NOTES", "README") and last.files_total == 2
+
+
+def test_a_range_takes_short_shas_and_refuses_a_reversed_one(merged, cache_dir) -> None:
+    commits = commit_range(
+        str(merged["repo"]), str(merged["a2"])[:9], str(merged["merge"]), cache_dir=cache_dir
+    )
+    assert [c.sha for c in commits] == [merged["merge"], merged["b1"]]
+    with pytest.raises(BuildError, match="must be an ancestor"):
+        commit_range(str(merged["repo"]), "master", "REL_15_18", cache_dir=cache_dir)
+    with pytest.raises(BuildError, match="not a commit, tag or branch"):
+        commit_range(str(merged["repo"]), "REL_15_18", "no-such-branch", cache_dir=cache_dir)

@@ -3,7 +3,8 @@ patches, configure flags, CFLAGS and contrib modules, cached per resolved input.
 
 - ``spec``: the build spec a job sends (``spec_parse``, ``spec_from_json``; ``SpecError``)
 - ``builder``: ``ensure_build`` and the ``Build`` it returns (installation + provenance)
-- ``sources``: the source cache (git mirrors, tarballs by sha256, release names)
+- ``sources``: the source cache (git mirrors, tarballs by sha256, release names) and a
+  bisection's range of commits (``commit_range``)
 - ``installs``: the install cache (keys, holds, the host's build lock, LRU eviction)
 - ``compile``: unpack, patch, configure, make, install, run unprivileged through ``steps``
 - ``majors``: per-major defaults for compiling old releases with a modern gcc
@@ -12,10 +13,10 @@ patches, configure flags, CFLAGS and contrib modules, cached per resolved input.
 Stdlib only, like the rest of the agent. docs/agent.md, "Building PostgreSQL from source".
 """
 
-from .builder import Build, ensure_build, resolve_source
+from .builder import Build, commit_range, ensure_build, resolve_source
 from .errors import STAGES, BuildError, BuildStopped
 from .settings import BuildSettings, build_settings_from
-from .sources import ResolvedSource
+from .sources import RangeCommit, ResolvedSource
 from .spec import BuildSpec, SpecError, spec_from_json, spec_parse
 from .steps import BuildProgress, ProgressCallback
 
@@ -28,9 +29,11 @@ __all__ = [
     "BuildSpec",
     "BuildStopped",
     "ProgressCallback",
+    "RangeCommit",
     "ResolvedSource",
     "SpecError",
     "build_settings_from",
+    "commit_range",
     "ensure_build",
     "resolve_source",
     "spec_from_json",

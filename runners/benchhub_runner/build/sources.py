@@ -36,6 +36,11 @@ _CHUNK = 1 << 20
 _HEX = re.compile(r"^[0-9a-f]{7,40}\Z")
 _SHA256_TOKEN = re.compile(r"\b([0-9a-fA-F]{64})\b")
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ALLOW_PROTOCOL": "https:http:git:file"}
+# A bisection's range: at most this many commits (the server refuses more, benchhub.bisections),
+# and a commit's changed files listed up to this many (a tree-wide change lists thousands).
+RANGE_LIMIT = 5000
+RANGE_FILES = 100
+_RECORD, _FIELD = "\x1e", "\x1f"
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,22 @@ class ResolvedSource:
     def as_dict(self) -> dict[str, Any]:
         data = {k: v for k, v in vars(self).items() if k not in ("tarball", "digest")}
         return {k: v for k, v in data.items() if v is not None}
+
+
+@dataclass(frozen=True)
+class RangeCommit:
+    """A commit of a range, as a bisection page shows it."""
+
+    sha: str
+    parents: tuple[str, ...]
+    author: str
+    date: str
+    subject: str
+    files: tuple[str, ...]
+    files_total: int
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**vars(self), "parents": list(self.parents), "files": list(self.files)}
 
 
 class SourceCache:
@@ -175,6 +196,42 @@ class SourceCache:
 
     # --- git -----------------------------------------------------------------------------------
 
+    def commit_range(self, url: str, good: str, bad: str, steps: Steps) -> list[RangeCommit]:
+        """What ``git rev-list bad ^good`` lists, newest first in topological order (merged
+        branches included, as ``git bisect`` searches them), with parents, author, commit
+        date (UTC), subject and changed files. Fetches when a ref is not a fixed commit."""
+
+        def waiting() -> None:
+            steps.report("wait", "waiting for another agent's fetch")
+
+        with flock_waiting(self.root / ".lock", stop=steps.stop, waiting=waiting):
+            good_sha = self._git(GitSource(url=url, ref=good), steps).commit
+            bad_sha = self._git(GitSource(url=url, ref=bad), steps).commit
+            assert good_sha is not None and bad_sha is not None
+            return self._range(self.mirror_path(url), good_sha, bad_sha, steps)
+
+    def _range(self, mirror: Path, good: str, bad: str, steps: Steps) -> list[RangeCommit]:
+        git_dir = ["git", "--git-dir", str(mirror)]
+        count = int(steps.capture(
+            [*git_dir, "rev-list", "--count", bad, f"^{good}", "--"],
+            stage="resolve", cwd=self.root, privileged=True,
+        ).strip())  # fmt: skip
+        if count == 0:
+            raise steps.fail(
+                "resolve",
+                f"{bad[:12]} has no commit that {good[:12]} lacks: the good end must be an "
+                "ancestor of the bad end, or older",
+            )
+        if count > RANGE_LIMIT:
+            raise steps.fail("resolve", f"the range has {count} commits, more than {RANGE_LIMIT}")
+        fields = _FIELD.join(["%H", "%P", "%an <%ae>", "%cI", "%s"])
+        out = steps.capture(
+            [*git_dir, "log", "--topo-order", "--no-renames", "--name-only",
+             f"--format={_RECORD}{fields}", bad, f"^{good}", "--"],
+            stage="resolve", cwd=self.root, privileged=True,
+        )  # fmt: skip
+        return [_range_commit(record) for record in out.split(_RECORD)[1:]]
+
     def mirror_path(self, url: str) -> Path:
         return self.root / "git" / (hashlib.sha256(url.encode()).hexdigest()[:16] + ".git")
 
@@ -271,6 +328,21 @@ class SourceCache:
         if not out.strip():
             raise steps.fail("resolve", f"branch {branch!r} has no commit on or before {day}")
         return out.strip()
+
+
+def _range_commit(record: str) -> RangeCommit:
+    head, _, names = record.partition("\n")
+    sha, parents, author, date, subject = head.split(_FIELD, 4)
+    files = [name for name in names.split("\n") if name]
+    return RangeCommit(
+        sha=sha,
+        parents=tuple(parents.split()),
+        author=author[:200],
+        date=_utc(date),
+        subject=subject[:200],
+        files=tuple(name[:300] for name in files[:RANGE_FILES]),
+        files_total=len(files),
+    )
 
 
 def _utc(iso: str) -> str:
