@@ -23,6 +23,9 @@ from bench.intervals import percentile_interval
 # Issue 17: at 10 million results, every page p95 < 100 ms with a constant number of queries.
 TARGET_P95_MS = 100.0
 TARGET_P95_TEXT = "< 100 ms (at 10M results)"
+# Issue 17: change detection after an upload, bounded per affected series.
+TARGET_DETECT_MS = 50.0
+TARGET_DETECT_TEXT = "< 50 ms per series (at 10M results)"
 
 
 @dataclass(frozen=True)
@@ -108,6 +111,51 @@ def latencies(server: str, paths: dict[str, str], *, rounds: int, requests: int)
     return measured
 
 
+def detection_times(*, rounds: int) -> tuple[list[list[float]], int, int]:
+    """What an upload to the busiest series costs its change detection: each round runs
+    `regressions.services.series_detect` on every level of the series' newest run (the series
+    an upload there affects), each in a transaction rolled back so the history stays as
+    generated. Milliseconds per series and round, the number of series, and the SQL queries
+    of one call (the most of the levels)."""
+    import time
+
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    from benchhub.regressions.services import series_detect
+    from benchhub.results.models import LevelAggregate, Run
+
+    host, workload, _ = _series()
+    run = (
+        Run.objects.filter(host__name=host, workload__name=workload)
+        .order_by("-started_at", "-id")
+        .only("id", "comparability_key")
+        .first()
+    )
+    assert run is not None
+    levels = sorted(LevelAggregate.objects.filter(run_id=run.id).values_list("clients", flat=True))
+
+    def detect(clients: int) -> None:
+        with transaction.atomic():
+            series_detect(comparability_key=run.comparability_key, clients=clients, notify=False)
+            transaction.set_rollback(True)
+
+    queries = 0
+    for clients in levels:  # the warm-up, counted
+        with CaptureQueriesContext(connection) as captured:
+            detect(clients)
+        queries = max(queries, len(captured.captured_queries))
+    measured = []
+    for _ in range(rounds):
+        times = []
+        for clients in levels:
+            started = time.perf_counter()
+            detect(clients)
+            times.append((time.perf_counter() - started) * 1000)
+        measured.append(times)
+    return measured, len(levels), queries
+
+
 def compare_bench(*, server: str, database_url: str, options: CompareOptions) -> list[Figure]:
     hosts, workloads = default_shape(options.results)
     shape = history_ensure(results=options.results, hosts=options.hosts or hosts,
@@ -132,4 +180,12 @@ def compare_bench(*, server: str, database_url: str, options: CompareOptions) ->
                             note=path),
             Figure("compare", f"{name} queries", query_count(path), "queries", exact=True),
         ]  # fmt: skip
+    detect, series, queries = detection_times(rounds=options.rounds)
+    figures += [
+        Figure.measured("compare", "change detection per series p95",
+                        percentile_interval(rounds=detect, q=95), "ms", op="<=",
+                        target=TARGET_DETECT_MS, target_text=TARGET_DETECT_TEXT,
+                        note=f"{scale}; the {series} series of the busiest series' newest run"),
+        Figure("compare", "change detection queries per series", queries, "queries", exact=True),
+    ]  # fmt: skip
     return figures

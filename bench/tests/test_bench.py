@@ -53,7 +53,10 @@ def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
     names = {f["name"] for f in report["figures"]}
     assert {"upload median / COPY median", "compare API p95", "compare page queries",
             "history page p95", "run list API p95", "regressions page p95",
-            "double claims, stress rhythm"} <= names  # fmt: skip
+            "double claims, stress rhythm", "change detection per series p95",
+            "change detection queries per series"} <= names  # fmt: skip
+    detect = next(f for f in report["figures"] if f["name"] == "change detection per series p95")
+    assert detect["target"] == 50.0 and detect["low"] <= detect["value"] <= detect["high"]
     # Every measured latency and ratio carries its interval from the rounds.
     ratio = next(f for f in report["figures"] if f["name"] == "upload median / COPY median")
     assert ratio["low"] < ratio["value"] < ratio["high"] and ratio["target"] == 2.0
