@@ -16,7 +16,7 @@ Stdlib only, like the rest of the agent. docs/agent.md, "Building PostgreSQL fro
 from .builder import Build, commit_range, ensure_build, resolve_source
 from .errors import STAGES, BuildError, BuildStopped
 from .settings import BuildSettings, build_settings_from
-from .sources import RangeCommit, ResolvedSource
+from .sources import CommitRange, RangeCommit, ResolvedSource
 from .spec import BuildSpec, SpecError, spec_from_json, spec_parse
 from .steps import BuildProgress, ProgressCallback
 
@@ -28,6 +28,7 @@ __all__ = [
     "BuildSettings",
     "BuildSpec",
     "BuildStopped",
+    "CommitRange",
     "ProgressCallback",
     "RangeCommit",
     "ResolvedSource",
