@@ -134,6 +134,7 @@ INSTALLED_APPS = [
     "benchhub.compare",
     "benchhub.review",
     "benchhub.regressions",
+    "benchhub.bisections",
     "benchhub.api",
     "benchhub.dashboard",
 ]
