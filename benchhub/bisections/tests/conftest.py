@@ -11,6 +11,7 @@ import pytest
 from benchhub.bisections.models import Bisection
 from benchhub.bisections.services import bisection_advance
 from benchhub.builds.services import recipe_create
+from benchhub.jobs.tests.conftest import server, work_dir  # noqa: F401 - the real-agent fixtures
 from benchhub.results.models import Run
 from benchhub.results.services import run_aggregate
 from benchhub.testing.payloads import result, run_payload
