@@ -4,18 +4,22 @@ the page."""
 
 import copy
 import math
+from datetime import timedelta
 from typing import Any
 
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 from rest_framework.test import APIClient
 
 from benchhub.bisections.models import Bisection, BisectionCommit
 from benchhub.bisections.services import bisection_advance, step_version
 from benchhub.bisections.tests.conftest import REQUEST, URL, Play, linear_range, sha
 from benchhub.builds.services import recipe_create
+from benchhub.builds.versions import version_parse
 from benchhub.hosts.models import Host
 from benchhub.jobs.models import Job
+from benchhub.jobs.services import jobs_expire_leases
 
 GOOD_TPS, BAD_TPS = 1000.0, 800.0
 
@@ -232,6 +236,25 @@ def test_an_unknown_commit_gets_more_repeats_then_is_skipped(bob, recipe, agent)
     assert sha("c0")[:12] in bisection.message and sha("c1")[:12] in bisection.message
 
 
+def test_a_step_whose_lease_runs_out_is_skipped(bob, recipe, agent):
+    create(bob)
+    good, commits = linear_range(8)
+    play = Play(agent, tps=slow_from(5))
+    play.list_range(good, commits)
+    play.step()  # the ends
+    job = play.claim()
+    assert job is not None and job["builds"][job["versions"][0]]["source"]["ref"] == sha("c3")
+    Job.objects.filter(pk=job["id"]).update(
+        attempt=3, lease_expires_at=timezone.now() - timedelta(seconds=1)
+    )
+    assert jobs_expire_leases() == 1
+    bisection = bisection_advance(bisection_id=Bisection.objects.get().pk)
+    assert bisection is not None and bisection.state == "running"
+    c3 = bisection.commits.get(sha=sha("c3"))
+    assert c3.verdict == "skipped" and "expired" in c3.reason
+    assert Job.objects.filter(state="queued").count() == 1  # the search goes on around it
+
+
 def test_ends_without_a_change_fail(bob, recipe, agent):
     create(bob)
     good, commits = linear_range(4)
@@ -277,3 +300,19 @@ def test_the_page_names_the_culprit(bob, recipe, agent, client):
     assert detail["culprit"] == sha("c5")
     assert [c["step"] for c in detail["commits"]] == sorted(c["step"] for c in detail["commits"])
     assert BisectionCommit.objects.get(sha=sha("c5")).verdict == "bad"
+
+
+@pytest.mark.parametrize(
+    ("recipe_name", "expected"),
+    [
+        ("master", "master@0123456789ab"),
+        ("master+pgxact-split", "master@0123456789ab+pgxact-split"),
+        ("15devel", "15devel@0123456789ab"),
+        ("9.6.24+x", "9.6devel@0123456789ab+x"),
+    ],
+)
+def test_a_commit_is_named_as_a_version_of_its_recipes_major(recipe_name, expected):
+    name = step_version(recipe_name=recipe_name, sha="0123456789abcdef" * 2 + "01234567")
+    assert name == expected
+    parsed = version_parse(name)
+    assert parsed.commit == "0123456789ab" and parsed.needs_build
