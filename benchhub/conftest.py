@@ -96,7 +96,13 @@ def analysis_worker(transactional_db):
     queue = processes.unique_queue()
     worker = processes.celery_worker(queue).start()
     routes = celery_app.conf.task_routes
-    _route(routes={"results.*": {"queue": queue}, "regressions.*": {"queue": queue}})
+    _route(
+        routes={
+            "results.*": {"queue": queue},
+            "regressions.*": {"queue": queue},
+            "bisections.*": {"queue": queue},
+        }
+    )
     try:
         yield queue
     finally:

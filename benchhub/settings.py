@@ -134,6 +134,7 @@ INSTALLED_APPS = [
     "benchhub.compare",
     "benchhub.review",
     "benchhub.regressions",
+    "benchhub.bisections",
     "benchhub.api",
     "benchhub.dashboard",
 ]
@@ -292,10 +293,12 @@ CELERY_TASK_DEFAULT_QUEUE = "default"
 # Analysis (aggregates after upload) has a queue of its own so a backlog of it never delays
 # job bookkeeping; a worker must consume both (`-Q default,analysis`).
 ANALYSIS_QUEUE = env_str("BENCHHUB_ANALYSIS_QUEUE", "analysis")
-# Change detection runs after aggregation, on the same queue; notifications too.
+# Change detection runs after aggregation, on the same queue; notifications too; and a
+# bisection's next step, which reads the aggregated runs of its jobs.
 CELERY_TASK_ROUTES = {
     "results.*": {"queue": ANALYSIS_QUEUE},
     "regressions.*": {"queue": ANALYSIS_QUEUE},
+    "bisections.*": {"queue": ANALYSIS_QUEUE},
 }
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

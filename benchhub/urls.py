@@ -5,6 +5,12 @@ from django.contrib import admin
 from django.urls import include, path
 
 from benchhub.accounts.api import TokenDetailView, TokensView
+from benchhub.bisections.api import (
+    BisectionCancelView,
+    BisectionDetailView,
+    BisectionsView,
+    JobRangeView,
+)
 from benchhub.builds.api import BuildsView, RecipeDetailView, RecipePatchesView, RecipesView
 from benchhub.compare.api import CompareSettleView, CompareView
 from benchhub.hosts.api import HostGrantDetailView, HostGrantsView, HostSpoolReportView, HostsView
@@ -74,6 +80,14 @@ api_v1 = [
     path("jobs/<int:job_id>/heartbeat/", JobHeartbeatView.as_view(), name="api-job-heartbeat"),
     path("jobs/<int:job_id>/finish/", JobFinishView.as_view(), name="api-job-finish"),
     path("jobs/<int:job_id>/release/", JobReleaseView.as_view(), name="api-job-release"),
+    path("jobs/<int:job_id>/range/", JobRangeView.as_view(), name="api-job-range"),
+    path("bisections/", BisectionsView.as_view(), name="api-bisections"),
+    path("bisections/<int:bisection_id>/", BisectionDetailView.as_view(), name="api-bisection"),
+    path(
+        "bisections/<int:bisection_id>/cancel/",
+        BisectionCancelView.as_view(),
+        name="api-bisection-cancel",
+    ),
     path("schedules/", SchedulesView.as_view(), name="api-schedules"),
     path("schedules/<int:schedule_id>/", ScheduleDetailView.as_view(), name="api-schedule"),
     path("workloads/catalog/", CatalogView.as_view(), name="api-catalog"),

@@ -361,3 +361,57 @@ class RecipeForm(forms.Form):
                 PatchIn(name=upload.name, content=upload.read()) for upload in data["patches"]
             ],
         }
+
+
+def _git_recipe_choices() -> list[tuple[str, str]]:
+    from benchhub.builds.models import Recipe
+
+    recipes = Recipe.objects.filter(source_kind=Recipe.Kind.GIT).order_by("sort_key", "name")
+    return [(r.name, f"{r.name} ({r.url})") for r in recipes[:500]]
+
+
+class BisectionForm(forms.Form):
+    """A bisection: a git recipe's repository between two refs, one workload at one level on
+    one host. Validation is the API's (bisections.serializers)."""
+
+    recipe = forms.ChoiceField(choices=_git_recipe_choices, help_text="a recipe built from git")
+    good = forms.CharField(max_length=200, help_text="a commit, tag or branch without the change")
+    bad = forms.CharField(max_length=200, help_text="a commit, tag or branch with it")
+    host = forms.ChoiceField(choices=_host_choices)
+    catalog = forms.ChoiceField(choices=catalog_choices, required=False, label="Catalog workload")
+    builtin = forms.ChoiceField(
+        choices=_as_named(Workload.Builtin), initial="select-only", required=False
+    )
+    query_mode = forms.ChoiceField(
+        choices=_as_named(Workload.QueryMode), initial="prepared", required=False
+    )
+    scale = forms.IntegerField(min_value=1, required=False, help_text="pgbench -s; blank: 1")
+    clients = forms.IntegerField(min_value=1, help_text="the one client level measured")
+    duration_s = forms.FloatField(min_value=1, initial=30, label="Duration (s)")
+    repeats = forms.IntegerField(min_value=2, max_value=20, initial=3, help_text="per step")
+    change = forms.FloatField(
+        required=False,
+        help_text="bad / good in tps (0.92: 8% slower); blank: measured from the two ends",
+    )
+
+    def bisection_request(self) -> dict[str, Any]:
+        """The body the bisection API takes."""
+        data = self.cleaned_data
+        body: dict[str, Any] = {
+            name: data[name]
+            for name in ("recipe", "good", "bad", "host", "clients", "duration_s", "repeats")
+        }
+        body["change"] = data["change"]
+        if data["scale"] is not None:
+            body["scale"] = data["scale"]
+        if data["catalog"]:
+            body["workload"] = {"catalog": data["catalog"]}
+        else:
+            builtin = data["builtin"] or "select-only"
+            body["workload"] = {
+                "name": builtin,
+                "builtin": builtin,
+                "query_mode": data["query_mode"] or "prepared",
+            }
+            body.setdefault("scale", 1)
+        return body

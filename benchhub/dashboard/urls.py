@@ -4,6 +4,7 @@ from django.urls import path
 from benchhub.accounts.forms import LoginForm
 from benchhub.dashboard import (
     views,
+    views_bisections,
     views_compare,
     views_experiments,
     views_hosts,
@@ -34,6 +35,14 @@ urlpatterns = [
         name="experiment",
     ),
     path("jobs/", views_jobs.job_list, name="jobs"),
+    path("bisections/", views_bisections.bisection_list, name="bisections"),
+    path("bisections/new/", views_bisections.bisection_new, name="bisection-new"),
+    path("bisections/<int:bisection_id>/", views_bisections.bisection_detail, name="bisection"),
+    path(
+        "bisections/<int:bisection_id>/cancel/",
+        views_bisections.bisection_cancel,
+        name="bisection-cancel",
+    ),
     path("workloads/", views_workloads.workload_catalog, name="workloads"),
     path("recipes/", views_recipes.recipes, name="recipes"),
     path("jobs/new/", views_jobs.job_new, name="job-new"),

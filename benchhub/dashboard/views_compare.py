@@ -1,7 +1,7 @@
 """The Compare and History pages. Views parse the query, call one selector, build the figures
 (dashboard.charts) and render; the numbers come from compare.tables, as in the API."""
 
-from urllib.parse import parse_qsl
+from urllib.parse import parse_qsl, urlencode
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
@@ -11,6 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from benchhub.api.errors import flatten_errors
+from benchhub.builds.models import Recipe
 from benchhub.compare.assessment import comparison_assess
 from benchhub.compare.selectors import compare_choices, comparison_get, history_get
 from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
@@ -97,7 +98,29 @@ def _comparison_context(
         "history_query": {"host": history_host, "workload": base.workload.name},
         **presentation_context([comparison], level=level),
         **why_context(why_get(comparison, assessment, asked=why), comparison, permalink=permalink),
+        "bisect_url": _bisect_url(comparison),
     }
+
+
+def _bisect_url(comparison) -> str:
+    """ "Find the commit": the bisection form prefilled, when the first two builds compared are
+    git builds of one repository at two commits (their provenance says so). A recipe of that
+    repository is looked up only then, so other comparisons keep their query count."""
+    if len(comparison.series) < 2:
+        return ""
+    first, second = (s.run for s in comparison.series[:2])
+    sources = [(r.build.provenance or {}).get("source") or {} for r in (first, second)]
+    repository = sources[0].get("repository")
+    commits = [s.get("commit") for s in sources]
+    if not repository or sources[1].get("repository") != repository or None in commits:
+        return ""
+    if commits[0] == commits[1]:
+        return ""
+    recipe = Recipe.objects.filter(source_kind=Recipe.Kind.GIT, url=repository).first()
+    query = {"good": commits[0], "bad": commits[1], "host": first.host.name}
+    if recipe is not None:
+        query["recipe"] = recipe.name
+    return f"{reverse('bisection-new')}?{urlencode(query)}"
 
 
 def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:

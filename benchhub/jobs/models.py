@@ -131,6 +131,20 @@ class Job(models.Model):
     progress = models.JSONField(default=dict, blank=True, help_text="the agent's last report")
     failure_stage = models.CharField(max_length=50, blank=True)
     failure_message = models.TextField(blank=True)
+    bisection = models.ForeignKey(
+        "bisections.Bisection",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="jobs",
+        help_text="the bisection this job is a step of",
+    )
+    bisect_range = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text='a bisection\'s listing job only: {"url", "good", "bad"}; the agent lists the '
+        "range and measures nothing",
+    )
 
     class Meta:
         ordering = ["-created_at", "-id"]

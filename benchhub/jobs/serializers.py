@@ -361,9 +361,19 @@ class JobClaimOutSerializer(JobOutSerializer):
     (docs/runner-api.md, "Builds in a claim")."""
 
     builds = serializers.JSONField(help_text="version name -> build spec, patches inline")
+    bisect_range = serializers.JSONField(
+        required=False,
+        help_text='a bisection\'s listing job only: {"url", "good", "bad"} (docs/runner-api.md)',
+    )
 
     class Meta(JobOutSerializer.Meta):
-        fields = [*JobOutSerializer.Meta.fields, "builds"]
+        fields = [*JobOutSerializer.Meta.fields, "builds", "bisect_range"]
+
+    def to_representation(self, instance: Job) -> dict[str, Any]:
+        data = super().to_representation(instance)
+        if not data.get("bisect_range"):
+            data.pop("bisect_range", None)
+        return data
 
 
 class JobDetailOutSerializer(JobOutSerializer):

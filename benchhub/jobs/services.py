@@ -61,20 +61,23 @@ def _person(user: Any) -> User | None:
 
 
 def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job:
-    """Queue a job. `fields` are Job fields as validated by jobs.serializers.JobInSerializer.
+    """Queue a job. `fields` are Job fields as validated by jobs.serializers.JobInSerializer
+    (and, for a bisection's jobs, `bisection` and `bisect_range`).
 
     `created_by` must have the right to run jobs where the job may run (hosts.access):
     HostForbidden (403, naming the host) otherwise. None is the operator (manage.py job_create).
 
     Each version that names a recipe gets the recipe's build spec as it is now (patches
-    inline), so later changes to the recipe never change what this job builds.
+    inline), so later changes to the recipe never change what this job builds. `builds` given
+    in `fields` (a bisection's commits, which no recipe names) are the build specs instead.
     """
     job_target_check(
         person=_person(created_by),
         host=fields.get("host"),
         host_tags=fields.get("host_tags") or [],
     )
-    fields["builds"] = recipe_specs(names=list(fields["versions"]))
+    if fields.get("builds") is None:
+        fields["builds"] = recipe_specs(names=list(fields["versions"]))
     with transaction.atomic():
         job = Job.objects.create(created_by=created_by, **fields)
         _event(job, "queued", actor or str(created_by or "system"))
@@ -353,7 +356,9 @@ def job_finish(
     """End the agent's job as done or failed (with the stage and message of the failure).
 
     `done` requires one uploaded run per version for the current attempt, so a job never says
-    done with results missing. Finishing a job that was cancelled meanwhile is acknowledged.
+    done with results missing; a bisection's listing job, its range stored instead (no runs).
+    Finishing a job that was cancelled meanwhile is acknowledged. A bisection's job queues the
+    bisection's advance on commit.
     """
     with transaction.atomic():
         job = _held(job_id, token, attempt)
@@ -361,7 +366,9 @@ def job_finish(
             return job
         if job.state not in Job.ACTIVE:
             raise JobError("lease_lost", f"Job {job_id} is {job.state}.")
-        if outcome == Job.State.DONE:
+        if outcome == Job.State.DONE and job.bisect_range:
+            _range_stored_check(job)
+        elif outcome == Job.State.DONE:
             uploaded = Run.objects.filter(job=job, job_attempt=job.attempt).count()
             if uploaded != len(job.versions):
                 raise JobError(
@@ -375,7 +382,29 @@ def job_finish(
         job.failure_stage, job.failure_message = stage, message
         job.save()
         _event(job, outcome, _runner(token), f"{stage}: {message}" if stage else message)
+        _bisection_advance_on_commit(job)
     return job
+
+
+def _range_stored_check(job: Job) -> None:
+    from benchhub.bisections.models import Bisection
+
+    listing = Bisection.objects.filter(id=job.bisection_id or 0, state=Bisection.State.LISTING)
+    if job.bisection_id is None or listing.exists():
+        raise JobError(
+            "job_state",
+            f"Job {job.pk} lists a bisection's range: send it first (POST .../range/).",
+        )
+
+
+def _bisection_advance_on_commit(job: Job) -> None:
+    """A bisection's job ended: its bisection takes its next step once this commits."""
+    if job.bisection_id is None:
+        return
+    from benchhub.bisections.services import bisection_advance_enqueue
+
+    bisection_id = job.bisection_id
+    transaction.on_commit(lambda: bisection_advance_enqueue(bisection_id=bisection_id))
 
 
 def job_release(*, job_id: int, token: RunnerToken, reason: str, attempt: int | None = None) -> Job:
@@ -413,6 +442,7 @@ def job_cancel(*, job_id: int, actor: str, by: Any = None) -> Job:
         job.lease_expires_at = None
         job.save()
         _event(job, "cancelled", actor)
+        _bisection_advance_on_commit(job)
     return job
 
 
@@ -464,6 +494,8 @@ def _requeue(job: Job, *, actor: str, reason: str) -> None:
     job.lease_expires_at = None
     job.save()
     _event(job, kind, actor, note)
+    if job.state == Job.State.EXPIRED:
+        _bisection_advance_on_commit(job)
 
 
 def jobs_expire_leases() -> int:

@@ -308,6 +308,10 @@ def run_aggregate(*, run_id: int) -> int:
     run.save(update_fields=["aggregated_at"])
     # Change detection reads these aggregates, so it is queued once they have committed.
     transaction.on_commit(lambda: detection_enqueue(run_id=run.pk))
+    # A bisection's verdicts read the steady-state means, which exist from now on.
+    job_id = run.job_id
+    if job_id is not None:
+        transaction.on_commit(lambda: bisection_enqueue(job_id=job_id))
     return len(by_level)
 
 
@@ -394,6 +398,16 @@ def runs_steady_backfill(*, after: int = 0, limit: int = STEADY_BACKFILL_BATCH) 
     for run_id in ids:
         run_aggregate(run_id=run_id)
     return ids
+
+
+def bisection_enqueue(*, job_id: int) -> None:
+    """Queue the next step of the bisection the run's job belongs to, if any."""
+    from benchhub.bisections.services import bisection_advance_enqueue
+    from benchhub.jobs.models import Job
+
+    bisection_id = Job.objects.filter(pk=job_id).values_list("bisection_id", flat=True).first()
+    if bisection_id is not None:
+        bisection_advance_enqueue(bisection_id=bisection_id)
 
 
 def detection_enqueue(*, run_id: int) -> None:

@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from .build import BuildError, BuildProgress, BuildStopped, commit_range
 from .client import ApiError, Client, Unreachable
 from .config import Config
 from .job import Interrupted, JobRunner, StageError, stale_clusters_stop
@@ -138,6 +139,8 @@ class Agent:
                 job = job_parse(claim)
             except JobSpecError as exc:
                 return self._refuse(exc)
+            if job.bisect_range is not None:
+                return self._list_range(job)
             if not self.config.trust_job_code:
                 refused = job_code_check(
                     workload=job.workload.definition, config_overrides=job.config_overrides
@@ -231,6 +234,55 @@ class Agent:
                 f"run {e.run_uuid}: {e.status} {e.error} {e.detail}".strip() for e in refused
             )
             return self._fail(job, "upload", f"the server refused the results: {answers}")
+        return self._finish(job.id, "done")
+
+    def _list_range(self, job: JobSpec) -> str:
+        """A bisection's listing job: the commits between its two refs, from the host's
+        mirror of the repository, sent to the server; nothing is measured. A ref that does not
+        resolve, or a fetch that fails, fails the job at stage `resolve`."""
+        assert job.bisect_range is not None
+        wanted = job.bisect_range
+        logger.info("job %s: listing %s..%s of %s", job.id, wanted.good, wanted.bad, wanted.url)
+        self.halt = threading.Event()
+        self.outcome = ""
+        self.runner = None  # nothing to stop but the listing, which watches `halt`
+        latest: dict[str, Any] = {"stage": "resolve"}
+
+        def progress(update: BuildProgress) -> None:
+            latest.update(build_stage=update.stage, line=update.line[-200:])
+
+        beat = threading.Thread(target=self._heartbeats, args=(job.id, latest), daemon=True)
+        beat.start()
+        try:
+            found = commit_range(
+                wanted.url,
+                wanted.good,
+                wanted.bad,
+                cache_dir=self.config.cache_dir,
+                settings=self.config.build,
+                progress=progress,
+                stop=self.halt,
+            )
+        except BuildStopped:
+            return self._interrupted(job)
+        except BuildError as exc:
+            return self._fail(job, "resolve", str(exc))
+        finally:
+            self.halt.set()
+            beat.join(timeout=5)
+        try:
+            self.client.bisect_range(
+                job.id,
+                attempt=job.attempt,
+                good=found.good,
+                bad=found.bad,
+                commits=[commit.as_dict() for commit in found.commits],
+            )
+        except ApiError as exc:
+            return self._fail(job, "range", f"the server refused the range: {exc}")
+        except Unreachable as exc:
+            logger.error("could not send the range of job %s: %s", job.id, exc)
+            return "unreachable"
         return self._finish(job.id, "done")
 
     def _heartbeats(self, job_id: int, latest: dict[str, Any]) -> None:

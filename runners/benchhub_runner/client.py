@@ -139,6 +139,16 @@ class Client:
             {"outcome": outcome, "stage": _cut(stage), "message": message[:20000]},
         )
 
+    def bisect_range(
+        self, job_id: int, *, attempt: int, good: str, bad: str, commits: list[dict[str, Any]]
+    ) -> None:
+        """A bisection's listing job: the range it found (docs/runner-api.md)."""
+        self.request(
+            "POST",
+            f"/api/v1/jobs/{job_id}/range/",
+            {"attempt": attempt, "good": good, "bad": bad, "commits": commits},
+        )
+
     def release(self, job_id: int, reason: str) -> None:
         self.request(
             "POST", f"/api/v1/jobs/{job_id}/release/", {"reason": reason[:2000]}, attempts=2

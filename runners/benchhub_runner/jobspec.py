@@ -21,7 +21,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
-from .build.spec import BuildSpec, SpecError, spec_parse
+from .build.spec import BuildSpec, SpecError, git_ref_parse, spec_parse
 from .versions import VersionError, version_parse
 
 Role = Literal["measured", "background"]
@@ -120,6 +120,16 @@ class Workload:
 
 
 @dataclass(frozen=True)
+class BisectRange:
+    """A bisection's listing job (docs/runner-api.md, "A bisection's range"): list the commits
+    of `url` between `good` and `bad` instead of measuring anything."""
+
+    url: str
+    good: str
+    bad: str
+
+
+@dataclass(frozen=True)
 class JobSpec:
     """A claimed job. Client levels and versions keep the job's order; `level_threads` maps a
     client level to its pgbench threads under the `pairs` policy."""
@@ -158,6 +168,8 @@ class JobSpec:
     # The pgbench client: "" the newest the host has or builds for the job, "configured" the
     # agent's own, else a version whose pgbench and psql drive every server of the job.
     client: str = ""
+    # Set on a bisection's listing job: the agent lists the range and measures nothing.
+    bisect_range: BisectRange | None = None
 
     def threads_for(self, clients: int) -> int:
         """pgbench -j at a client level under the job's policy (pgbench refuses more threads
@@ -207,6 +219,7 @@ def _job(job: _Object, job_id: int) -> JobSpec:
         profile_clients=job.optional_integer("profile_clients"),
         **_method(job),
         builds=_builds(job),
+        bisect_range=_bisect_range(job),
     )
     _check_plan(spec)
     return spec
@@ -259,6 +272,21 @@ def _builds(job: _Object) -> dict[str, BuildSpec]:
         except SpecError as exc:
             raise JobSpecError(f"{path}.{exc.field}", exc.message) from None
     return found
+
+
+def _bisect_range(job: _Object) -> BisectRange | None:
+    """`bisect_range`: absent, null or {} on every job but a bisection's listing job."""
+    found = job.child("bisect_range", default={})
+    if not found.value:
+        return None
+    url, good, bad = (found.text(key) for key in ("url", "good", "bad"))
+    for key, ref in (("good", good), ("bad", bad)):
+        try:
+            git_ref_parse(url, ref)
+        except SpecError as exc:
+            field = "url" if exc.field == "source.url" else key
+            raise JobSpecError(found.at(field), exc.message) from None
+    return BisectRange(url=url, good=good, bad=bad)
 
 
 def _check_plan(spec: JobSpec) -> None:

@@ -206,7 +206,9 @@ def merged(pg15_tarball: Path) -> Iterator[dict[str, str | Path]]:
 
 
 def test_it_lists_a_range_with_merged_branches_newest_first(merged, cache_dir) -> None:
-    commits = commit_range(str(merged["repo"]), "REL_15_18", "master", cache_dir=cache_dir)
+    found = commit_range(str(merged["repo"]), "REL_15_18", "master", cache_dir=cache_dir)
+    assert (found.good, found.bad) == (merged["base"], merged["a3"])
+    commits = found.commits
     shas = [c.sha for c in commits]
     assert set(shas) == {merged[k] for k in ("a1", "b1", "a2", "merge", "a3")}
     assert shas[0] == merged["a3"]
@@ -226,10 +228,11 @@ def test_it_lists_a_range_with_merged_branches_newest_first(merged, cache_dir) -
 
 
 def test_a_range_takes_short_shas_and_refuses_a_reversed_one(merged, cache_dir) -> None:
-    commits = commit_range(
+    found = commit_range(
         str(merged["repo"]), str(merged["a2"])[:9], str(merged["merge"]), cache_dir=cache_dir
     )
-    assert [c.sha for c in commits] == [merged["merge"], merged["b1"]]
+    assert found.good == merged["a2"]
+    assert [c.sha for c in found.commits] == [merged["merge"], merged["b1"]]
     with pytest.raises(BuildError, match="must be an ancestor"):
         commit_range(str(merged["repo"]), "master", "REL_15_18", cache_dir=cache_dir)
     with pytest.raises(BuildError, match="not a commit, tag or branch"):

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from benchhub_runner.jobspec import JobSpecError, Script, Stream, job_parse
+from benchhub_runner.jobspec import BisectRange, JobSpecError, Script, Stream, job_parse
 
 # A claim as the server sends it (JobOutSerializer), including fields the agent ignores.
 CLAIM: dict[str, Any] = {
@@ -155,6 +155,14 @@ def test_it_reads_the_level_to_profile():
     assert job_parse(claim(profile_clients=52)).profile_clients == 52
 
 
+def test_it_reads_a_bisections_listing_job():
+    listing = {"url": "https://git.postgresql.org/git/postgresql.git", "good": "REL_15_0",
+               "bad": "master"}  # fmt: skip
+    assert job_parse(claim(bisect_range=listing)).bisect_range == BisectRange(**listing)
+    assert job_parse(claim(bisect_range={})).bisect_range is None
+    assert job_parse(claim()).bisect_range is None
+
+
 @pytest.mark.parametrize(
     ("changes", "field", "says"),
     [
@@ -181,6 +189,13 @@ def test_it_reads_the_level_to_profile():
         ({"profile_clients": 7}, "profile_clients", "not one of the job's client levels"),
         ({"profile_clients": "52"}, "profile_clients", "expected an integer"),
         ({"workload": []}, "workload", "expected an object"),
+        (
+            {"bisect_range": {"url": "/r", "good": "a..b", "bad": "x"}},
+            "bisect_range.good",
+            "a commit",
+        ),
+        ({"bisect_range": {"url": "ftp://r", "good": "a", "bad": "b"}}, "bisect_range.url", "URL"),
+        ({"bisect_range": {"url": "/r", "good": "a"}}, "bisect_range.bad", "is missing"),
         ({"workload.name": DELETE}, "workload.name", "is missing"),
         ({"workload.query_mode": "fast"}, "workload.query_mode", "expected one of"),
         ({"workload.streams.1.clients": "x"}, "workload.streams[1].clients", "integer"),

@@ -9,7 +9,9 @@ def line(count: int) -> list[Commit]:
     return made[::-1]
 
 
-def bisect(commits: list[Commit], culprit: str, *, unbuildable: frozenset[str] | set[str] = frozenset()):
+def bisect(
+    commits: list[Commit], culprit: str, *, unbuildable: frozenset[str] | set[str] = frozenset()
+):
     """Run the search to its end, answering as a commit would: bad from the culprit on."""
     order = [c.sha for c in commits]
     bad, good, skipped, measured = [order[0]], [], [], []  # type: list[str], list[str], list[str], list[str]

@@ -102,6 +102,7 @@ def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alic
         "host": "/hosts/bench-01/",
         "statistics": "/docs/statistics/",
         "regressions": "/regressions/",
+        "bisections": "/bisections/",
     }
     problems = []
     for name, path in public.items():
@@ -113,6 +114,7 @@ def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alic
         "import-summary": "/import/summary/",
         "home-signed-in": "/",
         "subscriptions": "/regressions/subscriptions/",
+        "bisection-form": "/bisections/new/",
     }.items():
         problems += check_page(page, url + path, name)
     assert problems == []

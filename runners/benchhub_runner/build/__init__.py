@@ -16,8 +16,8 @@ Stdlib only, like the rest of the agent. docs/agent.md, "Building PostgreSQL fro
 from .builder import Build, commit_range, ensure_build, resolve_source
 from .errors import STAGES, BuildError, BuildStopped
 from .settings import BuildSettings, build_settings_from
-from .sources import RangeCommit, ResolvedSource
-from .spec import BuildSpec, SpecError, spec_from_json, spec_parse
+from .sources import CommitRange, RangeCommit, ResolvedSource
+from .spec import BuildSpec, SpecError, git_ref_parse, spec_from_json, spec_parse
 from .steps import BuildProgress, ProgressCallback
 
 __all__ = [
@@ -28,6 +28,7 @@ __all__ = [
     "BuildSettings",
     "BuildSpec",
     "BuildStopped",
+    "CommitRange",
     "ProgressCallback",
     "RangeCommit",
     "ResolvedSource",
@@ -35,6 +36,7 @@ __all__ = [
     "build_settings_from",
     "commit_range",
     "ensure_build",
+    "git_ref_parse",
     "resolve_source",
     "spec_from_json",
     "spec_parse",

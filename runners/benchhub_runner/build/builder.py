@@ -34,7 +34,7 @@ from .errors import BuildError
 from .installs import MARKER, USED, Hold, InstallCache, install_key
 from .majors import table_digest
 from .settings import BuildSettings
-from .sources import GIT_ENV, RangeCommit, ResolvedSource, SourceCache
+from .sources import GIT_ENV, CommitRange, ResolvedSource, SourceCache
 from .spec import BuildSpec, Source
 from .steps import ProgressCallback, Steps, clean_env
 
@@ -151,20 +151,21 @@ def commit_range(
     settings: BuildSettings | None = None,
     progress: ProgressCallback | None = None,
     stop: threading.Event | None = None,
-) -> list[RangeCommit]:
+) -> CommitRange:
     """The commits of a git repository a bisection searches between ``good`` and ``bad`` (refs
-    as a recipe takes them), from the source cache's mirror. BuildError at fetch or resolve."""
+    as a recipe takes them), from the source cache's mirror, with both ends resolved to full
+    shas. BuildError at fetch or resolve."""
     settings = settings or BuildSettings()
     cache = InstallCache(Path(cache_dir).absolute() / "builds")
     env = clean_env(home=cache.root, extra=_git_env())
     steps = Steps(log_path=cache.new_log(), account=None, env=env, progress=progress, stop=stop)
     try:
         sources = SourceCache(cache.root / "sources", release_url=settings.release_url)
-        commits = sources.commit_range(url, good, bad, steps)
+        found = sources.commit_range(url, good, bad, steps)
     finally:
         steps.close()
     steps.log_path.unlink(missing_ok=True)
-    return commits
+    return found
 
 
 def _steps(

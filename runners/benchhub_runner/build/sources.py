@@ -81,6 +81,16 @@ class RangeCommit:
         return {**vars(self), "parents": list(self.parents), "files": list(self.files)}
 
 
+@dataclass(frozen=True)
+class CommitRange:
+    """A bisection's range: the two ends resolved to full shas, and ``commits`` (newest first,
+    the bad end first) as ``git rev-list bad ^good`` lists them."""
+
+    good: str
+    bad: str
+    commits: list[RangeCommit]
+
+
 class SourceCache:
     def __init__(self, root: Path, *, release_url: str) -> None:
         self.root = root
@@ -196,7 +206,7 @@ class SourceCache:
 
     # --- git -----------------------------------------------------------------------------------
 
-    def commit_range(self, url: str, good: str, bad: str, steps: Steps) -> list[RangeCommit]:
+    def commit_range(self, url: str, good: str, bad: str, steps: Steps) -> CommitRange:
         """What ``git rev-list bad ^good`` lists, newest first in topological order (merged
         branches included, as ``git bisect`` searches them), with parents, author, commit
         date (UTC), subject and changed files. Fetches when a ref is not a fixed commit."""
@@ -208,7 +218,8 @@ class SourceCache:
             good_sha = self._git(GitSource(url=url, ref=good), steps).commit
             bad_sha = self._git(GitSource(url=url, ref=bad), steps).commit
             assert good_sha is not None and bad_sha is not None
-            return self._range(self.mirror_path(url), good_sha, bad_sha, steps)
+            commits = self._range(self.mirror_path(url), good_sha, bad_sha, steps)
+        return CommitRange(good=good_sha, bad=bad_sha, commits=commits)
 
     def _range(self, mirror: Path, good: str, bad: str, steps: Steps) -> list[RangeCommit]:
         git_dir = ["git", "--git-dir", str(mirror)]

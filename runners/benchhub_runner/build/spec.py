@@ -163,6 +163,12 @@ def spec_parse(data: Any) -> BuildSpec:
 # --- fields ----------------------------------------------------------------------------------
 
 
+def git_ref_parse(url: Any, ref: Any) -> GitSource:
+    """A repository and a ref as a git source takes them (a bisection's ends): SpecError
+    naming ``source.url`` or ``source.ref`` otherwise."""
+    return _git({"kind": "git", "url": url, "ref": ref})
+
+
 def _name(value: Any) -> str:
     name = _optional_str(value, "name", MAX_NAME)
     if not name or not name.strip():

@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class BisectionsConfig(AppConfig):
+    name = "benchhub.bisections"
+    label = "bisections"

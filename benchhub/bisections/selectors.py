@@ -1,0 +1,28 @@
+"""Reads of bisections for the API and the pages (fixed query counts)."""
+
+from django.db.models import Prefetch, QuerySet
+
+from benchhub.bisections.models import Bisection, BisectionCommit
+from benchhub.jobs.models import Job
+
+
+def bisection_list() -> QuerySet[Bisection]:
+    """Newest first, with recipe, host and creator (paginate: unbounded)."""
+    return Bisection.objects.select_related("recipe", "host", "created_by").order_by(
+        "-created_at", "-id"
+    )
+
+
+def bisection_get(*, bisection_id: int) -> Bisection | None:
+    """One bisection with its commits (by position) and its jobs (oldest first, with their
+    runs), in four queries."""
+    return (
+        bisection_list()
+        .prefetch_related(
+            Prefetch("commits", queryset=BisectionCommit.objects.order_by("position")),
+            Prefetch("jobs", queryset=Job.objects.order_by("created_at", "id")),
+            "jobs__runs",
+        )
+        .filter(pk=bisection_id)
+        .first()
+    )

@@ -1,0 +1,239 @@
+"""Validation of bisection requests and of the range an agent lists; shapes of bisections as the
+API returns them."""
+
+import re
+from typing import Any
+
+from rest_framework import serializers
+
+from benchhub.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
+from benchhub.bisections.decide import ChangeError, given_change
+from benchhub.bisections.models import Bisection, BisectionCommit
+from benchhub.bisections.search import MAX_COMMITS
+from benchhub.bisections.services import refs_check
+from benchhub.builds.models import Recipe
+from benchhub.jobs.serializers import JobInSerializer
+
+SHA = re.compile(r"^[0-9a-f]{40}\Z")
+MAX_PARENTS = 64
+MAX_FILES = 100
+# The fields of a bisection that are a job's, validated as a job request validates them.
+JOB_FIELDS = ("workload", "scale", "duration_s", "warmup_s", "config_overrides", "host")
+
+
+class BisectionInSerializer(serializers.Serializer):
+    recipe = StrictCharField(max_length=100, help_text="a git recipe, by name")
+    good = StrictCharField(max_length=200, help_text="a commit, tag or branch without the change")
+    bad = StrictCharField(max_length=200, help_text="one with it")
+    host = StrictCharField(max_length=200)
+    workload = serializers.JSONField(help_text="as a job takes it (a catalog entry too)")
+    scale = serializers.JSONField(required=False)
+    duration_s = serializers.JSONField(required=False)
+    warmup_s = serializers.JSONField(required=False)
+    config_overrides = serializers.JSONField(required=False)
+    clients = StrictIntegerField(min_value=1, max_value=100000, help_text="the one level")
+    repeats = StrictIntegerField(min_value=2, max_value=20, default=3, help_text="per step")
+    max_repeats = StrictIntegerField(
+        min_value=2, max_value=30, default=9, help_text="a commit unknown after these is skipped"
+    )
+    change = StrictFloatField(
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="bad / good in tps (0.92: 8% slower); null: measured from the two ends",
+    )
+
+    def validate_change(self, value: float | None) -> float | None:
+        if value is not None:
+            try:
+                given_change(value)
+            except ChangeError as exc:
+                raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors: dict[str, Any] = {}
+        recipe = Recipe.objects.filter(name__iexact=attrs["recipe"].strip()).first()
+        if recipe is None:
+            errors["recipe"] = f"No recipe named {attrs['recipe']!r}; define it first (/recipes/)."
+        else:
+            errors.update(refs_check(recipe=recipe, good=attrs["good"], bad=attrs["bad"]))
+        if attrs["max_repeats"] < attrs["repeats"]:
+            errors["max_repeats"] = "At least the repeats of one step."
+        request = {key: self.initial_data[key] for key in JOB_FIELDS if key in self.initial_data}
+        request.update(clients=[attrs["clients"]], repeats=attrs["repeats"])
+        request["versions"] = [recipe.name] if recipe is not None else ["master"]
+        job = JobInSerializer(data=request)
+        if not job.is_valid():
+            errors.update({k: v for k, v in job.errors.items() if k != "versions"})
+        elif job.validated_data.get("duration_s") is None:
+            errors["duration_s"] = "A bisection measures for a duration (pgbench -T): give it."
+        if errors:
+            raise serializers.ValidationError(errors)
+        return {**attrs, "recipe": recipe, "job": job.validated_data}
+
+
+class _Refused(Exception):
+    """A part of a commit at fault: its path under `commits` and why."""
+
+    def __init__(self, path: str, message: str) -> None:
+        super().__init__(f"{path}: {message}")
+
+
+def _text(value: Any, path: str, limit: int) -> str:
+    if not isinstance(value, str) or len(value) > limit:
+        raise _Refused(path, f"A string of at most {limit} characters.")
+    return value
+
+
+def _sha(value: Any, path: str) -> str:
+    if not isinstance(value, str) or not SHA.match(value):
+        raise _Refused(path, "A full commit id: 40 lowercase hex digits.")
+    return value
+
+
+def _list(value: Any, path: str, limit: int) -> list[Any]:
+    if not isinstance(value, list) or len(value) > limit:
+        raise _Refused(path, f"A list of at most {limit} items.")
+    return value
+
+
+def _commit(value: Any, path: str) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise _Refused(path, "An object.")
+    total = value.get("files_total", 0)
+    if isinstance(total, bool) or not isinstance(total, int) or not 0 <= total < 2**31:
+        raise _Refused(f"{path}.files_total", "An integer >= 0.")
+    return {
+        "sha": _sha(value.get("sha"), f"{path}.sha"),
+        "parents": [
+            _sha(p, f"{path}.parents[{i}]")
+            for i, p in enumerate(_list(value.get("parents", []), f"{path}.parents", MAX_PARENTS))
+        ],
+        "author": _text(value.get("author", ""), f"{path}.author", 200),
+        "date": _text(value.get("date", ""), f"{path}.date", 40),
+        "subject": _text(value.get("subject", ""), f"{path}.subject", 200),
+        "files": [
+            _text(f, f"{path}.files[{i}]", 300)
+            for i, f in enumerate(_list(value.get("files", []), f"{path}.files", MAX_FILES))
+        ],
+        "files_total": total,
+    }
+
+
+class RangeCommitsField(serializers.Field):
+    """The commits of a range, newest first: at most MAX_COMMITS, each checked by hand (a
+    nested serializer per commit is slow at thousands), errors named by path
+    (`commits[12].parents[0]`)."""
+
+    def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
+        if not isinstance(data, list) or not 1 <= len(data) <= MAX_COMMITS:
+            raise serializers.ValidationError(f"A list of 1 to {MAX_COMMITS} commits.")
+        commits = []
+        try:
+            commits = [_commit(value, f"[{i}]") for i, value in enumerate(data)]
+        except _Refused as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        if len({c["sha"] for c in commits}) != len(commits):
+            raise serializers.ValidationError("A commit is listed twice.")
+        return commits
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+class RangeInSerializer(serializers.Serializer):
+    attempt = StrictIntegerField(min_value=1, help_text="the attempt from the claim")
+    good = StrictCharField(max_length=40, help_text="the good end, resolved: 40 hex")
+    bad = StrictCharField(max_length=40, help_text="the bad end, resolved (the first commit)")
+    commits = RangeCommitsField(
+        help_text="newest first: sha, parents, author, date, subject, files (at most 100), "
+        "files_total"
+    )
+
+    def validate_good(self, value: str) -> str:
+        return _sha_field(value)
+
+    def validate_bad(self, value: str) -> str:
+        return _sha_field(value)
+
+
+def _sha_field(value: str) -> str:
+    if not SHA.match(value):
+        raise serializers.ValidationError("A full commit id: 40 lowercase hex digits.")
+    return value
+
+
+class BisectionCommitOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = BisectionCommit
+        fields = [
+            "position",
+            "sha",
+            "parents",
+            "author",
+            "date",
+            "subject",
+            "files",
+            "files_total",
+            "verdict",
+            "tps",
+            "position_value",
+            "low",
+            "high",
+            "repeats",
+            "step",
+            "reason",
+        ]
+
+
+class BisectionOutSerializer(serializers.ModelSerializer):
+    recipe = serializers.CharField(source="recipe.name")
+    host = serializers.CharField(source="host.name")
+    created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+
+    class Meta:
+        model = Bisection
+        fields = [
+            "id",
+            "state",
+            "recipe",
+            "good_ref",
+            "bad_ref",
+            "good_sha",
+            "bad_sha",
+            "host",
+            "workload",
+            "scale",
+            "duration_s",
+            "warmup_s",
+            "config_overrides",
+            "clients",
+            "repeats",
+            "max_repeats",
+            "change",
+            "change_used",
+            "good_tps",
+            "culprit",
+            "message",
+            "created_by",
+            "created_at",
+            "finished_at",
+        ]
+
+
+class BisectionDetailOutSerializer(BisectionOutSerializer):
+    commits = serializers.SerializerMethodField()
+    jobs = serializers.SerializerMethodField()
+
+    class Meta(BisectionOutSerializer.Meta):
+        fields = [*BisectionOutSerializer.Meta.fields, "commits", "jobs"]
+
+    def get_commits(self, bisection: Bisection) -> Any:
+        """The commits measured so far, in the order tried (the bad end first)."""
+        tried = [c for c in bisection.commits.all() if c.step is not None]
+        tried.sort(key=lambda c: c.step or 0)
+        return BisectionCommitOutSerializer(tried, many=True).data
+
+    def get_jobs(self, bisection: Bisection) -> list[int]:
+        return [job.pk for job in bisection.jobs.all()]

@@ -1,0 +1,165 @@
+"""Issue 12's "Done when", end to end: a local git repository made from the PostgreSQL 15.18
+source tarball with 8 commits of its own, one of which makes every transaction 2 ms slower and
+one of which does not compile. A bisection from the tarball's commit to the last one, with real
+builds (the suite's warm ccache), a real agent and a real server (its Celery worker advances the
+bisection), finds the slow commit in at most 4 measured steps, skips the broken one, and its page
+names the culprit.
+"""
+
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from django.test import Client
+from rest_framework.test import APIClient
+
+from benchhub.bisections.models import Bisection
+from benchhub.builds.services import recipe_create
+from benchhub.hosts.services import runner_token_create
+from benchhub.jobs.models import Job
+from benchhub.testing import installs, processes
+
+XACT_C = "src/backend/access/transam/xact.c"
+BROKEN_C = "src/backend/utils/adt/int8.c"
+NOTES = "NOTES.benchhub"
+
+
+def git(repo: Path, *args: str, date: str = "2026-11-01T10:00:00Z") -> str:
+    env = {
+        "GIT_AUTHOR_NAME": "alice",
+        "GIT_AUTHOR_EMAIL": "alice@example.org",
+        "GIT_COMMITTER_NAME": "alice",
+        "GIT_COMMITTER_EMAIL": "alice@example.org",
+        "GIT_AUTHOR_DATE": date,
+        "GIT_COMMITTER_DATE": date,
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(repo),
+    }
+    done = subprocess.run(
+        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
+    )
+    return done.stdout.strip()
+
+
+def commit(repo: Path, index: int, message: str) -> str:
+    git(repo, "add", "-A", "-f")
+    git(repo, "commit", "-q", "-m", message, date=f"2026-11-0{index}T10:00:00Z")
+    return git(repo, "rev-parse", "HEAD")
+
+
+def slow_xact(repo: Path) -> None:
+    """Sleep 2 ms at the start of every CommitTransaction: every transaction gets slower."""
+    path = repo / XACT_C
+    text = path.read_text()
+    start = text.index("\nCommitTransaction(void)\n{\n")
+    line = "\tis_parallel_worker = (s->blockState == TBLOCK_PARALLEL_INPROGRESS);\n"
+    at = text.index(line, start) + len(line)
+    path.write_text(text[:at] + "\n\tpg_usleep(2000);\t/* a slower commit */\n" + text[at:])
+
+
+@pytest.fixture
+def repository():
+    """base (the tarball, tagged REL_15_18), then c1 .. c8: c4 does not compile (c5 repairs
+    it), c6 makes commits slow; the others change a file nothing compiles."""
+    root = processes.agent_work_dir()
+    repo = root / "postgresql"
+    repo.mkdir()
+    tarball = installs.pg15_source_tarball()
+    subprocess.run(
+        ["tar", "-xf", str(tarball), "--strip-components=1", "-C", str(repo)], check=True
+    )
+    git(repo, "init", "-q", "-b", "master")
+    shas = {"base": commit(repo, 1, "PostgreSQL 15.18")}
+    git(repo, "tag", "REL_15_18")
+    broken = repo / BROKEN_C
+    original = broken.read_text()
+    for i in range(1, 9):
+        (repo / NOTES).write_text(f"{i}\n")
+        if i == 4:
+            broken.write_text(original + "\nthis is not C;\n")
+        if i == 5:
+            broken.write_text(original)
+        if i == 6:
+            slow_xact(repo)
+        shas[f"c{i}"] = commit(repo, i, {4: "broken", 6: "slow commit"}.get(i, f"commit {i}"))
+    yield repo, shas
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def build_env(work_dir):
+    cache_dir = processes.agent_work_dir()
+    config = work_dir / "agent.toml"
+    ccache = installs.prebuilt_cache() / "ccache-builds"
+    config.write_text(f'heartbeat_interval_s = 1\n\n[build]\nccache_dir = "{ccache}"\n')
+    yield {"BENCHHUB_CONFIG": str(config), "BENCHHUB_CACHE_DIR": str(cache_dir)}
+    shutil.rmtree(cache_dir, ignore_errors=True)
+
+
+def next_job_or_end(bisection_id: int, timeout_s: float = 120) -> bool:
+    """Wait for the worker's advance: True when a job is queued, False when it has ended."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        bisection = Bisection.objects.get(pk=bisection_id)
+        if bisection.state not in Bisection.OPEN:
+            return False
+        if bisection.jobs.filter(state=Job.State.QUEUED).exists():
+            return True
+        time.sleep(0.5)
+    raise AssertionError(f"bisection {bisection_id} neither advanced nor ended")
+
+
+@pytest.mark.slow
+def test_it_finds_the_slow_commit_and_skips_the_broken_one(
+    server, work_dir, build_env, alice, repository
+):
+    started = time.monotonic()
+    repo, shas = repository
+    recipe_create(name="15devel", source={"kind": "git", "url": str(repo), "ref": "master"})
+    _, token = runner_token_create(host_name="e2e-host")
+    api = APIClient()
+    api.force_login(alice)
+    created = api.post(
+        "/api/v1/bisections/",
+        {
+            "recipe": "15devel",
+            "good": "REL_15_18",
+            "bad": "master",
+            "host": "e2e-host",
+            "workload": {"name": "select-only", "builtin": "select-only"},
+            "scale": 1,
+            "clients": 1,
+            "duration_s": 3.0,
+            "warmup_s": 1.0,
+            "repeats": 3,
+        },
+        format="json",
+    )
+    assert created.status_code == 201, created.content
+    bisection_id = created.json()["id"]
+    env = {**processes.agent_env(server=server.url, token=token, work_dir=work_dir), **build_env}
+    outputs = []
+    for _ in range(12):
+        agent = processes.agent_once(env=env)
+        output, _ = agent.communicate(timeout=1500)
+        outputs.append(output)
+        # 1: the job failed (the commit that does not compile), which the bisection skips.
+        assert agent.returncode in (0, 1), output
+        if not next_job_or_end(bisection_id):
+            break
+    bisection = Bisection.objects.get(pk=bisection_id)
+    assert bisection.state == "found", (bisection.message, outputs[-1][-3000:])
+    assert bisection.culprit == shas["c6"]
+    tried = list(bisection.commits.exclude(step=None).exclude(position=0).order_by("step"))
+    assert len(tried) <= 4, [(c.subject, c.verdict) for c in tried]
+    broken = bisection.commits.get(sha=shas["c4"])
+    assert broken.verdict == "skipped" and "build" in broken.reason, broken.reason
+    page = Client().get(f"/bisections/{bisection_id}/").content.decode()
+    assert "slow commit" in page and shas["c6"] in page and XACT_C in page
+    print(
+        f"bisection of 8 commits: {len(tried)} steps "
+        f"({', '.join(f'{c.subject}: {c.verdict}' for c in tried)}), "
+        f"{time.monotonic() - started:.0f} s"
+    )
