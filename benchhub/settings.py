@@ -259,6 +259,7 @@ SPECTACULAR_SETTINGS = {
         "RegressionStateEnum": "benchhub.regressions.models.Regression.State",
         "RunStatusEnum": "benchhub.results.models.Run.Status",
         "DeliveryStatusEnum": "benchhub.regressions.models.Delivery.Status",
+        "BisectionStateEnum": "benchhub.bisections.models.Bisection.State",
     },
 }
 

@@ -4,6 +4,7 @@ API returns them."""
 import re
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
@@ -121,6 +122,33 @@ def _commit(value: Any, path: str) -> dict[str, Any]:
     }
 
 
+_SHA_SCHEMA = {"type": "string", "pattern": "^[0-9a-f]{40}$"}
+
+
+@extend_schema_field(
+    {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_COMMITS,
+        "items": {
+            "type": "object",
+            "required": ["sha"],
+            "properties": {
+                "sha": _SHA_SCHEMA,
+                "parents": {"type": "array", "maxItems": 64, "items": _SHA_SCHEMA},
+                "author": {"type": "string", "maxLength": 200},
+                "date": {"type": "string", "maxLength": 40},
+                "subject": {"type": "string", "maxLength": 200},
+                "files": {
+                    "type": "array",
+                    "maxItems": 100,
+                    "items": {"type": "string", "maxLength": 300},
+                },
+                "files_total": {"type": "integer", "minimum": 0, "maximum": 2**31 - 1},
+            },
+        },
+    }
+)
 class RangeCommitsField(serializers.Field):
     """The commits of a range, newest first: at most MAX_COMMITS, each checked by hand (a
     nested serializer per commit is slow at thousands), errors named by path
