@@ -34,16 +34,7 @@ class BisectionsView(APIView):
         data = BisectionInSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         found = data.validated_data
-        bisection = services.bisection_create(
-            recipe=found["recipe"],
-            good=found["good"],
-            bad=found["bad"],
-            job=found["job"],
-            repeats=found["repeats"],
-            max_repeats=found["max_repeats"],
-            change=found["change"],
-            created_by=request.user,
-        )
+        bisection = services.bisection_start(found, created_by=request.user)
         return Response(
             BisectionDetailOutSerializer(selectors.bisection_get(bisection_id=bisection.pk)).data,
             status=status.HTTP_201_CREATED,

@@ -44,6 +44,25 @@ class Bisection(models.Model):
     )
     good_tps = models.FloatField(null=True, blank=True, help_text="the good end's mean tps")
     change_used = models.FloatField(null=True, blank=True, help_text="the change looked for")
+    good_run = models.ForeignKey(
+        "results.Run",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the comparison it started from: the good run",
+    )
+    bad_run = models.ForeignKey(
+        "results.Run", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    regression = models.ForeignKey(
+        "regressions.Regression",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="the detected regression it started from",
+    )
     state = models.CharField(max_length=10, choices=State.choices, default=State.LISTING)
     culprit = models.CharField(max_length=40, blank=True, help_text="the first bad commit")
     message = models.TextField(blank=True, help_text="why it failed, or narrowed")

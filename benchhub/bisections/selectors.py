@@ -7,10 +7,11 @@ from benchhub.jobs.models import Job
 
 
 def bisection_list() -> QuerySet[Bisection]:
-    """Newest first, with recipe, host and creator (paginate: unbounded)."""
-    return Bisection.objects.select_related("recipe", "host", "created_by").order_by(
-        "-created_at", "-id"
-    )
+    """Newest first, with recipe, host, creator and the runs it started from (paginate:
+    unbounded)."""
+    return Bisection.objects.select_related(
+        "recipe", "host", "created_by", "good_run__build", "bad_run__build", "regression"
+    ).order_by("-created_at", "-id")
 
 
 def bisection_get(*, bisection_id: int) -> Bisection | None:

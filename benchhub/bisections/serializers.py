@@ -10,6 +10,7 @@ from rest_framework import serializers
 from benchhub.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from benchhub.bisections.decide import ChangeError, given_change
 from benchhub.bisections.models import Bisection, BisectionCommit
+from benchhub.bisections.origins import Origin, OriginError, origin_defaults, origin_get
 from benchhub.bisections.search import MAX_COMMITS
 from benchhub.bisections.services import refs_check
 from benchhub.builds.models import Recipe
@@ -23,16 +24,36 @@ JOB_FIELDS = ("workload", "scale", "duration_s", "warmup_s", "config_overrides",
 
 
 class BisectionInSerializer(serializers.Serializer):
-    recipe = StrictCharField(max_length=100, help_text="a git recipe, by name")
-    good = StrictCharField(max_length=200, help_text="a commit, tag or branch without the change")
-    bad = StrictCharField(max_length=200, help_text="one with it")
-    host = StrictCharField(max_length=200)
-    workload = serializers.JSONField(help_text="as a job takes it (a catalog entry too)")
+    """A bisection request. Started from two runs (`good_run`, `bad_run`) or a regression, the
+    request needs nothing else: every field it leaves out comes from them (bisections.origins);
+    otherwise recipe, good, bad, host, workload, clients and duration_s are required."""
+
+    recipe = StrictCharField(max_length=100, required=False, help_text="a git recipe, by name")
+    good = StrictCharField(
+        max_length=200, required=False, help_text="a commit, tag or branch without the change"
+    )
+    bad = StrictCharField(max_length=200, required=False, help_text="one with it")
+    host = StrictCharField(max_length=200, required=False)
+    good_run = StrictCharField(
+        max_length=40, required=False, help_text="start from two runs: the good one, by uuid"
+    )
+    bad_run = StrictCharField(max_length=40, required=False, help_text="and the bad one")
+    regression = StrictIntegerField(
+        min_value=1, required=False, help_text="start from a detected regression, by id"
+    )
+    workload = serializers.JSONField(
+        required=False, help_text="as a job takes it (a catalog entry too)"
+    )
     scale = serializers.JSONField(required=False)
     duration_s = serializers.JSONField(required=False)
     warmup_s = serializers.JSONField(required=False)
     config_overrides = serializers.JSONField(required=False)
-    clients = StrictIntegerField(min_value=1, max_value=100000, help_text="the one level")
+    clients = StrictIntegerField(
+        min_value=1,
+        max_value=100000,
+        required=False,
+        help_text="the one level; from runs: where the change is largest",
+    )
     repeats = StrictIntegerField(min_value=2, max_value=20, default=3, help_text="per step")
     max_repeats = StrictIntegerField(
         min_value=2, max_value=30, default=9, help_text="a commit unknown after these is skipped"
@@ -41,7 +62,8 @@ class BisectionInSerializer(serializers.Serializer):
         required=False,
         allow_null=True,
         default=None,
-        help_text="bad / good in tps (0.92: 8% slower); null: measured from the two ends",
+        help_text="bad / good in tps (0.92: 8% slower); null: measured from the two ends; "
+        "from runs: theirs at the level",
     )
 
     def validate_change(self, value: float | None) -> float | None:
@@ -53,25 +75,53 @@ class BisectionInSerializer(serializers.Serializer):
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        origin, defaults = self._origin(attrs)
         errors: dict[str, Any] = {}
-        recipe = Recipe.objects.filter(name__iexact=attrs["recipe"].strip()).first()
-        if recipe is None:
-            errors["recipe"] = f"No recipe named {attrs['recipe']!r}; define it first (/recipes/)."
-        else:
-            errors.update(refs_check(recipe=recipe, good=attrs["good"], bad=attrs["bad"]))
+        for name in ("recipe", "good", "bad", "host", "clients"):
+            if name not in attrs and name in defaults:
+                attrs[name] = defaults[name]
+            if name not in attrs:
+                errors[name] = "This field is required (or start from two runs or a regression)."
+        if "change" not in self.initial_data and defaults:
+            attrs["change"] = defaults.get("change")
+        recipe = None
+        if "recipe" in attrs:
+            recipe = Recipe.objects.filter(name__iexact=attrs["recipe"].strip()).first()
+            if recipe is None:
+                errors["recipe"] = (
+                    f"No recipe named {attrs['recipe']!r}; define it first (/recipes/)."
+                )
+            elif "good" in attrs and "bad" in attrs:
+                errors.update(refs_check(recipe=recipe, good=attrs["good"], bad=attrs["bad"]))
         if attrs["max_repeats"] < attrs["repeats"]:
             errors["max_repeats"] = "At least the repeats of one step."
-        request = {key: self.initial_data[key] for key in JOB_FIELDS if key in self.initial_data}
-        request.update(clients=[attrs["clients"]], repeats=attrs["repeats"])
+        request = {key: defaults[key] for key in JOB_FIELDS if key in defaults}
+        request.update(
+            {key: self.initial_data[key] for key in JOB_FIELDS if key in self.initial_data}
+        )
+        if "workload" not in request:
+            errors["workload"] = "This field is required (or start from two runs or a regression)."
+        request.update(clients=[attrs.get("clients", 1)], repeats=attrs["repeats"])
         request["versions"] = [recipe.name] if recipe is not None else ["master"]
         job = JobInSerializer(data=request)
         if not job.is_valid():
-            errors.update({k: v for k, v in job.errors.items() if k != "versions"})
+            errors.update({k: v for k, v in job.errors.items() if k not in ("versions", *errors)})
         elif job.validated_data.get("duration_s") is None:
             errors["duration_s"] = "A bisection measures for a duration (pgbench -T): give it."
         if errors:
             raise serializers.ValidationError(errors)
-        return {**attrs, "recipe": recipe, "job": job.validated_data}
+        return {**attrs, "recipe": recipe, "job": job.validated_data, "origin": origin}
+
+    def _origin(self, attrs: dict[str, Any]) -> tuple[Origin | None, dict[str, Any]]:
+        """The runs or regression the request starts from and the defaults they give."""
+        named = {key: attrs.get(key) for key in ("good_run", "bad_run", "regression")}
+        if not any(named.values()):
+            return None, {}
+        try:
+            origin = origin_get(**named)
+            return origin, origin_defaults(origin, clients=attrs.get("clients"))
+        except OriginError as exc:
+            raise serializers.ValidationError({exc.field: exc.message}) from None
 
 
 class _Refused(Exception):
@@ -219,6 +269,9 @@ class BisectionOutSerializer(serializers.ModelSerializer):
     recipe = serializers.CharField(source="recipe.name")
     host = serializers.CharField(source="host.name")
     created_by = serializers.CharField(source="created_by.username", allow_null=True, default=None)
+    good_run = serializers.UUIDField(source="good_run.uuid", allow_null=True, default=None)
+    bad_run = serializers.UUIDField(source="bad_run.uuid", allow_null=True, default=None)
+    regression = serializers.IntegerField(source="regression_id", allow_null=True)
 
     class Meta:
         model = Bisection
@@ -230,6 +283,9 @@ class BisectionOutSerializer(serializers.ModelSerializer):
             "bad_ref",
             "good_sha",
             "bad_sha",
+            "good_run",
+            "bad_run",
+            "regression",
             "host",
             "workload",
             "scale",

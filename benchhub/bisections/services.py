@@ -29,6 +29,7 @@ from benchhub.bisections.decide import (
     step_verdict,
 )
 from benchhub.bisections.models import Bisection, BisectionCommit
+from benchhub.bisections.origins import Origin
 from benchhub.bisections.search import Commit, Found, Narrowed, RangeError, next_step
 from benchhub.builds.models import Recipe
 from benchhub.builds.specs import recipe_spec
@@ -89,6 +90,7 @@ def bisection_create(
     repeats: int = 3,
     max_repeats: int = 9,
     change: float | None = None,
+    origin: Origin | None = None,
     created_by: Any = None,
     actor: str = "",
 ) -> Bisection:
@@ -96,7 +98,8 @@ def bisection_create(
 
     `job` holds the job fields of its measurements as jobs.serializers.JobInSerializer validated
     them (versions [recipe name], workload, scale, clients (one level), duration_s, warmup_s,
-    config_overrides, host). `created_by` needs the right to run jobs on the host: HostForbidden
+    config_overrides, host). `origin`: the runs (and regression) it starts from, kept for the
+    page's links. `created_by` needs the right to run jobs on the host: HostForbidden
     (403) otherwise; None is the operator. BisectionError naming the field when the recipe or a
     ref does not fit (refs_check).
     """
@@ -123,6 +126,9 @@ def bisection_create(
             repeats=repeats,
             max_repeats=max_repeats,
             change=change,
+            good_run=origin.good_run if origin else None,
+            bad_run=origin.bad_run if origin else None,
+            regression=origin.regression if origin else None,
             created_by=_person(created_by),
         )
         job_create(
@@ -133,6 +139,23 @@ def bisection_create(
             bisect_range={"url": recipe.url, "good": good, "bad": bad},
         )
     return bisection
+
+
+def bisection_start(found: dict[str, Any], *, created_by: Any = None, actor: str = "") -> Bisection:
+    """bisection_create with a request as serializers.BisectionInSerializer validated it (the
+    API, the form and the command line)."""
+    return bisection_create(
+        recipe=found["recipe"],
+        good=found["good"],
+        bad=found["bad"],
+        job=found["job"],
+        repeats=found["repeats"],
+        max_repeats=found["max_repeats"],
+        change=found["change"],
+        origin=found["origin"],
+        created_by=created_by,
+        actor=actor,
+    )
 
 
 def _person(user: Any) -> Any:
@@ -334,12 +357,49 @@ def _step(bisection: Bisection, jobs: list[Job]) -> None:
     bisection.good_tps = statistics.fmean(m.value for m in good)
     bisection.change_used = change.value
     bisection.save(update_fields=["good_tps", "change_used"])
+    if bisection.change is not None and not _reproduced(bisection, good, bad, change):
+        return
     _record_bad_end(commits[0], bad)
     for commit in commits[1:]:
         last = latest.get(commit.sha)
         if last is not None and _judge(bisection, commit, last, good, measured, change):
             return  # more repeats of it were queued
     _next(bisection, commits)
+
+
+def _reproduced(
+    bisection: Bisection, good: list[RunMean], bad: list[RunMean], change: Change
+) -> bool:
+    """A given change (a comparison's, a regression's) must show between the two ends as this
+    host measures them now, or the search would chase something that is not there: the bad end
+    is judged as a step is. Unknown: more repeats of both ends, up to max_repeats; then, or
+    when the bad end is good, the bisection fails saying what the ends measured."""
+    decision = step_verdict(good, bad, change=change)
+    if decision.verdict == StepVerdict.BAD:
+        return True
+    if decision.verdict == StepVerdict.UNKNOWN and len(bad) < bisection.max_repeats:
+        more = min(bisection.repeats, bisection.max_repeats - len(bad))
+        _queue(
+            bisection,
+            [bisection.good_sha, bisection.bad_sha],
+            repeats=more,
+            why="more repeats of the two ends: the change does not show yet",
+        )
+        return False
+    measured = decision.ratio
+    interval = (
+        f", 95% interval {measured.low:.1%} .. {measured.high:.1%}"
+        if measured.low is not None and measured.high is not None
+        else ""
+    )
+    _end(
+        bisection,
+        Bisection.State.FAILED,
+        f"the change looked for ({change.value:.1%} of the good end's tps) does not show between "
+        f"the two ends on {bisection.host.name}: the bad end measured {measured.value:.1%} of "
+        f"the good end's{interval}, after {len(bad)} repeats; {decision.reason}",
+    )
+    return False
 
 
 def _record_bad_end(commit: BisectionCommit, bad: list[RunMean]) -> None:

@@ -372,12 +372,19 @@ def _git_recipe_choices() -> list[tuple[str, str]]:
 
 class BisectionForm(forms.Form):
     """A bisection: a git recipe's repository between two refs, one workload at one level on
-    one host. Validation is the API's (bisections.serializers)."""
+    one host. Started from two runs or a regression (the hidden fields), the measurement is the
+    good run's and its fields are not asked; the rest is prefilled from them. Validation is the
+    API's (bisections.serializers)."""
+
+    MEASUREMENT = ("catalog", "builtin", "query_mode", "scale", "duration_s")
 
     recipe = forms.ChoiceField(choices=_git_recipe_choices, help_text="a recipe built from git")
     good = forms.CharField(max_length=200, help_text="a commit, tag or branch without the change")
     bad = forms.CharField(max_length=200, help_text="a commit, tag or branch with it")
     host = forms.ChoiceField(choices=_host_choices)
+    good_run = forms.CharField(max_length=40, required=False, widget=forms.HiddenInput)
+    bad_run = forms.CharField(max_length=40, required=False, widget=forms.HiddenInput)
+    regression = forms.IntegerField(min_value=1, required=False, widget=forms.HiddenInput)
     catalog = forms.ChoiceField(choices=catalog_choices, required=False, label="Catalog workload")
     builtin = forms.ChoiceField(
         choices=_as_named(Workload.Builtin), initial="select-only", required=False
@@ -394,14 +401,27 @@ class BisectionForm(forms.Form):
         help_text="bad / good in tps (0.92: 8% slower); blank: measured from the two ends",
     )
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        source = self.data if self.is_bound else self.initial
+        self.from_origin = any(source.get(n) for n in ("good_run", "bad_run", "regression"))
+        if self.from_origin:
+            for name in self.MEASUREMENT:
+                del self.fields[name]
+
     def bisection_request(self) -> dict[str, Any]:
         """The body the bisection API takes."""
         data = self.cleaned_data
         body: dict[str, Any] = {
-            name: data[name]
-            for name in ("recipe", "good", "bad", "host", "clients", "duration_s", "repeats")
+            name: data[name] for name in ("recipe", "good", "bad", "host", "clients", "repeats")
         }
         body["change"] = data["change"]
+        if self.from_origin:
+            for name in ("good_run", "bad_run", "regression"):
+                if data[name]:
+                    body[name] = data[name]
+            return body
+        body["duration_s"] = data["duration_s"]
         if data["scale"] is not None:
             body["scale"] = data["scale"]
         if data["catalog"]:

@@ -11,6 +11,7 @@ from django.shortcuts import redirect, render
 from benchhub.api.errors import flatten_errors
 from benchhub.bisections import selectors, services
 from benchhub.bisections.models import Bisection, BisectionCommit
+from benchhub.bisections.origins import Origin, OriginError, origin_defaults, origin_get
 from benchhub.bisections.serializers import BisectionInSerializer
 from benchhub.dashboard.forms import BisectionForm
 from benchhub.errors import ApplicationError
@@ -70,37 +71,65 @@ def _compare_url(bisection: Bisection) -> str:
     return "/compare/?" + urlencode(query)
 
 
+ORIGIN_FIELDS = ("good_run", "bad_run", "regression")
+
+
 @login_required
 def bisection_new(request: HttpRequest) -> HttpResponse:
-    """The form, prefilled from the query string (the compare page's "find the commit")."""
-    initial = {
+    """The form, prefilled from the query string: two runs (`good_run`, `bad_run`: the compare
+    page's "find the commit") or a regression (`regression`) give every field, or `recipe`,
+    `good`, `bad` and `host` some."""
+    initial: dict[str, Any] = {
         key: request.GET[key] for key in ("recipe", "good", "bad", "host") if key in request.GET
     }
+    source = request.POST if request.method == "POST" else request.GET
+    origin, problem = _origin(source)
+    if origin is not None and request.method != "POST":
+        try:
+            defaults = origin_defaults(origin)
+        except OriginError as exc:
+            origin, problem = None, exc.message
+        else:
+            initial.update({k: v for k, v in defaults.items() if k in BisectionForm.base_fields})
+            initial.update({k: source[k] for k in ORIGIN_FIELDS if source.get(k)})
     form = BisectionForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         body = BisectionInSerializer(data=form.bisection_request())
         if body.is_valid():
-            found = body.validated_data
             try:
-                bisection = services.bisection_create(
-                    recipe=found["recipe"],
-                    good=found["good"],
-                    bad=found["bad"],
-                    job=found["job"],
-                    repeats=found["repeats"],
-                    max_repeats=found["max_repeats"],
-                    change=found["change"],
-                    created_by=request.user,
-                )
+                bisection = services.bisection_start(body.validated_data, created_by=request.user)
             except ApplicationError as exc:
                 form.add_error(exc.field if exc.field in form.fields else None, exc.detail)
             else:
                 return redirect("bisection", bisection_id=bisection.pk)
         for path, problems in flatten_errors(body.errors).items():
             field = path.split(".")[0].split("[")[0]
-            field = "builtin" if field == "workload" else field
+            field = "builtin" if field == "workload" and "builtin" in form.fields else field
             form.add_error(field if field in form.fields else None, "; ".join(problems))
-    return render(request, "dashboard/bisection_new.html", {"form": form})
+    context = {
+        "form": form,
+        "origin": origin if form.from_origin else None,
+        # Why the runs or regression named cannot start one (on a POST the API names it).
+        "problem": problem if request.method != "POST" else "",
+    }
+    return render(request, "dashboard/bisection_new.html", context)
+
+
+def _origin(source: Any) -> tuple[Origin | None, str]:
+    """The runs or regression named in `source`, or why they cannot start a bisection."""
+    named = {key: source.get(key) or None for key in ORIGIN_FIELDS}
+    if not any(named.values()):
+        return None, ""
+    try:
+        regression = int(named["regression"]) if named["regression"] else None
+    except ValueError:
+        return None, f"{named['regression']!r} is not a regression's id."
+    try:
+        return origin_get(
+            good_run=named["good_run"], bad_run=named["bad_run"], regression=regression
+        ), ""
+    except OriginError as exc:
+        return None, exc.message
 
 
 @login_required

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from benchhub.api.errors import flatten_errors
-from benchhub.builds.models import Recipe
+from benchhub.bisections.origins import bisectable
 from benchhub.compare.assessment import comparison_assess
 from benchhub.compare.selectors import compare_choices, comparison_get, history_get
 from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
@@ -103,23 +103,14 @@ def _comparison_context(
 
 
 def _bisect_url(comparison) -> str:
-    """ "Find the commit": the bisection form prefilled, when the first two builds compared are
-    git builds of one repository at two commits (their provenance says so). A recipe of that
-    repository is looked up only then, so other comparisons keep their query count."""
+    """ "Find the commit": the bisection form started from the first two runs compared, when
+    they are builds of two commits of one git repository (their provenance says so)."""
     if len(comparison.series) < 2:
         return ""
-    first, second = (s.run for s in comparison.series[:2])
-    sources = [(r.build.provenance or {}).get("source") or {} for r in (first, second)]
-    repository = sources[0].get("repository")
-    commits = [s.get("commit") for s in sources]
-    if not repository or sources[1].get("repository") != repository or None in commits:
+    good, bad = (s.run for s in comparison.series[:2])
+    if not bisectable(good, bad):
         return ""
-    if commits[0] == commits[1]:
-        return ""
-    recipe = Recipe.objects.filter(source_kind=Recipe.Kind.GIT, url=repository).first()
-    query = {"good": commits[0], "bad": commits[1], "host": first.host.name}
-    if recipe is not None:
-        query["recipe"] = recipe.name
+    query = {"good_run": str(good.uuid), "bad_run": str(bad.uuid)}
     return f"{reverse('bisection-new')}?{urlencode(query)}"
 
 

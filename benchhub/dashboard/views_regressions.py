@@ -11,6 +11,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from benchhub.bisections.origins import bisectable
 from benchhub.dashboard.query import SignedInRequest
 from benchhub.errors import ApplicationError
 from benchhub.regressions import selectors, services
@@ -56,6 +57,7 @@ def regression_detail(request: HttpRequest, regression_id: int) -> HttpResponse:
         "events": selectors.regression_events(regression=regression),
         "states": Regression.State.choices,
         "can_triage": services.can_triage(request.user),
+        "bisectable": bisectable(regression.run_before, regression.run_after),
     }
     return render(request, "regressions/detail.html", context)
 

@@ -140,10 +140,11 @@ def _threads_of(run: Run) -> dict[str, Any]:
 RERUN_DURATION_S = 60.0
 
 
-def _job_request_of(run: Run) -> dict[str, Any]:
-    """The job that measures what `run` measured, for a run that came with no job (an import):
-    same build version, full workload definition, scale, levels, durations, repeats, warm-up,
-    overrides and host, and pgbench -j as the run's results had it."""
+def job_request_of(run: Run) -> dict[str, Any]:
+    """The job that measures what `run` measured (for a run that came with no job, an import;
+    for more repeats of a comparison; for a bisection that starts from it): same build
+    version, full workload definition, scale, levels, durations, repeats, warm-up, overrides
+    and host, and pgbench -j as the run's results had it."""
     workload = run.workload
     definition = workload_definition(
         **{name: getattr(workload, name) for name in (*BASE_FIELDS, *OPTIONAL_DEFAULTS)}
@@ -188,7 +189,7 @@ def job_create_again(*, run: Run, created_by: Any) -> Job:
                 status=400,
             )
     job = Job.objects.select_related("host").filter(pk=run.job_id).first() if run.job_id else None
-    request = _job_request_of_job(job) if job is not None else _job_request_of(run)
+    request = _job_request_of_job(job) if job is not None else job_request_of(run)
     return job_create(
         created_by=created_by,
         actor=f"{created_by.get_username()} (again from run {run.uuid})",
@@ -213,7 +214,7 @@ def job_create_more(
     Raises JobError `invalid` (400) when the request does not validate (the detail names each
     field), as job_create_again does.
     """
-    request = _job_request_of(runs[0])
+    request = job_request_of(runs[0])
     versions = list(dict.fromkeys(run.build.version for run in runs))
     request.update(versions=versions[:1] if aa else versions, clients=clients, repeats=repeats)
     if aa:

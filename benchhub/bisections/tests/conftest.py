@@ -1,8 +1,9 @@
 """A bisection's world for the server tests: a git recipe, a linear range of commits, and an
 agent that plays the jobs through the API with chosen tps per commit (no pgbench)."""
 
+import copy
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,6 +29,41 @@ def recipe(alice):
     return recipe_create(
         name="master", source={"kind": "git", "url": URL, "ref": "master"}, created_by=alice
     )
+
+
+def git_run(
+    agent: Any, commit: str, tps: Mapping[int, float] | None = None, *, repository: str = URL
+) -> Run:
+    """An aggregated run of `master@<commit12>`, built from `commit` of `repository` (its
+    provenance says so), measuring `tps` (level -> tps, three repeats each; default 1 and 2
+    clients at 1000 tps per client)."""
+    version = f"master@{commit[:12]}"
+    provenance = {
+        "name": version,
+        "key": commit[:24],
+        "version": "18devel",
+        "source": {"kind": "git", "repository": repository, "ref": commit, "commit": commit},
+    }
+    build = {"version": version, "origin": "source", "commit": commit, "provenance": provenance}
+    levels = dict(tps or {1: 1000.0, 2: 2000.0})
+    results = [
+        result(level, r, value * (1 + 0.002 * (r - 2)), samples=0)
+        for level, value in levels.items()
+        for r in (1, 2, 3)
+    ]
+    payload = run_payload(
+        version=version,
+        build=copy.deepcopy(build),
+        server_version="18devel",
+        clients=tuple(levels),
+        repeats=3,
+        results=results,
+    )
+    response = agent.client.post("/api/v1/runs/", payload, format="json")
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(uuid=payload["run_uuid"])
+    run_aggregate(run_id=run.pk)
+    return run
 
 
 def linear_range(count: int) -> tuple[str, list[dict[str, Any]]]:

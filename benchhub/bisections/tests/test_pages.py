@@ -1,13 +1,13 @@
 """The bisection pages: the form (prefilled from the compare page's "find the commit" link)
 starts one, and the page of a running one refreshes itself and offers Cancel."""
 
-import copy
+import math
 from urllib.parse import parse_qs, urlsplit
 
 from benchhub.bisections.models import Bisection
-from benchhub.bisections.tests.conftest import URL, sha
+from benchhub.bisections.tests.conftest import git_run, sha
+from benchhub.regressions.models import Regression
 from benchhub.results.models import Run
-from benchhub.results.services import run_aggregate
 from benchhub.testing.payloads import run_payload
 
 
@@ -53,32 +53,103 @@ def test_the_form_shows_the_apis_refusals(bob, recipe, agent, client):
     assert not Bisection.objects.exists()
 
 
-def _git_run(agent, version: str, commit: str) -> Run:
-    provenance = {
-        "name": version,
-        "key": commit[:24],
-        "version": "18devel",
-        "source": {"kind": "git", "repository": URL, "ref": commit, "commit": commit},
-    }
-    build = {"version": version, "origin": "source", "commit": commit, "provenance": provenance}
-    payload = run_payload(version=version, build=copy.deepcopy(build), server_version="18devel")
-    response = agent.client.post("/api/v1/runs/", payload, format="json")
-    assert response.status_code == 201, response.content
-    run = Run.objects.get(uuid=payload["run_uuid"])
-    run_aggregate(run_id=run.pk)
-    return run
+def _link(page: str, anchor: str = 'id="find-commit" href="') -> str:
+    start = page.index(anchor) + len(anchor)
+    return page[start : page.index('"', start)].replace("&amp;", "&")
 
 
-def test_the_compare_page_offers_to_find_the_commit(bob, recipe, agent, client):
+def test_the_compare_page_starts_one_from_its_two_runs(bob, recipe, agent, client):
     good, bad = sha("good"), sha("bad")
-    _git_run(agent, f"master@{good[:12]}", good)
-    _git_run(agent, f"master@{bad[:12]}", bad)
+    good_run = git_run(agent, good, {1: 1000.0, 8: 8000.0, 32: 20000.0})
+    bad_run = git_run(agent, bad, {1: 990.0, 8: 6000.0, 32: 21000.0})
     client.force_login(bob)
     page = client.get(
         f"/compare/?workload=select-only&host=bench-01&versions=master@{good[:12]},master@{bad[:12]}"
     ).content.decode()
-    assert 'id="find-commit"' in page
-    start = page.index('id="find-commit" href="') + len('id="find-commit" href="')
-    link = page[start : page.index('"', start)].replace("&amp;", "&")
-    query = parse_qs(urlsplit(link).query)
-    assert query == {"good": [good], "bad": [bad], "host": ["bench-01"], "recipe": ["master"]}
+    link = _link(page)
+    assert parse_qs(urlsplit(link).query) == {
+        "good_run": [str(good_run.uuid)],
+        "bad_run": [str(bad_run.uuid)],
+    }
+    form = client.get(link).content.decode()
+    # Prefilled from the runs: their commits, and the level where they differ most (8: -25%).
+    for value in (good, bad, "bench-01", "8", "0.75"):
+        assert f'value="{value}"' in form, value
+    assert 'id="origin"' in form and 'name="builtin"' not in form
+    response = client.post(
+        "/bisections/new/",
+        {
+            "recipe": "master", "good": good, "bad": bad, "host": "bench-01", "clients": 8,
+            "repeats": 3, "change": 0.75, "good_run": str(good_run.uuid),
+            "bad_run": str(bad_run.uuid), "regression": "",
+        },
+    )  # fmt: skip
+    assert response.status_code == 302, response.content.decode()
+    bisection = Bisection.objects.get()
+    assert (bisection.good_run, bisection.bad_run, bisection.regression) == (
+        good_run,
+        bad_run,
+        None,
+    )
+    # Measured as the good run was.
+    assert bisection.workload["name"] == "select-only" and bisection.duration_s == 2.0
+    assert bisection.clients == 8 and math.isclose(bisection.change or 0, 0.75)
+    page = client.get(response.url).content.decode()
+    assert f"/compare/?runs={good_run.uuid},{bad_run.uuid}" in page
+
+
+def test_a_regression_page_starts_one(bob, recipe, agent, client):
+    before = git_run(agent, sha("good"), {1: 1000.0, 4: 4000.0})
+    after = git_run(agent, sha("bad"), {1: 1000.0, 4: 3600.0})
+    regression = Regression.objects.create(
+        kind=Regression.Kind.REGRESSION,
+        comparability_key="k" * 64,
+        clients=4,
+        host=before.host,
+        workload=before.workload,
+        run_before=before,
+        run_after=after,
+        before_tps=4000.0,
+        after_tps=3600.0,
+        before_runs=1,
+        after_runs=1,
+        change=-0.1,
+        p_value=0.001,
+    )
+    client.force_login(bob)
+    link = _link(client.get(f"/regressions/{regression.pk}/").content.decode())
+    assert link == f"/bisections/new/?regression={regression.pk}"
+    form = client.get(link).content.decode()
+    assert f'/regressions/{regression.pk}/"' in form
+    for value in (sha("good"), sha("bad"), "4", "0.9"):
+        assert f'value="{value}"' in form, value
+    response = client.post(
+        "/bisections/new/",
+        {
+            "recipe": "master", "good": sha("good"), "bad": sha("bad"), "host": "bench-01",
+            "clients": 4, "repeats": 3, "change": 0.9, "regression": regression.pk,
+        },
+    )  # fmt: skip
+    assert response.status_code == 302, response.content.decode()
+    bisection = Bisection.objects.get()
+    assert bisection.regression == regression and bisection.good_run == before
+    page = client.get(response.url).content.decode()
+    assert f"/regressions/{regression.pk}/" in page
+
+
+def test_a_regression_between_releases_offers_no_bisection(bob, agent, client):
+    runs = []
+    for version in ("14.9", "14.10"):
+        payload = run_payload(version=version)
+        assert agent.client.post("/api/v1/runs/", payload, format="json").status_code == 201
+        runs.append(Run.objects.get(uuid=payload["run_uuid"]))
+    regression = Regression.objects.create(
+        kind=Regression.Kind.REGRESSION, comparability_key="k" * 64, clients=1,
+        host=runs[0].host, workload=runs[0].workload, run_before=runs[0], run_after=runs[1],
+        before_tps=1000.0, after_tps=900.0, before_runs=1, after_runs=1, change=-0.1,
+        p_value=0.001,
+    )  # fmt: skip
+    client.force_login(bob)
+    assert "find-commit" not in client.get(f"/regressions/{regression.pk}/").content.decode()
+    form = client.get(f"/bisections/new/?regression={regression.pk}").content.decode()
+    assert "which was not built from a git commit" in form
