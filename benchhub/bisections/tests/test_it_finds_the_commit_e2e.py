@@ -163,3 +163,20 @@ def test_it_finds_the_slow_commit_and_skips_the_broken_one(
         f"({', '.join(f'{c.subject}: {c.verdict}' for c in tried)}), "
         f"{time.monotonic() - started:.0f} s"
     )
+    for line in job_times(bisection):  # docs/performance.md, "A bisection step"
+        print(line)
+
+
+def job_times(bisection: Bisection) -> list[str]:
+    """Each job of the bisection: what it did, its time from claim to finish, and the build
+    time of each commit it built (the agent's provenance)."""
+    lines = []
+    for job in bisection.jobs.order_by("created_at", "id"):
+        wall = (job.finished_at - job.claimed_at).total_seconds()
+        builds = [
+            f"{run.build.version} built in {run.build.provenance.get('build_seconds')} s"
+            for run in job.runs.select_related("build").order_by("id")
+        ]
+        what = "listing" if job.bisect_range else ", ".join(job.versions)
+        lines.append(f"job {job.pk} ({what}, {job.state}): {wall:.0f} s; {'; '.join(builds)}")
+    return lines
