@@ -4,6 +4,7 @@ from django.db.models import Prefetch, QuerySet
 
 from benchhub.bisections.models import Bisection, BisectionCommit
 from benchhub.jobs.models import Job
+from benchhub.results.models import Run
 
 
 def bisection_list() -> QuerySet[Bisection]:
@@ -16,13 +17,13 @@ def bisection_list() -> QuerySet[Bisection]:
 
 def bisection_get(*, bisection_id: int) -> Bisection | None:
     """One bisection with its commits (by position) and its jobs (oldest first, with their
-    runs), in four queries."""
+    runs and builds), in four queries."""
     return (
         bisection_list()
         .prefetch_related(
             Prefetch("commits", queryset=BisectionCommit.objects.order_by("position")),
             Prefetch("jobs", queryset=Job.objects.order_by("created_at", "id")),
-            "jobs__runs",
+            Prefetch("jobs__runs", queryset=Run.objects.select_related("build")),
         )
         .filter(pk=bisection_id)
         .first()

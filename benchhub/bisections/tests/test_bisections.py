@@ -291,7 +291,7 @@ def test_the_page_names_the_culprit(bob, recipe, agent, client):
     bisection = play.until_done()
     client.force_login(bob)
     page = client.get(f"/bisections/{bisection.pk}/").content.decode()
-    assert "commit 5" in page and sha("c5")[:12] in page
+    assert "commit 5" in page and f"<code>master@{sha('c5')[:12]}</code>" in page
     assert "src/file5.c" in page and "alice" in page
     assert "/compare/?" in page
     listing = client.get("/bisections/").content.decode()
