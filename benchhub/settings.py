@@ -322,6 +322,11 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"expires": 55},
     },
+    "advance-idle-bisections": {
+        "task": "bisections.advance_idle",
+        "schedule": 60.0,
+        "options": {"expires": 55},
+    },
 }
 
 # Notifications of detected changes (regressions.notifications).

@@ -258,13 +258,30 @@ def _queue(bisection: Bisection, shas: list[str], *, repeats: int, why: str) -> 
 
 def bisection_advance_enqueue(*, bisection_id: int) -> None:
     """Queue bisection_advance (bisections.tasks.advance). A broker outage is logged: the
-    bisection waits for the next of its jobs' events, or an operator's `bisection_advance`."""
+    bisection waits for the next of its jobs' events, or for the sweep (bisections_advance_idle,
+    every minute)."""
     from benchhub.bisections.tasks import advance
 
     try:
         advance.apply_async(args=(bisection_id,))
     except Exception:
         logger.warning("could not queue the advance of bisection %s", bisection_id, exc_info=True)
+
+
+def bisections_advance_idle(*, batch: int = 200) -> int:
+    """Advance each open bisection none of whose jobs is queued or running (beat task
+    `bisections.advance_idle`): an advance lost with the broker when a job ended is made up
+    here. bisection_advance is idempotent, so one that was not lost changes nothing. Returns how
+    many were looked at (oldest first, at most `batch`)."""
+    ids = list(
+        Bisection.objects.filter(state__in=Bisection.OPEN)
+        .exclude(jobs__state__in=(Job.State.QUEUED, *Job.ACTIVE))
+        .order_by("created_at", "id")
+        .values_list("pk", flat=True)[:batch]
+    )
+    for bisection_id in ids:
+        bisection_advance(bisection_id=bisection_id)
+    return len(ids)
 
 
 def bisection_advance(*, bisection_id: int) -> Bisection | None:

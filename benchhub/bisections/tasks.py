@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from benchhub.bisections.services import bisection_advance
+from benchhub.bisections.services import bisection_advance, bisections_advance_idle
 
 
 @shared_task(
@@ -15,3 +15,9 @@ from benchhub.bisections.services import bisection_advance
 def advance(bisection_id: int) -> str:
     bisection = bisection_advance(bisection_id=bisection_id)
     return bisection.state if bisection is not None else "gone"
+
+
+@shared_task(name="bisections.advance_idle")
+def advance_idle() -> int:
+    """Advance open bisections with no job on the way (an advance lost with the broker)."""
+    return bisections_advance_idle()

@@ -133,8 +133,9 @@ class Play:
         response = self.agent.client.post(f"/api/v1/jobs/{job['id']}/finish/", body, format="json")
         assert response.status_code == 200, response.content
 
-    def step(self) -> dict[str, Any] | None:
-        """Claim, measure (upload a run per version), finish, aggregate, advance."""
+    def step(self, *, advance: bool = True) -> dict[str, Any] | None:
+        """Claim, measure (upload a run per version), finish, aggregate, advance (unless not:
+        as when the broker lost the advance)."""
         job = self.claim()
         if job is None:
             return None
@@ -148,7 +149,8 @@ class Play:
             self.finish(job)
         for run in Run.objects.filter(job_id=job["id"]):
             run_aggregate(run_id=run.pk)
-        bisection_advance(bisection_id=Bisection.objects.get().pk)
+        if advance:
+            bisection_advance(bisection_id=Bisection.objects.get().pk)
         return job
 
     def upload(self, job: dict[str, Any], version: str, commit: str) -> None:

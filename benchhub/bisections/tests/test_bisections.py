@@ -14,6 +14,7 @@ from rest_framework.test import APIClient
 
 from benchhub.bisections.models import Bisection, BisectionCommit
 from benchhub.bisections.services import bisection_advance, step_version
+from benchhub.bisections.tasks import advance_idle
 from benchhub.bisections.tests.conftest import REQUEST, URL, Play, linear_range, sha
 from benchhub.builds.services import recipe_create
 from benchhub.builds.versions import version_parse
@@ -263,6 +264,22 @@ def test_ends_without_a_change_fail(bob, recipe, agent):
     bisection = play.until_done()
     assert bisection.state == "failed"
     assert "nothing to look for" in bisection.message
+
+
+def test_an_advance_lost_with_the_broker_is_made_up_by_the_sweep(bob, recipe, agent):
+    create(bob)
+    good, commits = linear_range(8)
+    play = Play(agent, tps=slow_from(5))
+    play.list_range(good, commits)
+    play.step(advance=False)  # the two ends measured; their job's advance never ran
+    assert not Job.objects.filter(state="queued").exists()
+    assert advance_idle() == 1
+    step = Job.objects.get(state="queued")
+    assert step.versions == [step_version(recipe_name="master", sha=sha("c3"))]
+    assert advance_idle() == 0  # a job is on the way: the sweep leaves the bisection to it
+    bisection = play.until_done()
+    assert bisection.state == "found" and bisection.culprit == sha("c5")
+    assert advance_idle() == 0  # ended
 
 
 # --- cancel and page --------------------------------------------------------------------------
