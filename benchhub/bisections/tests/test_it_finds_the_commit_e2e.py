@@ -113,7 +113,7 @@ def next_job_or_end(bisection_id: int, timeout_s: float = 120) -> bool:
 
 @pytest.mark.slow
 def test_it_finds_the_slow_commit_and_skips_the_broken_one(
-    server, work_dir, build_env, alice, repository
+    server, work_dir, build_env, alice, repository, capsys
 ):
     started = time.monotonic()
     repo, shas = repository
@@ -158,13 +158,14 @@ def test_it_finds_the_slow_commit_and_skips_the_broken_one(
     assert broken.verdict == "skipped" and "build" in broken.reason, broken.reason
     page = Client().get(f"/bisections/{bisection_id}/").content.decode()
     assert "slow commit" in page and shas["c6"] in page and XACT_C in page
-    print(
-        f"bisection of 8 commits: {len(tried)} steps "
-        f"({', '.join(f'{c.subject}: {c.verdict}' for c in tried)}), "
-        f"{time.monotonic() - started:.0f} s"
-    )
-    for line in job_times(bisection):  # docs/performance.md, "A bisection step"
-        print(line)
+    with capsys.disabled():  # in CI's log too: docs/performance.md, "A bisection step"
+        print(
+            f"\nbisection of 8 commits: {len(tried)} steps "
+            f"({', '.join(f'{c.subject}: {c.verdict}' for c in tried)}), "
+            f"{time.monotonic() - started:.0f} s"
+        )
+        for line in job_times(bisection):
+            print(line)
 
 
 def job_times(bisection: Bisection) -> list[str]:
