@@ -39,7 +39,10 @@ class BisectionInSerializer(serializers.Serializer):
     )
     bad_run = StrictCharField(max_length=40, required=False, help_text="and the bad one")
     regression = StrictIntegerField(
-        min_value=1, required=False, help_text="start from a detected regression, by id"
+        min_value=1,
+        max_value=2**63 - 1,
+        required=False,
+        help_text="start from a detected regression, by id",
     )
     workload = serializers.JSONField(
         required=False, help_text="as a job takes it (a catalog entry too)"

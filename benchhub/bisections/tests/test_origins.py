@@ -125,6 +125,7 @@ def test_what_cannot_start_one_is_refused_naming_the_field(bob, alice, recipe, r
             "two repositories",
         ),
         ({"regression": 999999}, "regression", "No regression 999999"),
+        ({"regression": 2**64}, "regression", "less than or equal to"),
         ({"regression": 1, "good_run": str(good.uuid)}, "regression", "not both"),
         (
             {"good_run": str(good.uuid), "bad_run": str(bad.uuid), "clients": 4},

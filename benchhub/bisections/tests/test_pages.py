@@ -153,3 +153,6 @@ def test_a_regression_between_releases_offers_no_bisection(bob, agent, client):
     assert "find-commit" not in client.get(f"/regressions/{regression.pk}/").content.decode()
     form = client.get(f"/bisections/new/?regression={regression.pk}").content.decode()
     assert "which was not built from a git commit" in form
+    for bad in ("99999999999999999999999", "x"):
+        page = client.get(f"/bisections/new/?regression={bad}")
+        assert page.status_code == 200 and 'id="origin-problem"' in page.content.decode()
