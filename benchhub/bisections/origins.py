@@ -25,6 +25,8 @@ from benchhub.jobs.services import job_request_of
 from benchhub.regressions.models import Regression
 from benchhub.results.models import Result, Run
 
+# The request fields that name an origin (the API's, the form's, the query string's).
+ORIGIN_FIELDS = ("good_run", "bad_run", "regression")
 # A ratio closer to 1 than this is no change to look for (decide.given_change refuses it).
 NO_CHANGE = 1e-3
 

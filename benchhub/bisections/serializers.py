@@ -10,7 +10,13 @@ from rest_framework import serializers
 from benchhub.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from benchhub.bisections.decide import ChangeError, given_change
 from benchhub.bisections.models import Bisection, BisectionCommit
-from benchhub.bisections.origins import Origin, OriginError, origin_defaults, origin_get
+from benchhub.bisections.origins import (
+    ORIGIN_FIELDS,
+    Origin,
+    OriginError,
+    origin_defaults,
+    origin_get,
+)
 from benchhub.bisections.search import MAX_COMMITS
 from benchhub.bisections.services import refs_check
 from benchhub.builds.models import Recipe
@@ -117,7 +123,7 @@ class BisectionInSerializer(serializers.Serializer):
 
     def _origin(self, attrs: dict[str, Any]) -> tuple[Origin | None, dict[str, Any]]:
         """The runs or regression the request starts from and the defaults they give."""
-        named = {key: attrs.get(key) for key in ("good_run", "bad_run", "regression")}
+        named = {key: attrs.get(key) for key in ORIGIN_FIELDS}
         if not any(named.values()):
             return None, {}
         try:

@@ -9,6 +9,7 @@ from django.db import models
 from rest_framework.exceptions import ValidationError as ApiValidationError
 
 from benchhub.api.errors import flatten_errors
+from benchhub.bisections.origins import ORIGIN_FIELDS
 from benchhub.builds.services import PatchIn
 from benchhub.hosts.selectors import host_list
 from benchhub.jobs.models import Job
@@ -404,7 +405,7 @@ class BisectionForm(forms.Form):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         source = self.data if self.is_bound else self.initial
-        self.from_origin = any(source.get(n) for n in ("good_run", "bad_run", "regression"))
+        self.from_origin = any(source.get(n) for n in ORIGIN_FIELDS)
         if self.from_origin:
             for name in self.MEASUREMENT:
                 del self.fields[name]
@@ -417,7 +418,7 @@ class BisectionForm(forms.Form):
         }
         body["change"] = data["change"]
         if self.from_origin:
-            for name in ("good_run", "bad_run", "regression"):
+            for name in ORIGIN_FIELDS:
                 if data[name]:
                     body[name] = data[name]
             return body

@@ -11,7 +11,13 @@ from django.shortcuts import redirect, render
 from benchhub.api.errors import flatten_errors
 from benchhub.bisections import selectors, services
 from benchhub.bisections.models import Bisection, BisectionCommit
-from benchhub.bisections.origins import Origin, OriginError, origin_defaults, origin_get
+from benchhub.bisections.origins import (
+    ORIGIN_FIELDS,
+    Origin,
+    OriginError,
+    origin_defaults,
+    origin_get,
+)
 from benchhub.bisections.serializers import BisectionInSerializer
 from benchhub.dashboard.forms import BisectionForm
 from benchhub.errors import ApplicationError
@@ -71,9 +77,6 @@ def _compare_url(bisection: Bisection) -> str:
     return "/compare/?" + urlencode(query)
 
 
-ORIGIN_FIELDS = ("good_run", "bad_run", "regression")
-
-
 @login_required
 def bisection_new(request: HttpRequest) -> HttpResponse:
     """The form, prefilled from the query string: two runs (`good_run`, `bad_run`: the compare
@@ -82,16 +85,15 @@ def bisection_new(request: HttpRequest) -> HttpResponse:
     initial: dict[str, Any] = {
         key: request.GET[key] for key in ("recipe", "good", "bad", "host") if key in request.GET
     }
-    source = request.POST if request.method == "POST" else request.GET
-    origin, problem = _origin(source)
-    if origin is not None and request.method != "POST":
+    origin, problem = (None, "") if request.method == "POST" else _origin(request.GET)
+    if origin is not None:
         try:
             defaults = origin_defaults(origin)
         except OriginError as exc:
             origin, problem = None, exc.message
         else:
             initial.update({k: v for k, v in defaults.items() if k in BisectionForm.base_fields})
-            initial.update({k: source[k] for k in ORIGIN_FIELDS if source.get(k)})
+            initial.update({k: request.GET[k] for k in ORIGIN_FIELDS if request.GET.get(k)})
     form = BisectionForm(request.POST or None, initial=initial)
     if request.method == "POST" and form.is_valid():
         body = BisectionInSerializer(data=form.bisection_request())
@@ -106,11 +108,13 @@ def bisection_new(request: HttpRequest) -> HttpResponse:
             field = path.split(".")[0].split("[")[0]
             field = "builtin" if field == "workload" and "builtin" in form.fields else field
             form.add_error(field if field in form.fields else None, "; ".join(problems))
+    if request.method == "POST" and form.from_origin:  # shown again: what it starts from
+        origin, _ = _origin(request.POST)  # why not, the API's errors on the form say
     context = {
         "form": form,
         "origin": origin if form.from_origin else None,
-        # Why the runs or regression named cannot start one (on a POST the API names it).
-        "problem": problem if request.method != "POST" else "",
+        # Why the runs or regression named cannot start one.
+        "problem": problem,
     }
     return render(request, "dashboard/bisection_new.html", context)
 

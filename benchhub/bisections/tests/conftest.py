@@ -13,6 +13,7 @@ from benchhub.bisections.models import Bisection
 from benchhub.bisections.services import bisection_advance
 from benchhub.builds.services import recipe_create
 from benchhub.jobs.tests.conftest import server, work_dir  # noqa: F401 - the real-agent fixtures
+from benchhub.regressions.models import Regression
 from benchhub.results.models import Run
 from benchhub.results.services import run_aggregate
 from benchhub.testing.payloads import result, run_payload
@@ -64,6 +65,29 @@ def git_run(
     run = Run.objects.get(uuid=payload["run_uuid"])
     run_aggregate(run_id=run.pk)
     return run
+
+
+def regression_between(
+    before: Run, after: Run, *, clients: int, before_tps: float, after_tps: float
+) -> Regression:
+    """A detected change between two runs at `clients`, as detection stores one (figures given
+    here: the bisection reads its runs, level and change)."""
+    change = after_tps / before_tps - 1
+    return Regression.objects.create(
+        kind=Regression.Kind.REGRESSION if change < 0 else Regression.Kind.IMPROVEMENT,
+        comparability_key="k" * 64,
+        clients=clients,
+        host=before.host,
+        workload=before.workload,
+        run_before=before,
+        run_after=after,
+        before_tps=before_tps,
+        after_tps=after_tps,
+        before_runs=1,
+        after_runs=1,
+        change=change,
+        p_value=0.001,
+    )
 
 
 def linear_range(count: int) -> tuple[str, list[dict[str, Any]]]:

@@ -11,9 +11,15 @@ from rest_framework.test import APIClient
 
 from benchhub.bisections.models import Bisection
 from benchhub.bisections.origins import OriginError, largest_change
-from benchhub.bisections.tests.conftest import REQUEST, Play, git_run, linear_range, sha
+from benchhub.bisections.tests.conftest import (
+    REQUEST,
+    Play,
+    git_run,
+    linear_range,
+    regression_between,
+    sha,
+)
 from benchhub.jobs.models import Job
-from benchhub.regressions.models import Regression
 from benchhub.results.models import Run
 from benchhub.testing.payloads import run_payload
 
@@ -91,12 +97,7 @@ def test_what_the_request_gives_wins(bob, recipe, runs):
 
 def test_a_regression_gives_its_level_and_change(bob, recipe, runs):
     good, bad = runs
-    regression = Regression.objects.create(
-        kind=Regression.Kind.IMPROVEMENT, comparability_key="k" * 64, clients=32,
-        host=good.host, workload=good.workload, run_before=good, run_after=bad,
-        before_tps=20000.0, after_tps=21000.0, before_runs=4, after_runs=3, change=0.05,
-        p_value=0.01,
-    )  # fmt: skip
+    regression = regression_between(good, bad, clients=32, before_tps=20000.0, after_tps=21000.0)
     response = post(bob, {"regression": regression.pk})
     assert response.status_code == 201, response.content
     bisection = Bisection.objects.get()

@@ -5,8 +5,7 @@ import math
 from urllib.parse import parse_qs, urlsplit
 
 from benchhub.bisections.models import Bisection
-from benchhub.bisections.tests.conftest import git_run, sha
-from benchhub.regressions.models import Regression
+from benchhub.bisections.tests.conftest import git_run, regression_between, sha
 from benchhub.results.models import Run
 from benchhub.testing.payloads import run_payload
 
@@ -101,21 +100,7 @@ def test_the_compare_page_starts_one_from_its_two_runs(bob, recipe, agent, clien
 def test_a_regression_page_starts_one(bob, recipe, agent, client):
     before = git_run(agent, sha("good"), {1: 1000.0, 4: 4000.0})
     after = git_run(agent, sha("bad"), {1: 1000.0, 4: 3600.0})
-    regression = Regression.objects.create(
-        kind=Regression.Kind.REGRESSION,
-        comparability_key="k" * 64,
-        clients=4,
-        host=before.host,
-        workload=before.workload,
-        run_before=before,
-        run_after=after,
-        before_tps=4000.0,
-        after_tps=3600.0,
-        before_runs=1,
-        after_runs=1,
-        change=-0.1,
-        p_value=0.001,
-    )
+    regression = regression_between(before, after, clients=4, before_tps=4000.0, after_tps=3600.0)
     client.force_login(bob)
     link = _link(client.get(f"/regressions/{regression.pk}/").content.decode())
     assert link == f"/bisections/new/?regression={regression.pk}"
@@ -143,12 +128,7 @@ def test_a_regression_between_releases_offers_no_bisection(bob, agent, client):
         payload = run_payload(version=version)
         assert agent.client.post("/api/v1/runs/", payload, format="json").status_code == 201
         runs.append(Run.objects.get(uuid=payload["run_uuid"]))
-    regression = Regression.objects.create(
-        kind=Regression.Kind.REGRESSION, comparability_key="k" * 64, clients=1,
-        host=runs[0].host, workload=runs[0].workload, run_before=runs[0], run_after=runs[1],
-        before_tps=1000.0, after_tps=900.0, before_runs=1, after_runs=1, change=-0.1,
-        p_value=0.001,
-    )  # fmt: skip
+    regression = regression_between(*runs, clients=1, before_tps=1000.0, after_tps=900.0)
     client.force_login(bob)
     assert "find-commit" not in client.get(f"/regressions/{regression.pk}/").content.decode()
     form = client.get(f"/bisections/new/?regression={regression.pk}").content.decode()
