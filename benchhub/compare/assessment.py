@@ -15,8 +15,17 @@ import math
 import statistics
 from dataclasses import dataclass, field
 
+from django.db import connection
+
 from benchhub.compare import verdicts
-from benchhub.compare.noise import HostNoise, detectable_difference, host_noise, repeats_needed
+from benchhub.compare.noise import (
+    HostNoise,
+    Spread,
+    detectable_difference,
+    log_spread,
+    pooled_noise,
+    repeats_needed,
+)
 from benchhub.compare.repeats import Repeat, RunMean
 from benchhub.compare.selectors import Comparison, Series
 from benchhub.compare.verdict_text import percent
@@ -205,10 +214,13 @@ def _noise(
     base = comparison.series[0]
     compared = {s.run.build_id for s in comparison.series}
     levels = sorted({c for r in repeats.values() for c in r})
-    groups: dict[int, dict[int, list[float]]] = {c: {} for c in levels}
-    rows = (
+    history_spreads: dict[int, list[Spread]] = {c: [] for c in levels}
+    newest = (
         Result.objects.filter(
             comparability_key=base.run.comparability_key,
+            # Said of the run too (a result's key is its run's): the runs are then found by
+            # their key's index, not by a scan of every run for the join.
+            run__comparability_key=base.run.comparability_key,
             clients__in=levels,
             aborted=False,
             steady_tps__gt=0,
@@ -218,18 +230,28 @@ def _noise(
         .order_by("-id")
         .values_list("clients", "run__build_id", "steady_tps")[:MAX_HISTORY_RESULTS]
     )
-    for clients, build_id, tps in rows:
-        groups[clients].setdefault(build_id, []).append(float(tps or 0))
-    history = {c: host_noise(groups=groups[c].values()) for c in levels}
+    # Each build's spread at each level, summed up by the database over the newest results:
+    # the page reads one row per build and level, not the thousands of results behind them.
+    sql, params = newest.query.sql_with_params()
+    # The inner statement is the ORM's own, its values passed as parameters.
+    statement = (
+        "SELECT clients, build_id, count(*), var_pop(ln(steady_tps))"  # noqa: S608
+        f" FROM ({sql}) AS newest (clients, build_id, steady_tps) GROUP BY 1, 2"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(statement, params)
+        for clients, _, count, variance in cursor.fetchall():
+            history_spreads[clients].append(Spread(count=count, squares=variance * count))
+    history = {c: pooled_noise(history_spreads[c]) for c in levels}
     own = {
         c: [
-            [r.tps.value for r in series_levels[c]]
+            log_spread([r.tps.value for r in series_levels[c]])
             for series_levels in repeats.values()
             if c in series_levels
         ]
         for c in levels
     }
-    host = {c: host_noise(groups=[*groups[c].values(), *own[c]]) for c in levels}
+    host = {c: pooled_noise([*history_spreads[c], *own[c]]) for c in levels}
     return history, host
 
 

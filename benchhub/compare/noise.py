@@ -21,8 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 from scipy import optimize
-from scipy.stats import nct
-from scipy.stats import t as student_t
+from scipy.special import nctdtr, stdtrit
 
 ALPHA = 0.05
 POWER = 0.8
@@ -50,6 +49,30 @@ class HostNoise:
             raise ValueError(f"noise needs cv >= 0 and dof >= 1, got {self.cv!r}, {self.dof!r}")
 
 
+@dataclass(frozen=True)
+class Spread:
+    """One group's repeats as the pooled variation needs them: how many there are, and the sum
+    of the squared deviations of their logs from the group's mean (a database computes it with
+    var_pop(ln(value)) x count, see compare.assessment)."""
+
+    count: int
+    squares: float
+
+
+def log_spread(values: Sequence[float]) -> Spread:
+    """The Spread of one group of values (tps, or latency).
+
+    Raises ValueError for a value that is not a positive number.
+    """
+    logs = np.asarray(values, dtype=float)
+    if logs.size and not (np.all(np.isfinite(logs)) and np.all(logs > 0)):
+        raise ValueError("run values must be positive numbers")
+    if logs.size < 2:
+        return Spread(count=int(logs.size), squares=0.0)
+    logs = np.log(logs)
+    return Spread(count=int(logs.size), squares=float(np.sum((logs - logs.mean()) ** 2)))
+
+
 def host_noise(*, groups: Iterable[Sequence[float]]) -> HostNoise | None:
     """The pooled run-to-run variation of `groups`, each the values (tps, or latency) of the
     repeats of one build and configuration at one level on this host. Groups of one value say
@@ -57,18 +80,20 @@ def host_noise(*, groups: Iterable[Sequence[float]]) -> HostNoise | None:
 
     Raises ValueError for a value that is not a positive number.
     """
+    return pooled_noise(log_spread(group) for group in groups)
+
+
+def pooled_noise(spreads: Iterable[Spread]) -> HostNoise | None:
+    """host_noise from each group's Spread: the squares pooled over the groups of two values or
+    more, with their degrees of freedom (count - 1 each); None when there is none."""
     squares = 0.0
     dof = 0
     used = 0
-    for group in groups:
-        values = np.asarray(group, dtype=float)
-        if values.size and not (np.all(np.isfinite(values)) and np.all(values > 0)):
-            raise ValueError("run values must be positive numbers")
-        if values.size < 2:
+    for spread in spreads:
+        if spread.count < 2:
             continue
-        logs = np.log(values)
-        squares += float(np.sum((logs - logs.mean()) ** 2))
-        dof += values.size - 1
+        squares += max(spread.squares, 0.0)
+        dof += spread.count - 1
         used += 1
     if dof == 0:
         return None
@@ -87,10 +112,10 @@ def power(*, log_difference: float, cv: float, repeats: int, dof: float) -> floa
 def _power_at(shift: float, dof: float) -> float:
     if shift >= SURE_SHIFT:
         return 1.0
-    critical = student_t.ppf(1 - ALPHA / 2, dof)
+    critical = stdtrit(dof, 1 - ALPHA / 2)
     # The far tail (a significant difference of the wrong sign) underflows to NaN in scipy.
-    wrong_sign = float(np.nan_to_num(nct.cdf(-critical, dof, shift)))
-    return float(nct.sf(critical, dof, shift)) + wrong_sign
+    wrong_sign = float(np.nan_to_num(nctdtr(dof, shift, -critical)))
+    return _nct_sf(critical, dof, shift) + wrong_sign
 
 
 def detectable_difference(
@@ -163,14 +188,22 @@ def _same_chance(log_ratio: float, cv: float, threshold: float, repeats: int, do
     se = cv * math.sqrt(2 / repeats)
     if se == 0:
         return 1.0
-    critical = student_t.ppf(1 - ALPHA / 2, dof)
+    critical = stdtrit(dof, 1 - ALPHA / 2)
     below = _one_sided(critical, dof, (high - log_ratio) / se)
     above = _one_sided(critical, dof, (log_ratio - low) / se)
     return max(0.0, below + above - 1)
 
 
 def _one_sided(critical: float, dof: float, shift: float) -> float:
-    return 1.0 if shift >= SURE_SHIFT else float(np.nan_to_num(nct.sf(critical, dof, shift)))
+    return 1.0 if shift >= SURE_SHIFT else _nct_sf(critical, dof, shift)
+
+
+def _nct_sf(x: float, dof: float, shift: float) -> float:
+    """P(T > x) for the noncentral t with `dof` and noncentrality `shift`: scipy.special's
+    nctdtr, the function scipy.stats.nct evaluates, without scipy.stats' per-call checks (some
+    70 us a call; a page's search for the repeats a level needs makes hundreds). As one minus
+    the distribution function it is exact to about 1e-16, far finer than a chance needs."""
+    return min(1.0, max(0.0, 1.0 - float(np.nan_to_num(nctdtr(dof, shift, x), nan=1.0))))
 
 
 def _dof(noise: HostNoise, repeats: int, pooled: bool) -> int:
