@@ -44,6 +44,21 @@ RUN_DEFERRED = (
 MAX_COMPARED = 12
 MAX_POOLED_RUNS = 50
 HISTORY_MAX_POINTS = 500
+# A history point's columns, read by history_get.
+POINT_COLUMNS = (
+    "run_id",
+    "run__build__version",
+    "run__started_at",
+    "run__uuid",
+    "tps_median",
+    "tps_min",
+    "tps_max",
+    "samples",
+    "run__source",
+    "run__invalid",
+    "comparability_key",
+    "run__config__hash",
+)
 
 
 class ComparisonError(ApplicationError):
@@ -436,7 +451,7 @@ def history_get(
     line. `config` (a configuration hash prefix) asks instead for every run of that
     configuration, which may mix keys: `mixed` then counts them, for the page to say so.
     `configs` and `keys` list the alternatives with their number of runs. Fixed number of
-    queries: host, the configs summary, the keys summary, the aggregates with their runs.
+    queries: host, the configs summary, the keys summary, the points, the newest run.
     """
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
@@ -456,38 +471,41 @@ def history_get(
         chosen_key = _prefixed(key, [k for k, _ in keys], field="key") if key else None
         chosen_key = chosen_key or (keys[0][0] if keys else None)
         selected = aggregates.filter(comparability_key=chosen_key)
-    newest = (
-        selected.select_related(
-            "run", "run__build", "run__host_facts", "run__config", "run__workload"
-        )
-        .defer(*(f"run__{f}" for f in RUN_DEFERRED))
-        .order_by("-run__started_at", "-run__id")[:HISTORY_MAX_POINTS]
+    # The points as plain columns: a model instance per point, with its run's configuration and
+    # host facts (JSON of hundreds of settings each), was most of the page's time at 300 points.
+    # Only the newest run, which the caption describes, is read whole, by its id.
+    rows = list(
+        selected.order_by("-run__started_at", "-run__id").values_list(*POINT_COLUMNS, named=True)[
+            :HISTORY_MAX_POINTS
+        ]
     )
-    rows = list(reversed(newest))
+    rows.reverse()
     points = [
         HistoryPoint(
-            version=a.run.build.version,
-            started_at=a.run.started_at,
-            run_uuid=a.run.uuid,
-            tps_median=a.tps_median,
-            tps_min=a.tps_min,
-            tps_max=a.tps_max,
-            samples=a.samples,
-            is_summary=a.run.source == Run.Source.SUMMARY,
-            invalid=a.run.invalid,
+            version=row.run__build__version,
+            started_at=row.run__started_at,
+            run_uuid=row.run__uuid,
+            tps_median=row.tps_median,
+            tps_min=row.tps_min,
+            tps_max=row.tps_max,
+            samples=row.samples,
+            is_summary=row.run__source == Run.Source.SUMMARY,
+            invalid=row.run__invalid,
         )
-        for a in rows
+        for row in rows
     ]
-    shown_keys = {a.comparability_key for a in rows}
+    newest = rows[-1] if rows else None
+    latest = runs_compared(include_invalid=True).get(pk=newest.run_id) if newest else None
+    shown_keys = {row.comparability_key for row in rows}
     return History(
         host=chosen,
         workload=workload,
         clients=clients,
-        config_hash=rows[-1].run.config.hash if rows else None,
+        config_hash=newest.run__config__hash if newest else None,
         configs=configs,
         points=points,
-        latest=rows[-1].run if rows else None,
-        key=chosen_key if chosen_key else (rows[-1].comparability_key if rows else None),
+        latest=latest,
+        key=chosen_key or (newest.comparability_key if newest else None),
         keys=keys,
         mixed=len(shown_keys) if len(shown_keys) > 1 else 0,
     )

@@ -20,6 +20,7 @@ from benchhub.compare.tables import (
     captions,
     comparison_rows,
     comparison_summary,
+    history_rows,
     measured_on,
 )
 from benchhub.compare.why import why_get
@@ -190,6 +191,7 @@ def history(request: HttpRequest) -> HttpResponse:
     )
     context.update(
         history=result,
+        rows=history_rows(result),
         title=title,
         changes=changes,
         figure=charts.history_figure(result, title=f"tps over time: {title}", changes=changes),

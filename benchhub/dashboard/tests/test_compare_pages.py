@@ -77,6 +77,22 @@ def test_it_marks_each_version_in_history(client, agent):
     ]
 
 
+def test_it_lists_each_point_of_the_history_with_its_run(client, agent):
+    old = upload(agent, version="13.3", tps={4: [100, 110.04]}, started_at="2026-11-01T10:07:00Z")
+    new = upload(agent, version="15.4", tps={4: [200]}, started_at="2026-11-02T10:00:00Z")
+    html = client.get("/history/?host=bench-01&workload=select-only&clients=4").content.decode()
+    table = html[html.index('id="history-table"') :]
+    rows = re.findall(r"<tr><td>(.*?)</td><td>(.*?)</td>\s*<td><a href=\"(.*?)\">(.*?)</a>"
+                      r"</td>\s*<td>(.*?)</td><td>(.*?)</td><td>(.*?)</td><td>(.*?)</td></tr>",
+                      table)  # fmt: skip
+    assert rows == [
+        ("2026-11-01 10:07", "13.3", f"/runs/{old.uuid}/", str(old.uuid)[:8],
+         "105.0", "100.0", "110.0", "2"),
+        ("2026-11-02 10:00", "15.4", f"/runs/{new.uuid}/", str(new.uuid)[:8],
+         "200.0", "200.0", "200.0", "1"),
+    ]  # fmt: skip
+
+
 def test_it_names_a_bad_clients_parameter_in_history(client, agent):
     response = client.get("/history/?host=bench-01&workload=select-only&clients=x")
     assert response.status_code == 400
