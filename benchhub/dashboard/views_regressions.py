@@ -16,6 +16,7 @@ from benchhub.dashboard.query import SignedInRequest
 from benchhub.errors import ApplicationError
 from benchhub.regressions import selectors, services
 from benchhub.regressions.models import Regression
+from benchhub.regressions.presentation import list_rows
 
 LIST_LIMIT = 200
 FILTERS = ("state", "kind", "host", "workload")
@@ -31,9 +32,9 @@ def regression_list(request: HttpRequest) -> HttpResponse:
     if filters["kind"] and filters["kind"] not in Regression.Kind.values:
         errors["kind"] = [f"One of {', '.join(Regression.Kind.values)}."]
         filters["kind"] = ""
-    regressions = list(selectors.regression_list(filters=filters)[:LIST_LIMIT])
+    regressions = selectors.regression_rows(filters=filters, limit=LIST_LIMIT)
     context = {
-        "regressions": regressions,
+        "rows": list_rows(regressions),
         "filters": filters,
         "errors": errors,
         "states": Regression.State.choices,

@@ -79,6 +79,31 @@ def regression_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Regres
     return regressions.order_by("-detected_at", "-id")
 
 
+# What the triage list shows of each change (regressions/list.html): the runs' and their
+# configurations' JSON (hundreds of settings each, three runs a row) stays in the database,
+# and so do the seven model instances a row would cost.
+LIST_COLUMNS = (
+    "id",
+    "kind",
+    "state",
+    "change",
+    "change_low",
+    "change_high",
+    "clients",
+    "detected_at",
+    "host__name",
+    "workload__name",
+    "run_before__build__version",
+    "run_after__build__version",
+)
+
+
+def regression_rows(*, filters: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+    """The newest `limit` changes matching `filters` (as regression_list), as dicts of only the
+    columns the list page shows (LIST_COLUMNS): one query, and no model instance per row."""
+    return list(regression_list(filters=filters).values(*LIST_COLUMNS)[:limit])
+
+
 def regression_get(*, regression_id: int) -> Regression | None:
     return Regression.objects.select_related(*REGRESSION_RELATIONS).filter(pk=regression_id).first()
 

@@ -14,7 +14,11 @@ def signed_percent(value: float | None) -> str:
 @register.filter
 def change_interval(regression) -> str:
     """The 95% interval of a regression's change, or why there is none."""
-    if regression.change_low is None or regression.change_high is None:
+    return interval_text(regression.change_low, regression.change_high)
+
+
+def interval_text(low: float | None, high: float | None) -> str:
+    """The 95% interval of a change from its ends, or why there is none."""
+    if low is None or high is None:
         return "no interval: a side has a single run"
-    low, high = signed_percent(regression.change_low), signed_percent(regression.change_high)
-    return f"95% interval {low} to {high}"
+    return f"95% interval {signed_percent(low)} to {signed_percent(high)}"

@@ -1,0 +1,49 @@
+"""The triage list's rows as the page shows them, formatted once here: the template's filters
+(a date in the current time zone, three percentages, a URL) on every cell of 200 rows were
+most of the page's time (bench/compare.py, regressions page)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from django.urls import reverse
+from django.utils import timezone
+
+from benchhub.regressions.models import Regression
+from benchhub.regressions.templatetags.regressions import interval_text, signed_percent
+
+
+@dataclass(frozen=True)
+class ListRow:
+    pk: int
+    url: str
+    detected: str
+    kind: str
+    change: str
+    interval: str
+    host: str
+    workload: str
+    clients: int
+    between: str
+    state: str
+
+
+def list_rows(regressions: list[dict[str, Any]]) -> list[ListRow]:
+    """One row per change (selectors.regression_rows), in the order given."""
+    return [
+        ListRow(
+            pk=r["id"],
+            url=reverse("regression", args=[r["id"]]),
+            detected=timezone.localtime(r["detected_at"]).strftime("%Y-%m-%d %H:%M"),
+            kind=r["kind"],
+            change=signed_percent(r["change"]),
+            interval=interval_text(r["change_low"], r["change_high"]),
+            host=r["host__name"],
+            workload=r["workload__name"],
+            clients=r["clients"],
+            between=f"{r['run_before__build__version']} → {r['run_after__build__version']}",
+            state=Regression.State(r["state"]).label,
+        )
+        for r in regressions
+    ]
