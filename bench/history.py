@@ -38,6 +38,8 @@ PROGRESS_SAMPLES = 120
 YEARS = 5
 REGRESSION_EVERY = 200
 MARKER = "bench_history_shape"
+# The generated hosts' names: hist-00, hist-01, ... (the compare section measures among them).
+HOST_PREFIX = "hist-"
 
 
 @dataclass(frozen=True)
@@ -73,7 +75,7 @@ def _dimensions(*, hosts: int, workloads: int) -> dict[str, list[int]]:
 
     host_ids, facts, configs = [], [], []
     for n in range(hosts):
-        host = host_get_or_create(name=f"hist-{n:02d}")
+        host = host_get_or_create(name=f"{HOST_PREFIX}{n:02d}")
         spec = host_facts(host.name, memory_bytes=(64 if n % 2 else 128) * 2**30)
         facts.append(host_facts_record(host=host, facts=spec["facts"]).pk)
         host_ids.append(host.pk)

@@ -77,7 +77,7 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
                 server=web.url, database_url=url, options=ingest))  # fmt: skip
         if "compare" in wanted:
             compare = CompareOptions(results=args.results, hosts=args.hosts,
-                                     workloads=args.workloads)  # fmt: skip
+                                     workloads=args.workloads, warmup=2 * args.workers)  # fmt: skip
             if args.quick:
                 compare = replace(compare, rounds=3, requests=2)
             figures += _section("compare", lambda: compare_bench(
