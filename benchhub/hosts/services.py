@@ -48,17 +48,20 @@ def host_facts_record(
     Host.objects.select_for_update().filter(pk=host.pk).first()
     digest = facts_digest(facts, {"lscpu": lscpu, "sysctl": sysctl, "extra": extra})
     known = {name: facts.get(name) for name in (*HARDWARE_FACTS, *SOFTWARE_FACTS)}
-    snapshot, _ = HostFacts.objects.get_or_create(
-        host=host,
-        digest=digest,
-        defaults={
-            "fingerprint": hardware_fingerprint(facts),
+    # Known facts (nearly every upload) are read without their JSON and text (sysctl, lscpu,
+    # extra): the run needs the snapshot's id and fingerprint. The host's lock above keeps a
+    # concurrent upload from creating the same snapshot between the read and the create.
+    snapshot = HostFacts.objects.filter(host=host, digest=digest).only("id", "fingerprint").first()
+    if snapshot is None:
+        snapshot = HostFacts.objects.create(
+            host=host,
+            digest=digest,
+            fingerprint=hardware_fingerprint(facts),
             **{k: ("" if v is None and k in _TEXT_FACTS else v) for k, v in known.items()},
-            "lscpu": lscpu,
-            "sysctl": sysctl,
-            "extra": extra,
-        },
-    )
+            lscpu=lscpu,
+            sysctl=sysctl,
+            extra=extra,
+        )
     if host.current_facts_id != snapshot.pk:
         host.current_facts = snapshot
         host.save(update_fields=["current_facts"])

@@ -61,6 +61,27 @@ def test_the_fast_path_refuses_what_the_walk_refuses(text):
     assert _refusal(body_parse, text) == _refusal(json_check, data)
 
 
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_json_text())
+def test_the_values_are_the_standard_librarys(text):
+    """orjson parses most bodies: an int stays an int of every length, a float the same float."""
+    expected = json.loads(text)
+    try:
+        parsed = body_parse(text)
+    except UnstorableJSON:
+        return
+    # json.dumps tells 1 from 1.0 and -0.0 from 0.0, which == does not.
+    assert json.dumps(parsed) == json.dumps(expected)
+
+
+def test_a_long_integer_keeps_its_digits():
+    text = '{"extra": {"counter": 123456789012345678901234567890, "near": 18446744073709551616}}'
+    assert body_parse(text) == {
+        "extra": {"counter": 123456789012345678901234567890, "near": 18446744073709551616}
+    }
+    assert type(body_parse("[18446744073709551615]")[0]) is int
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -1,0 +1,90 @@
+"""The upload's fast paths give what the full checks give: an item or a map that passes as it
+is is copied whole, and anything else is checked value by value, with the same messages."""
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from rest_framework import serializers
+
+from benchhub.api.fields import StringMapField
+from benchhub.results.serializers import PROGRESS_SPEC, STATEMENT_SPEC, RecordListField
+
+VALUES = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-5, max_value=2**40),
+    st.floats(),  # NaN and infinities too
+    st.text(max_size=5),
+)
+
+
+def _outcome(field: Any, data: Any) -> Any:
+    try:
+        return ("valid", field.run_validation(data))
+    except serializers.ValidationError as exc:
+        return ("refused", exc.detail)
+
+
+class CheckedRecords(RecordListField):
+    """The field without its fast path: every item checked key by key."""
+
+    def _plain(self, item: dict[str, Any]) -> bool:
+        return False
+
+
+class CheckedMap(StringMapField):
+    """The field without its fast path: every entry through the child field."""
+
+    def _plainly_valid(self, data: Any) -> bool:
+        return False
+
+
+def _text(outcome: Any) -> str:
+    """An outcome as text that tells 1 from 1.0 and True, and ignores the order of keys (the
+    records are stored as jsonb, the samples by column)."""
+    return json.dumps(outcome, sort_keys=True)
+
+
+def _records(spec: dict[str, Any]) -> st.SearchStrategy[list[dict[str, Any]]]:
+    keys = st.sampled_from([*spec, "stray"])
+    full = st.fixed_dictionaries({key: VALUES for key in spec})
+    return st.lists(st.one_of(full, st.dictionaries(keys, VALUES, max_size=len(spec) + 1)),
+                    max_size=4)  # fmt: skip
+
+
+@pytest.mark.parametrize("spec", [PROGRESS_SPEC, STATEMENT_SPEC], ids=["progress", "statements"])
+@settings(max_examples=300, deadline=None)
+@given(data=st.data())
+def test_a_record_copied_whole_is_the_record_checked_key_by_key(spec, data):
+    records = data.draw(_records(spec))
+    fast = _outcome(RecordListField(spec=spec, max_items=10), records)
+    checked = _outcome(CheckedRecords(spec=spec, max_items=10), records)
+    assert _text(fast) == _text(checked)
+
+
+def test_an_agents_progress_sample_is_copied_whole():
+    sample = {"t": 1.0, "tps": 812.5, "latency_ms": 1.2, "stddev_ms": 0.3, "failed": 0,
+              "skipped": 0, "lag_ms": None}  # fmt: skip
+    field = RecordListField(spec=PROGRESS_SPEC, max_items=10)
+    assert field._plain(sample)
+    assert field.run_validation([sample]) == [sample]
+
+
+MAPS = st.dictionaries(
+    st.text(max_size=6),
+    st.one_of(
+        st.text(max_size=6), st.integers(), st.none(), st.text(min_size=10001, max_size=10002)
+    ),
+    max_size=5,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(MAPS)
+def test_a_map_taken_whole_is_the_map_checked_entry_by_entry(data):
+    fast = _outcome(StringMapField(), data)
+    checked = _outcome(CheckedMap(), data)
+    assert _text(fast) == _text(checked)
