@@ -10,6 +10,7 @@ import json
 import math
 import re
 from collections.abc import Mapping
+from operator import itemgetter
 from typing import Any
 
 from benchhub_runner.payload import PROGRESS_FIELDS
@@ -59,6 +60,8 @@ class RecordListField(serializers.Field):
             raise serializers.ValidationError("Expected a list.")
         if len(data) > self.max_items:
             raise serializers.ValidationError(f"At most {self.max_items} items are accepted.")
+        if self._plain(data):
+            return list(map(dict, data))
         errors: dict[str, list[str]] = {}
         out = []
         for index, item in enumerate(data):
@@ -76,8 +79,6 @@ class RecordListField(serializers.Field):
         return out
 
     def _record(self, item: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
-        if len(item) == len(self._fields) and self._keys.issuperset(item) and self._plain(item):
-            return dict(item), []
         record: dict[str, Any] = {}
         problems: list[tuple[str, str]] = []
         if not self._keys.issuperset(item):
@@ -96,41 +97,74 @@ class RecordListField(serializers.Field):
             if kind_of is float and kind == "float":
                 if -INF < value < INF and (minimum is None or value >= minimum):
                     continue
-            elif kind_of is int and kind != "str" and (minimum is None or value >= minimum):
+            elif (
+                kind_of is int
+                and kind != "str"
+                and (minimum is None or value >= minimum)
+                and INT_LOW <= value <= BIGINT_MAX
+            ):
                 continue
             message = _check_value(value, kind, minimum)
             if message:
                 problems.append((key, message))
         return record, problems
 
-    def _plain(self, item: dict[str, Any]) -> bool:
-        """Whether an item with every key of the spec passes as it is: each value a finite float
-        (a float's key) or an int (an int's), within its minimum, or a string (a string's), or
-        None where not required. An agent's progress samples are, and are copied whole instead
-        of key by key; any other item takes _record's checks, which word the errors."""
-        for key, kind, required, minimum in self._fields:
-            value = item[key]
-            kind_of = type(value)
-            if kind_of is float:
-                if kind != "float" or not (-INF < value < INF):
-                    return False
-            elif kind_of is int:
-                if kind == "str":
-                    return False
-            elif kind_of is str:
-                if kind not in ("str", "int|str") or len(value) > MAX_TEXT:
-                    return False
-                continue
-            elif value is not None or required:
-                return False
-            else:
-                continue
-            if minimum is not None and value < minimum:
-                return False
-        return True
+    def _plain(self, data: list[Any]) -> bool:
+        """Whether every item passes as it is: an object with every key of the spec, each value
+        of its key's kind (a float key takes an int too) within its bounds, or None where not
+        required. Checked a column at a time by C loops (map, set, min, fsum), about four times
+        faster than item by item on an agent's progress samples; a list that does not pass
+        takes the item-by-item checks, which find and word each error."""
+        width = len(self._fields)
+        if not data:
+            return True
+        if set(map(type, data)) != {dict} or set(map(len, data)) != {width}:
+            return False
+        if not all(map(self._keys.issuperset, data)):
+            return False
+        return all(
+            _column_plain(list(map(itemgetter(key), data)), kind, required, minimum)
+            for key, kind, required, minimum in self._fields
+        )
 
     def to_representation(self, value: Any) -> Any:
         return value
+
+
+# A record's integers are bounded to PostgreSQL's bigint (progress counts are bigint columns).
+INT_LOW = -BIGINT_MAX - 1
+KINDS: dict[str, frozenset[type]] = {
+    "float": frozenset({float, int}),
+    "int": frozenset({int}),
+    "str": frozenset({str}),
+    "int|str": frozenset({int, str}),
+}
+
+
+def _column_plain(values: list[Any], kind: str, required: bool, minimum: float | None) -> bool:
+    """Whether every value of one key passes _check_value (see RecordListField._plain)."""
+    types = set(map(type, values))
+    allowed = KINDS[kind] if required else KINDS[kind] | {type(None)}
+    if not types <= allowed:
+        return False
+    if str in types:
+        texts = [v for v in values if type(v) is str] if len(types) > 1 else values
+        if max(map(len, texts)) > MAX_TEXT:
+            return False
+    numbers = [v for v in values if type(v) in (int, float)] if len(types) > 1 else values
+    if not numbers or types.isdisjoint((int, float)):
+        return True
+    if float in types:
+        try:
+            if not math.isfinite(math.fsum(numbers)):  # an infinity or a NaN among them
+                return False
+        except OverflowError:  # finite, but their sum is not: the item-by-item checks decide
+            return False
+    if int in types:
+        ints = [v for v in numbers if type(v) is int] if float in types else numbers
+        if min(ints) < INT_LOW or max(ints) > BIGINT_MAX:
+            return False
+    return minimum is None or min(numbers) >= minimum
 
 
 def _check_value(value: Any, kind: str, minimum: float | None) -> str | None:
@@ -142,6 +176,9 @@ def _check_value(value: Any, kind: str, minimum: float | None) -> str | None:
         return "A number is required."
     if kind in ("int", "int|str") and not isinstance(value, int):
         return "An integer is required."
+    # Before isfinite, which cannot convert an integer past a float's range.
+    if isinstance(value, int) and not INT_LOW <= value <= BIGINT_MAX:
+        return f"Ensure this value is between {INT_LOW} and {BIGINT_MAX}."
     if not math.isfinite(value):
         return "A finite number is required (not NaN or infinity)."
     if minimum is not None and value < minimum:

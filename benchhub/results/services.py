@@ -1,14 +1,11 @@
 """Writes for runs and results: submitting an upload, and computing per-level aggregates."""
 
 import logging
-from collections.abc import Iterable
 from dataclasses import dataclass
-from operator import itemgetter
 from typing import Any
 
-from benchhub_runner.payload import PROGRESS_FIELDS
 from django.contrib.auth.models import User
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchhub.builds.services import build_get_or_create
@@ -22,6 +19,7 @@ from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.jobs.services import job_upload_check
 from benchhub.results.aggregates import summarize
 from benchhub.results.comparability import comparability_key
+from benchhub.results.copying import instances_copy, progress_copy
 from benchhub.results.models import (
     LevelAggregate,
     ProgressSample,
@@ -247,7 +245,7 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
         )
         for r in results
     ]
-    Result.objects.bulk_create(rows)
+    instances_copy(rows)
     ResultEvidence.objects.bulk_create(
         ResultEvidence(result=row, **r["evidence"])
         for row, r in zip(rows, results, strict=True)
@@ -258,28 +256,9 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
         for row, r in zip(rows, results, strict=True)
         for stream in r.get("streams", [])
     )
-    _progress_copy(
+    progress_copy(
         (row.pk, sample) for row, r in zip(rows, results, strict=True) for sample in r["progress"]
     )
-
-
-def _progress_copy(samples: Iterable[tuple[int, dict[str, Any]]]) -> None:
-    """Write (result id, validated sample) pairs with COPY, in the caller's transaction.
-
-    An upload carries thousands of samples (levels x repeats x seconds): building a model
-    instance per sample for bulk_create took most of an upload's time (bench/, ingest), and
-    COPY is the cheapest way PostgreSQL takes rows.
-    """
-    table = ProgressSample._meta.db_table
-    columns = ", ".join(("result_id", *PROGRESS_FIELDS))
-    # A validated sample holds every field (RecordListField fills the missing with None).
-    fields = itemgetter(*PROGRESS_FIELDS)
-    with (
-        connection.cursor() as cursor,
-        cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
-    ):
-        for result_id, sample in samples:
-            copy.write_row((result_id, *fields(sample)))
 
 
 def aggregate_enqueue(*, run_id: int) -> None:

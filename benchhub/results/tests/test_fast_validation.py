@@ -16,6 +16,8 @@ VALUES = st.one_of(
     st.none(),
     st.booleans(),
     st.integers(min_value=-5, max_value=2**40),
+    st.integers(min_value=2**62, max_value=2**70),  # past bigint
+    st.sampled_from([10**400, -(10**400), 1e308, -1e308]),  # past a float, or sums past it
     st.floats(),  # NaN and infinities too
     st.text(max_size=5),
 )
@@ -31,7 +33,7 @@ def _outcome(field: Any, data: Any) -> Any:
 class CheckedRecords(RecordListField):
     """The field without its fast path: every item checked key by key."""
 
-    def _plain(self, item: dict[str, Any]) -> bool:
+    def _plain(self, data: list[Any]) -> bool:
         return False
 
 
@@ -69,7 +71,7 @@ def test_an_agents_progress_sample_is_copied_whole():
     sample = {"t": 1.0, "tps": 812.5, "latency_ms": 1.2, "stddev_ms": 0.3, "failed": 0,
               "skipped": 0, "lag_ms": None}  # fmt: skip
     field = RecordListField(spec=PROGRESS_SPEC, max_items=10)
-    assert field._plain(sample)
+    assert field._plain([sample, dict(sample, t=2.0, lag_ms=0.5)])
     assert field.run_validation([sample]) == [sample]
 
 

@@ -117,6 +117,9 @@ _MISSING = object()
         (("clients",), [0, 1], "clients[0]"),
         (("results", 0, "progress", 1, "tps"), "fast", "results[0].progress[1].tps"),
         (("results", 0, "progress", 0, "t"), _MISSING, "results[0].progress[0].t"),
+        # Past the bigint column (was a database error, 500), and past a float's range.
+        (("results", 0, "progress", 0, "failed"), 10**25, "results[0].progress[0].failed"),
+        (("results", 0, "progress", 1, "tps"), 10**400, "results[0].progress[1].tps"),
         (("host", "facts", "sockets"), "two", "host.facts.sockets"),
         (("results",), [], "results"),
         (("status",), "great", "status"),

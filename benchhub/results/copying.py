@@ -1,0 +1,62 @@
+"""Rows written with COPY inside the caller's transaction: an upload's results and progress
+samples.
+
+An upload carries thousands of progress samples and tens of results. A model instance per
+sample for bulk_create took most of an upload's time, and the INSERT of the results (one
+statement with a thousand parameters, compiled by the ORM, then split and bound by psycopg)
+cost several times their COPY (bench/, ingest). COPY is the cheapest way PostgreSQL takes rows,
+and it is what the ingest bench's floor does.
+"""
+
+from collections.abc import Iterable, Sequence
+from operator import itemgetter
+from typing import Any, cast
+
+from benchhub_runner.payload import PROGRESS_FIELDS
+from django.db import connection, models
+
+from benchhub.results.models import ProgressSample
+
+
+def instances_copy(instances: Sequence[models.Model]) -> None:
+    """Write new, unsaved instances of one model with COPY, as bulk_create would: every
+    concrete field's value prepared by the field itself (pre_save, get_db_prep_save: defaults,
+    JSON, arrays), ids taken from the table's sequence and set on the instances, which are then
+    saved instances. A row the database refuses raises Django's IntegrityError or DataError, as
+    the ORM's own writes do."""
+    if not instances:
+        return
+    meta = type(instances[0])._meta
+    fields = list(meta.concrete_fields)
+    quote = connection.ops.quote_name
+    columns = ", ".join(quote(cast(str, f.column)) for f in fields)  # concrete: a column each
+    with connection.wrap_database_errors, connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT nextval(pg_get_serial_sequence(%s, %s)) FROM generate_series(1, %s)",
+            [meta.db_table, meta.pk.column, len(instances)],
+        )
+        for instance, (pk,) in zip(instances, cursor.fetchall(), strict=True):
+            instance.pk = pk
+        with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy:
+            for instance in instances:
+                copy.write_row(
+                    [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+                )
+    for instance in instances:
+        instance._state.adding = False
+        instance._state.db = connection.alias
+
+
+def progress_copy(samples: Iterable[tuple[int, dict[str, Any]]]) -> None:
+    """Write (result id, validated sample) pairs with COPY, in the caller's transaction."""
+    table = ProgressSample._meta.db_table
+    columns = ", ".join(("result_id", *PROGRESS_FIELDS))
+    # A validated sample holds every field (RecordListField fills the missing with None).
+    fields = itemgetter(*PROGRESS_FIELDS)
+    with (
+        connection.wrap_database_errors,
+        connection.cursor() as cursor,
+        cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
+    ):
+        for result_id, sample in samples:
+            copy.write_row((result_id, *fields(sample)))
