@@ -135,6 +135,9 @@ class Run(models.Model):
             models.Index(fields=["host", "-started_at"], name="run_host_started"),
             models.Index(fields=["workload", "-started_at"], name="run_workload_started"),
             models.Index(fields=["-created_at", "-id"], name="run_created"),
+            # One series (host, workload) and its builds: the compare form's versions and the
+            # runs standing for them, without reading every run of the host (bench/, compare).
+            models.Index(fields=["host", "workload", "build"], name="run_host_workload_build"),
             models.Index(
                 fields=["aggregated_at"],
                 name="run_pending_aggregate",
