@@ -76,7 +76,9 @@ class StringMapField(serializers.DictField):
             raise serializers.ValidationError(f"At most {self.max_items} entries are accepted.")
         for key in value:
             if not key or len(key) > MAX_KEY_CHARS:
-                raise serializers.ValidationError(f"Key '{key[:50]}' must be 1 to 200 characters.")
+                raise serializers.ValidationError(
+                    f"Key '{key[:50]}' must be 1 to {MAX_KEY_CHARS} characters."
+                )
         return value
 
     def _plainly_valid(self, data: Any) -> bool:
