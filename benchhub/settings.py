@@ -30,6 +30,8 @@ Environment:
 - EMAIL_USE_TLS / EMAIL_USE_SSL          "1" for STARTTLS / implicit TLS
 - EMAIL_TIMEOUT_S            SMTP time-out, default 10 (seconds)
 - DEFAULT_FROM_EMAIL         the sender, default "benchhub@localhost"
+- BENCHHUB_INGEST_QUEUE, BENCHHUB_ANALYSIS_QUEUE, BENCHHUB_BISECTION_QUEUE   the Celery queues
+                             names, default "ingest", "analysis", "bisection"
 - BENCHHUB_WEBHOOK_ALLOW_PRIVATE  "1" lets webhooks call loopback, private and link-local
                              addresses (an internal chat server); off by default (docs/security.md)
 """
@@ -290,17 +292,24 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_step": 0.2,
     "interval_max": 0.2,
 }
-CELERY_TASK_DEFAULT_QUEUE = "default"
-# Analysis (aggregates after upload) has a queue of its own so a backlog of it never delays
-# job bookkeeping; a worker must consume both (`-Q default,analysis`).
+# One queue per kind of work, each with workers of its own (docker-compose.yml, deploy/k8s), so
+# a backlog of change detection never delays the aggregation that makes an upload visible, and a
+# bisection's step waits behind neither:
+# - ingest: aggregation after uploads, job bookkeeping (lease expiry, scheduled jobs)
+# - analysis: change detection after aggregation, notifications and their deliveries
+# - bisection: a bisection's next step, which reads the aggregated runs of its jobs
+# `make up` runs one worker on all three (`-Q ingest,analysis,bisection`).
+INGEST_QUEUE = env_str("BENCHHUB_INGEST_QUEUE", "ingest")
 ANALYSIS_QUEUE = env_str("BENCHHUB_ANALYSIS_QUEUE", "analysis")
-# Change detection runs after aggregation, on the same queue; notifications too; and a
-# bisection's next step, which reads the aggregated runs of its jobs.
+BISECTION_QUEUE = env_str("BENCHHUB_BISECTION_QUEUE", "bisection")
+CELERY_TASK_DEFAULT_QUEUE = INGEST_QUEUE
 CELERY_TASK_ROUTES = {
-    "results.*": {"queue": ANALYSIS_QUEUE},
+    "jobs.*": {"queue": INGEST_QUEUE},
+    "results.*": {"queue": INGEST_QUEUE},
     "regressions.*": {"queue": ANALYSIS_QUEUE},
-    "bisections.*": {"queue": ANALYSIS_QUEUE},
+    "bisections.*": {"queue": BISECTION_QUEUE},
 }
+BENCHHUB_QUEUES = {"ingest": INGEST_QUEUE, "analysis": ANALYSIS_QUEUE, "bisection": BISECTION_QUEUE}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
