@@ -202,6 +202,10 @@ STATIC_ROOT = Path(env_str("BENCHHUB_STATIC_ROOT", str(BASE_DIR / "var" / "stati
 # Static files are served by whitenoise from the finders too, so a checkout works before (or
 # without) collectstatic; `make up` collects them anyway for compressed copies.
 WHITENOISE_USE_FINDERS = True
+# Nothing a request needs lives on one web host (any number of replicas serve the same site):
+# sessions in the database, the cache and rate-limit counters in Redis, static files in every
+# copy of the code, uploads read into the database within their request.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},

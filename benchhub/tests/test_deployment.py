@@ -159,3 +159,81 @@ def test_it_refers_to_secrets_and_commits_none(manifests):
                 secret_names.add(env[name]["valueFrom"]["secretKeyRef"]["name"])
             assert all("value" not in item for item in env.values())
     assert secret_names == {"benchhub"}
+
+
+COMPOSE = ROOT / "docker-compose.yml"
+HAPROXY_CFG = ROOT / "deploy" / "haproxy" / "haproxy.cfg"
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict[str, dict]:
+    return yaml.safe_load(COMPOSE.read_text())["services"]
+
+
+def app_services(compose: dict[str, dict]) -> dict[str, dict]:
+    return {name: s for name, s in compose.items() if s.get("image") == "benchhub:latest"}
+
+
+def test_compose_starts_only_processes_the_code_has(compose):
+    services = app_services(compose)
+    assert {"migrate", "web", "beat"} <= set(services)
+    for service in services.values():
+        command_check(service["command"])
+
+
+def test_compose_runs_one_worker_service_per_celery_queue_and_one_beat(compose):
+    consumed = {}
+    for name, service in app_services(compose).items():
+        command = service["command"]
+        if command[3] == "worker":
+            queues = command[command.index("-Q") + 1].split(",")
+            assert len(queues) == 1, name  # scaled on its own
+            consumed[queues[0]] = name
+    assert set(consumed) == set(settings.BENCHHUB_QUEUES.values())
+    assert [name for name, s in compose.items() if s.get("command", [""])[3:4] == ["beat"]] == [
+        "beat"
+    ]
+
+
+def test_compose_web_scales_behind_its_own_load_balancer(compose):
+    web = compose["web"]
+    assert "ports" not in web  # a published port would clash between replicas
+    bind = web["command"][web["command"].index("--bind") + 1]
+    port = bind.rpartition(":")[2]
+    lb = compose["lb"]
+    assert lb["image"].split(":")[0] == "haproxy"  # the official image
+    assert lb["ports"] == ["${BENCHHUB_PORT:-8000}:8000"]
+    source, target, _ = lb["volumes"][0].split(":")
+    assert (ROOT / source).resolve() == HAPROXY_CFG
+    assert target == "/usr/local/etc/haproxy/haproxy.cfg"
+    config = HAPROXY_CFG.read_text()
+    assert f" web:{port} check resolvers docker" in config
+    assert "uri /healthz" in config
+    assert web["environment"]["BENCHHUB_PROXY_HOPS"] == "1"
+
+
+def test_compose_load_balancer_config_is_valid_haproxy():
+    haproxy = shutil.which("haproxy")
+    assert haproxy, "haproxy is missing: `make tools` installs it"
+    done = subprocess.run(
+        [haproxy, "-c", "-f", str(HAPROXY_CFG)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_nothing_a_request_needs_lives_on_one_web_host():
+    from django.apps import apps
+    from django.db.models import FileField
+
+    assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.db"
+    assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache")
+    assert settings.CELERY_BROKER_URL.startswith("redis://")
+    assert "whitenoise" in settings.STORAGES["staticfiles"]["BACKEND"]
+    # No model keeps a file on the local disk of the replica that received it.
+    files = [
+        f"{model.__name__}.{field.name}"
+        for model in apps.get_models()
+        for field in model._meta.get_fields()
+        if isinstance(field, FileField)
+    ]
+    assert files == []
