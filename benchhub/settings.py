@@ -32,6 +32,11 @@ Environment:
 - DEFAULT_FROM_EMAIL         the sender, default "benchhub@localhost"
 - BENCHHUB_INGEST_QUEUE, BENCHHUB_ANALYSIS_QUEUE, BENCHHUB_BISECTION_QUEUE   the Celery queues
                              names, default "ingest", "analysis", "bisection"
+- BENCHHUB_METRICS_TOKEN     turns /metrics (Prometheus) on; scrapers send it as a bearer token;
+                             at least 32 characters; unset, /metrics answers 404
+- PROMETHEUS_MULTIPROC_DIR   a directory the web server's processes share (emptied before it
+                             starts): /metrics then sums their request latencies
+- LOG_FORMAT                 "plain" (default) or "json": one JSON object a line
 - BENCHHUB_WEBHOOK_ALLOW_PRIVATE  "1" lets webhooks call loopback, private and link-local
                              addresses (an internal chat server); off by default (docs/security.md)
 """
@@ -142,6 +147,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it times the rest, and answers /metrics before host validation.
+    "benchhub.monitoring.middleware.MetricsMiddleware",
     "benchhub.api.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "benchhub.headers.SecurityHeadersMiddleware",
@@ -355,10 +362,26 @@ EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL")
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT_S", 10)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "benchhub@localhost")
 
+METRICS_TOKEN_MIN_CHARS = 32
+BENCHHUB_METRICS_TOKEN = os.environ.get("BENCHHUB_METRICS_TOKEN", "")
+if BENCHHUB_METRICS_TOKEN and len(BENCHHUB_METRICS_TOKEN) < METRICS_TOKEN_MIN_CHARS:
+    raise ImproperlyConfigured(
+        f"BENCHHUB_METRICS_TOKEN must be at least {METRICS_TOKEN_MIN_CHARS} characters"
+    )
+
+LOG_FORMATS = {
+    "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    "json": {"()": "benchhub.monitoring.logs.JsonFormatter"},
+}
+LOG_FORMAT = env_str("LOG_FORMAT", "plain")
+if LOG_FORMAT not in LOG_FORMATS:
+    raise ImproperlyConfigured(
+        f"LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, not {LOG_FORMAT!r}"
+    )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {"configured": LOG_FORMATS[LOG_FORMAT]},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "configured"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

@@ -157,7 +157,9 @@ def test_it_refers_to_secrets_and_commits_none(manifests):
             env = {item["name"]: item for item in container["env"]}
             for name in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL"):
                 secret_names.add(env[name]["valueFrom"]["secretKeyRef"]["name"])
-            assert all("value" not in item for item in env.values())
+            secret = [env[name] for name in ("SECRET_KEY", "DATABASE_URL", "REDIS_URL")]
+            secret += [env[name] for name in ("BENCHHUB_METRICS_TOKEN",) if name in env]
+            assert all("value" not in item for item in secret)
     assert secret_names == {"benchhub"}
 
 
@@ -210,6 +212,8 @@ def test_compose_web_scales_behind_its_own_load_balancer(compose):
     assert f" web:{port} check resolvers docker" in config
     assert "uri /healthz" in config
     assert web["environment"]["BENCHHUB_PROXY_HOPS"] == "1"
+    assert web["environment"]["SECRET_KEY"] == "${SECRET_KEY:?set SECRET_KEY}"
+    assert web["tmpfs"] == [web["environment"]["PROMETHEUS_MULTIPROC_DIR"]]
 
 
 def test_compose_load_balancer_config_is_valid_haproxy():
@@ -226,7 +230,7 @@ def test_nothing_a_request_needs_lives_on_one_web_host():
     from django.db.models import FileField
 
     assert settings.SESSION_ENGINE == "django.contrib.sessions.backends.db"
-    assert settings.CACHES["default"]["BACKEND"].endswith("RedisCache")
+    assert str(settings.CACHES["default"]["BACKEND"]).endswith("RedisCache")
     assert settings.CELERY_BROKER_URL.startswith("redis://")
     assert "whitenoise" in settings.STORAGES["staticfiles"]["BACKEND"]
     # No model keeps a file on the local disk of the replica that received it.
