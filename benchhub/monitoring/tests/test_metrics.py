@@ -2,12 +2,14 @@
 real database and Redis (jobs by state, the wait before a claim, agents' silence, Celery queue
 lengths) plus request latencies by URL pattern."""
 
+import re
 import urllib.request
 import uuid
 from datetime import timedelta
 
 import pytest
 import redis
+import yaml
 from django.conf import settings as django_settings
 from django.test import Client
 from django.utils import timezone
@@ -184,3 +186,23 @@ def test_gunicorn_processes_share_their_request_latencies_in_a_directory(
     pids = {path.name for path in metrics_dir.iterdir()}
     assert len(pids) >= 2, pids  # both workers wrote their share
     assert len(set(counts)) == 1 and counts[0] >= 20, counts
+
+
+def test_the_documented_alerts_and_metrics_name_what_metrics_reports(client, agent, metrics_on):
+    """docs/deployment.md's alert rules parse, and each BenchHub metric they or its table name
+    is one /metrics serves."""
+    queued_job("bench-01")
+    assert agent.client.post("/api/v1/jobs/claim/", {}, format="json").status_code == 200
+    client.get("/healthz")
+    served = set(scrape(client))
+    text = (processes.ROOT / "docs" / "deployment.md").read_text()
+    rules_block = text.split("```yaml\ngroups:")[1].split("```")[0]
+    rules = yaml.safe_load("groups:" + rules_block)["groups"][0]["rules"]
+    assert {rule["alert"] for rule in rules} >= {"BenchHubAgentSilent", "BenchHubQueueGrowing"}
+    named = set()
+    for rule in rules:
+        named |= set(re.findall(r"\bbenchhub_\w+", rule["expr"]))
+    named |= set(re.findall(r"`(benchhub_\w+)", text))
+    families = {name.removesuffix("_bucket") for name in named}
+    missing = {n for n in families if n not in served and f"{n}_count" not in served}
+    assert not missing, missing
