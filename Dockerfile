@@ -16,7 +16,8 @@ COPY docs ./docs
 # collectstatic only reads files; it needs settings, not a database or a real secret.
 RUN SECRET_KEY=collectstatic DATABASE_URL=postgres://x@localhost/x REDIS_URL=redis://localhost \
     python manage.py collectstatic --noinput
-RUN useradd --system --no-create-home benchhub
-USER benchhub
+# A numeric user, so that Kubernetes' runAsNonRoot can verify it (deploy/k8s).
+RUN useradd --system --uid 10001 --user-group --no-create-home benchhub
+USER 10001:10001
 EXPOSE 8000
 CMD ["gunicorn", "benchhub.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4"]

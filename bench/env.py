@@ -55,7 +55,8 @@ def django_setup(url: str) -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchhub.settings")
     # Analysis tasks queued by uploads go to a queue nobody consumes; the bench aggregates
     # itself and empties the queue at the end (redis_queue_clear).
-    os.environ.setdefault("BENCHHUB_ANALYSIS_QUEUE", "bench-analysis")
+    for name in ("BENCHHUB_INGEST_QUEUE", "BENCHHUB_ANALYSIS_QUEUE", "BENCHHUB_BISECTION_QUEUE"):
+        os.environ.setdefault(name, "bench-analysis")
     import django
     from django.core.management import call_command
 
@@ -64,13 +65,13 @@ def django_setup(url: str) -> None:
 
 
 def redis_queue_clear() -> None:
-    """Drop the analysis messages queued by the bench's uploads."""
+    """Drop the messages queued by the bench's uploads (aggregation, change detection)."""
     import redis
 
+    names = ("BENCHHUB_INGEST_QUEUE", "BENCHHUB_ANALYSIS_QUEUE", "BENCHHUB_BISECTION_QUEUE")
+    queues = {os.environ.get(name, "bench-analysis") for name in names}
     with suppress(Exception):
-        redis.Redis.from_url(os.environ["REDIS_URL"]).delete(
-            os.environ.get("BENCHHUB_ANALYSIS_QUEUE", "bench-analysis")
-        )
+        redis.Redis.from_url(os.environ["REDIS_URL"]).delete(*queues)
 
 
 def free_port() -> int:

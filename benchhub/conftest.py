@@ -98,6 +98,7 @@ def analysis_worker(transactional_db):
     routes = celery_app.conf.task_routes
     _route(
         routes={
+            "jobs.*": {"queue": queue},
             "results.*": {"queue": queue},
             "regressions.*": {"queue": queue},
             "bisections.*": {"queue": queue},

@@ -30,6 +30,13 @@ Environment:
 - EMAIL_USE_TLS / EMAIL_USE_SSL          "1" for STARTTLS / implicit TLS
 - EMAIL_TIMEOUT_S            SMTP time-out, default 10 (seconds)
 - DEFAULT_FROM_EMAIL         the sender, default "benchhub@localhost"
+- BENCHHUB_INGEST_QUEUE, BENCHHUB_ANALYSIS_QUEUE, BENCHHUB_BISECTION_QUEUE   the Celery queues
+                             names, default "ingest", "analysis", "bisection"
+- BENCHHUB_METRICS_TOKEN     turns /metrics (Prometheus) on; scrapers send it as a bearer token;
+                             at least 32 characters; unset, /metrics answers 404
+- PROMETHEUS_MULTIPROC_DIR   a directory the web server's processes share (emptied before it
+                             starts): /metrics then sums their request latencies
+- LOG_FORMAT                 "plain" (default) or "json": one JSON object a line
 - BENCHHUB_WEBHOOK_ALLOW_PRIVATE  "1" lets webhooks call loopback, private and link-local
                              addresses (an internal chat server); off by default (docs/security.md)
 """
@@ -140,6 +147,8 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # First: it times the rest, and answers /metrics before host validation.
+    "benchhub.monitoring.middleware.MetricsMiddleware",
     "benchhub.api.middleware.RequestSizeLimitMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "benchhub.headers.SecurityHeadersMiddleware",
@@ -200,6 +209,10 @@ STATIC_ROOT = Path(env_str("BENCHHUB_STATIC_ROOT", str(BASE_DIR / "var" / "stati
 # Static files are served by whitenoise from the finders too, so a checkout works before (or
 # without) collectstatic; `make up` collects them anyway for compressed copies.
 WHITENOISE_USE_FINDERS = True
+# Nothing a request needs lives on one web host (any number of replicas serve the same site):
+# sessions in the database, the cache and rate-limit counters in Redis, static files in every
+# copy of the code, uploads read into the database within their request.
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
@@ -290,17 +303,24 @@ CELERY_TASK_PUBLISH_RETRY_POLICY = {
     "interval_step": 0.2,
     "interval_max": 0.2,
 }
-CELERY_TASK_DEFAULT_QUEUE = "default"
-# Analysis (aggregates after upload) has a queue of its own so a backlog of it never delays
-# job bookkeeping; a worker must consume both (`-Q default,analysis`).
+# One queue per kind of work, each with workers of its own (docker-compose.yml, deploy/k8s), so
+# a backlog of change detection never delays the aggregation that makes an upload visible, and a
+# bisection's step waits behind neither:
+# - ingest: aggregation after uploads, job bookkeeping (lease expiry, scheduled jobs)
+# - analysis: change detection after aggregation, notifications and their deliveries
+# - bisection: a bisection's next step, which reads the aggregated runs of its jobs
+# `make up` runs one worker on all three (`-Q ingest,analysis,bisection`).
+INGEST_QUEUE = env_str("BENCHHUB_INGEST_QUEUE", "ingest")
 ANALYSIS_QUEUE = env_str("BENCHHUB_ANALYSIS_QUEUE", "analysis")
-# Change detection runs after aggregation, on the same queue; notifications too; and a
-# bisection's next step, which reads the aggregated runs of its jobs.
+BISECTION_QUEUE = env_str("BENCHHUB_BISECTION_QUEUE", "bisection")
+CELERY_TASK_DEFAULT_QUEUE = INGEST_QUEUE
 CELERY_TASK_ROUTES = {
-    "results.*": {"queue": ANALYSIS_QUEUE},
+    "jobs.*": {"queue": INGEST_QUEUE},
+    "results.*": {"queue": INGEST_QUEUE},
     "regressions.*": {"queue": ANALYSIS_QUEUE},
-    "bisections.*": {"queue": ANALYSIS_QUEUE},
+    "bisections.*": {"queue": BISECTION_QUEUE},
 }
+BENCHHUB_QUEUES = {"ingest": INGEST_QUEUE, "analysis": ANALYSIS_QUEUE, "bisection": BISECTION_QUEUE}
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -342,10 +362,26 @@ EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL")
 EMAIL_TIMEOUT = env_int("EMAIL_TIMEOUT_S", 10)
 DEFAULT_FROM_EMAIL = env_str("DEFAULT_FROM_EMAIL", "benchhub@localhost")
 
+METRICS_TOKEN_MIN_CHARS = 32
+BENCHHUB_METRICS_TOKEN = os.environ.get("BENCHHUB_METRICS_TOKEN", "")
+if BENCHHUB_METRICS_TOKEN and len(BENCHHUB_METRICS_TOKEN) < METRICS_TOKEN_MIN_CHARS:
+    raise ImproperlyConfigured(
+        f"BENCHHUB_METRICS_TOKEN must be at least {METRICS_TOKEN_MIN_CHARS} characters"
+    )
+
+LOG_FORMATS = {
+    "plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"},
+    "json": {"()": "benchhub.monitoring.logs.JsonFormatter"},
+}
+LOG_FORMAT = env_str("LOG_FORMAT", "plain")
+if LOG_FORMAT not in LOG_FORMATS:
+    raise ImproperlyConfigured(
+        f"LOG_FORMAT must be one of {', '.join(LOG_FORMATS)}, not {LOG_FORMAT!r}"
+    )
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s: %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "formatters": {"configured": LOG_FORMATS[LOG_FORMAT]},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "configured"}},
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
 }

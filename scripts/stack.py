@@ -705,12 +705,13 @@ def web_children(layout: Layout, port: int) -> dict[str, list[str]]:
     scheduler = "benchhub.jobs.beat:SafeDatabaseScheduler"
     return {
         "web": gunicorn,
-        # Both queues: job bookkeeping on "default", aggregation after uploads on "analysis".
+        # One worker on every queue (settings: ingest, analysis, bisection); a deployment that
+        # outgrows one host runs a worker per queue (docs/deployment.md).
         "worker": [
             *celery,
             "worker",
             "-Q",
-            "default,analysis",
+            "ingest,analysis,bisection",
             "--loglevel",
             "INFO",
             "--concurrency",

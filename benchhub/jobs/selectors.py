@@ -1,8 +1,9 @@
 """Reads for the queue."""
 
 from dataclasses import dataclass
+from datetime import datetime
 
-from django.db.models import Count, Prefetch, QuerySet
+from django.db.models import Count, Min, Prefetch, QuerySet
 
 from benchhub.hosts.selectors import HostPresence, host_presence_list
 from benchhub.jobs.models import Job
@@ -57,3 +58,26 @@ def queue_status() -> QueueStatus:
     return QueueStatus(
         queue=job_state_counts(), active=list(job_active_list()), hosts=host_presence_list()
     )
+
+
+MAX_CLAIM_WAITS = 10_000
+
+
+def job_oldest_queued_at() -> datetime | None:
+    """When the longest-waiting queued job was created; None when no job is queued."""
+    return Job.objects.filter(state=Job.State.QUEUED).aggregate(oldest=Min("created_at"))["oldest"]
+
+
+def job_claim_waits(*, since: datetime) -> list[float]:
+    """Seconds from creation to claim of the jobs claimed since `since` (at most 10,000, the
+    latest), whatever their state now."""
+    pairs = (
+        Job.objects.filter(claimed_at__gte=since)
+        .order_by("-claimed_at")
+        .values_list("created_at", "claimed_at")[:MAX_CLAIM_WAITS]
+    )
+    return [
+        max((claimed - created).total_seconds(), 0.0)
+        for created, claimed in pairs
+        if claimed is not None
+    ]

@@ -68,11 +68,18 @@ class Service:
         return self.log.read_text(errors="replace")
 
 
+def queue_env(queue: str) -> dict[str, str]:
+    """Every Celery queue of the settings named `queue`: a test's tasks, whatever their kind, go
+    to the one queue its own worker consumes."""
+    names = ("BENCHHUB_INGEST_QUEUE", "BENCHHUB_ANALYSIS_QUEUE", "BENCHHUB_BISECTION_QUEUE")
+    return dict.fromkeys(names, queue)
+
+
 def celery_worker(queue: str, *, env: dict[str, str] | None = None) -> Service:
     env = {
         **os.environ,
         "DATABASE_URL": current_database_url(),
-        "BENCHHUB_ANALYSIS_QUEUE": queue,
+        **queue_env(queue),
         **(env or {}),
     }
     argv = [
@@ -102,7 +109,7 @@ class Gunicorn(Service):
         environment = {
             **os.environ,
             "DATABASE_URL": current_database_url(),
-            "BENCHHUB_ANALYSIS_QUEUE": queue,
+            **queue_env(queue),
             **(env or {}),
         }
         argv = [

@@ -1,0 +1,1 @@
+"""Operating BenchHub: Prometheus metrics at /metrics and JSON logs (docs/deployment.md)."""
