@@ -1,0 +1,77 @@
+"""Following a queued job until it ends: one progress line (on a terminal, rewritten in place;
+otherwise a line each time the stage changes), then the job as it ended. A failed job is exit 4
+with its stage and the tail of its message (a build's ends with the build log's last lines:
+the rejected hunk of a patch that does not apply)."""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Any, TextIO
+
+from benchhub_cli import errors
+from benchhub_cli.api import Api
+from benchhub_cli.errors import CliError
+
+ENDED = ("done", "failed", "cancelled", "expired")
+LOG_TAIL_LINES = 30
+
+
+def progress_text(job: dict[str, Any]) -> str:
+    """The job's state and its agent's last progress in one line."""
+    progress = job.get("progress") or {}
+    parts = [f"job {job['id']} {job['state']}"]
+    if job.get("claimed_host"):
+        parts.append(f"on {job['claimed_host']}")
+    stage = progress.get("stage")
+    if stage:
+        parts.append(str(stage))
+    if progress.get("build_stage"):
+        built = f"build {progress.get('version', '')} {progress['build_stage']}".strip()
+        if progress.get("compiled"):
+            built += f" ({progress['compiled']} files compiled)"
+        parts.append(built)
+    if progress.get("step") and progress.get("steps"):
+        parts.append(f"step {progress['step']}/{progress['steps']}")
+    return ", ".join(parts)
+
+
+def job_follow(
+    api: Api, job_id: int, *, poll_s: float = 2.0, out: TextIO | None = None
+) -> dict[str, Any]:
+    """Poll the job until it ends and return it; a failed, cancelled or expired job raises
+    CliError with status 4. Ctrl-C leaves the job running and raises status 5 with the command
+    that follows it again."""
+    stream = out or sys.stderr
+    tty, last = stream.isatty(), ""
+    try:
+        while True:
+            job: dict[str, Any] = api.call("GET", f"/api/v1/jobs/{job_id}/")
+            line = progress_text(job)
+            if line != last:
+                stream.write(f"\r{line}\x1b[K" if tty else f"{line}\n")
+                stream.flush()
+                last = line
+            if job["state"] in ENDED:
+                break
+            time.sleep(poll_s)
+    except KeyboardInterrupt:
+        raise CliError(
+            f"\ninterrupted: job {job_id} keeps running ({api.page_url(f'/jobs/{job_id}/')}); "
+            f"follow it again with: benchhub wait {job_id}",
+            status=errors.INTERRUPTED,
+        ) from None
+    if tty:
+        stream.write("\n")
+    if job["state"] != "done":
+        raise CliError(failure_text(job, api), status=errors.JOB_FAILED)
+    return job
+
+
+def failure_text(job: dict[str, Any], api: Api) -> str:
+    stage, job_id = job.get("failure_stage") or "-", job["id"]
+    message = (job.get("failure_message") or "").rstrip().splitlines()
+    tail = "\n".join("  " + line for line in message[-LOG_TAIL_LINES:])
+    return f"job {job_id} {job['state']} at stage {stage} ({api.page_url(f'/jobs/{job_id}/')})" + (
+        f":\n{tail}" if tail else ""
+    )
