@@ -47,14 +47,18 @@ class World:
 
 @pytest.fixture(scope="module")
 def world(django_db_setup, django_db_blocker):
-    """gunicorn on the test database with three aggregated runs of bench-01 (13.3, 15.4 slower
-    at one client, 15.5 the same); flushed at the end."""
+    """gunicorn and a Celery worker (which aggregates uploaded runs) on the test database, with
+    three aggregated runs of bench-01 (13.3, 15.4 slower at one client, 15.5 the same); flushed
+    at the end."""
+    queue = processes.unique_queue()
     with django_db_blocker.unblock():
-        web = processes.Gunicorn(queue=processes.unique_queue()).start()
+        web = processes.Gunicorn(queue=queue).start()
+        worker = processes.celery_worker(queue).start()
         try:
             yield _world(web.url)
         finally:
             web.stop()
+            worker.stop()
             call_command("flush", interactive=False, verbosity=0)
 
 
@@ -456,3 +460,73 @@ def test_try_refuses_a_patch_that_is_not_utf8(world, home, tmp_path, master):
     assert done.returncode == 2
     assert f"{patch}: the patch is not UTF-8 (byte 3)" in done.stderr
     assert not Recipe.objects.filter(name__contains="+").exists()
+
+
+def _measure_as_the_agent(world: World, tps: dict[str, dict[int, list[float]]]) -> list[str]:
+    """Claim the job queued for bench-01 and do what its agent would: upload one run per
+    version with these tps per level and repeat (the first entry for a version the dict does
+    not name), then finish it done; the job's versions."""
+    deadline = time.monotonic() + 60
+    while True:
+        claim = requests.post(
+            f"{world.url}/api/v1/jobs/claim/", headers=_bearer(world.runner), timeout=30
+        )
+        if claim.status_code == 200 or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    job = claim.json()
+    for version in job["versions"]:
+        levels = tps.get(version) or next(iter(tps.values()))
+        payload = run_payload(version=version, clients=tuple(levels), repeats=len(levels[1]))
+        payload["results"] = [
+            result(c, r, v) for c, vs in levels.items() for r, v in enumerate(vs, 1)
+        ]
+        payload["job"] = {"id": job["id"], "attempt": job["attempt"]}
+        answer = requests.post(
+            f"{world.url}/api/v1/runs/", json=payload, headers=_bearer(world.runner), timeout=30
+        )
+        assert answer.status_code == 201, answer.text
+    answer = requests.post(
+        f"{world.url}/api/v1/jobs/{job['id']}/finish/",
+        json={"outcome": "done", "attempt": job["attempt"]}, headers=_bearer(world.runner),
+        timeout=30,
+    )  # fmt: skip
+    assert answer.ok, answer.text
+    return job["versions"]
+
+
+def _try(world, home, patch: Path, *extra: str) -> subprocess.Popen:
+    argv = ["try", str(patch), "--against", "master", "--host", "bench-01"]
+    return subprocess.Popen(
+        [BENCHHUB, *argv, "--workload", "select-only", "--clients", "1,4", *extra],
+        env=env_for(world, home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def test_try_prints_slower_as_a_pull_request_comment_and_exits_1(world, home, tmp_path, master):
+    patch = tmp_path / "slow-commit.patch"
+    patch.write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+    trial = _try(world, home, patch, "--format", "markdown")
+    versions = _measure_as_the_agent(world, {"master": BASE, "master+slow-commit": SLOWER})
+    assert versions == ["master", "master+slow-commit"]
+    out, err = trial.communicate(timeout=120)
+    assert trial.returncode == 1, err
+    assert "| 1 | 1,002.5 | 802.5 | -20.0% |" in out and "| **slower** | 4/4 |" in out
+    assert "master+slow-commit against master: slower at 1" in out
+    assert "versions=master%2Cmaster%2Bslow-commit&baseline=master)" in out
+
+
+def test_try_settle_exits_3_when_the_extra_repeats_leave_a_level_inconclusive(
+    world, home, tmp_path, master
+):
+    patch = tmp_path / "maybe.patch"
+    patch.write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+    noisy = {"master": {1: [1000.0, 1100.0]}, "master+maybe": {1: [950.0, 1090.0]}}
+    trial = _try(world, home, patch, "--clients", "1", "--settle", "--settle-rounds", "1")
+    _measure_as_the_agent(world, noisy)
+    settled = _measure_as_the_agent(world, noisy)  # the settle job the command queued
+    assert set(settled) <= {"master", "master+maybe"}
+    out, err = trial.communicate(timeout=120)
+    assert trial.returncode == 3, out + err
+    assert "settling: job" in err
+    assert "inconclusive" in out

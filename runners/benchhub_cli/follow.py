@@ -68,6 +68,23 @@ def job_follow(
     return job
 
 
+def runs_aggregated(
+    api: Api, runs: list[str], *, timeout_s: float = 300.0, poll_s: float = 2.0
+) -> None:
+    """Wait until the server has aggregated each run (its worker does so after the upload): a
+    comparison read before then would leave the job's runs out."""
+    deadline = time.monotonic() + timeout_s
+    for uuid in runs:
+        while not api.call("GET", f"/api/v1/runs/{uuid}/").get("aggregated_at"):
+            if time.monotonic() > deadline:
+                raise CliError(
+                    f"the server has not aggregated run {uuid} within {timeout_s:g} s "
+                    "(is its Celery worker running?)",
+                    status=errors.JOB_FAILED,
+                )
+            time.sleep(poll_s)
+
+
 def failure_text(job: dict[str, Any], api: Api) -> str:
     stage, job_id = job.get("failure_stage") or "-", job["id"]
     message = (job.get("failure_message") or "").rstrip().splitlines()

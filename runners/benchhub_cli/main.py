@@ -18,7 +18,7 @@ from benchhub_cli.api import Api, Refused
 from benchhub_cli.comparing import comparison_fetch, runs_query, versions_query
 from benchhub_cli.config import Settings, config_write, settings_resolve
 from benchhub_cli.errors import CliError
-from benchhub_cli.follow import job_follow, progress_text
+from benchhub_cli.follow import job_follow, progress_text, runs_aggregated
 from benchhub_cli.jobfile import jobfile_read, request_schema, unknown_fields
 from benchhub_cli.trial import host_check, patches_read, recipes_define, trial_label, workload_of
 from benchhub_cli.verdict import FAIL_ON, FORMATS, Verdict, exit_status, inconclusive_levels, render
@@ -173,7 +173,9 @@ def cmd_wait(args: argparse.Namespace) -> int:
 
 
 def _job_comparison(api: Api, job: dict[str, Any], args: argparse.Namespace) -> Verdict:
-    """The comparison of a finished job's versions on its host, the first the baseline."""
+    """The comparison of a finished job's versions on its host, the first the baseline, once
+    the server has aggregated the job's runs."""
+    runs_aggregated(api, job.get("runs") or [])
     versions = list(dict.fromkeys(job["versions"]))
     if job.get("aa") or len(versions) < 2:
         runs = job.get("runs") or []
@@ -239,7 +241,7 @@ def cmd_try(args: argparse.Namespace) -> int:
         settle = _settle(api, verdict)
         if settle is None:
             break
-        job_follow(api, settle["id"])
+        runs_aggregated(api, job_follow(api, settle["id"]).get("runs") or [])
         verdict = _job_comparison(api, job, args)
     status = exit_status(verdict.body, fail_on=args.fail_on)
     if status == errors.OK and args.settle and inconclusive_levels(verdict.body):
