@@ -12,9 +12,11 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 import requests
+import yaml
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.core.management import call_command
@@ -31,6 +33,7 @@ from benchhub.testing import processes
 from benchhub.testing.payloads import result, run_payload
 
 BENCHHUB = str(Path(sys.executable).parent / "benchhub")
+CI = Path(__file__).resolve().parents[2] / "docs" / "ci"
 BASE = {1: [1000.0, 1010.0, 990.0, 1005.0], 4: [4000.0, 4010.0, 3990.0, 4005.0]}
 SLOWER = {1: [800.0, 810.0, 790.0, 805.0], 4: [4001.0, 4012.0, 3993.0, 4003.0]}
 SAME = {1: [1001.0, 1009.0, 992.0, 1004.0], 4: [4002.0, 4008.0, 3991.0, 4006.0]}
@@ -386,7 +389,7 @@ def test_ctrl_c_leaves_the_job_running_and_says_how_to_follow_it(world, home):
 
 @pytest.fixture
 def master(world):
-    recipe = {
+    recipe: dict[str, Any] = {
         "name": "master",
         "source": {"kind": "git", "url": "https://example.org/pg.git", "ref": "master"},
     }
@@ -530,3 +533,46 @@ def test_try_settle_exits_3_when_the_extra_repeats_leave_a_level_inconclusive(
     assert trial.returncode == 3, out + err
     assert "settling: job" in err
     assert "inconclusive" in out
+
+
+# --- the ready-to-copy CI files -------------------------------------------------------------------
+
+
+def test_the_ci_script_leaves_the_pull_request_comment_and_benchhubs_exit_status(
+    world, home, tmp_path, master
+):
+    patch = tmp_path / "slow-commit.patch"
+    patch.write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+    env = env_for(
+        world, home, BENCHHUB_AGAINST="master", BENCHHUB_HOST="bench-01",
+        BENCHHUB_WORKLOAD="select-only", BENCHHUB_CLIENTS="1,4",
+        PATH=f"{Path(BENCHHUB).parent}:{os.environ['PATH']}",
+    )  # fmt: skip
+    script = subprocess.Popen(
+        ["sh", str(CI / "benchhub-try.sh"), str(patch)], env=env, cwd=tmp_path,
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    _measure_as_the_agent(world, {"master": BASE, "master+slow-commit": SLOWER})
+    out, err = script.communicate(timeout=120)
+    assert script.returncode == 1, err
+    comment = (tmp_path / "benchhub-comment.md").read_text()
+    assert comment == out
+    assert comment.startswith("### BenchHub: select-only on bench-01")
+    assert "| **slower** |" in comment
+
+
+def test_the_ci_files_run_that_script_and_pass_yamllint(tmp_path):
+    files = sorted(CI.glob("*.yml"))
+    assert [f.name for f in files] == ["github-actions.yml", "gitlab-ci.yml"]
+    for path in files:
+        assert "sh docs/ci/benchhub-try.sh" in json.dumps(yaml.safe_load(path.read_text()))
+    yamllint = [str(Path(sys.executable).parent / "yamllint"), "--strict"]
+    root = CI.parents[1]
+    done = subprocess.run([*yamllint, str(CI)], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout
+    # the same configuration refuses what it should (so the check above can fail)
+    bad = tmp_path / "bad.yml"
+    bad.write_text("jobs:\n  try:\n    steps: [a,  b]\n    steps: []\n")
+    done = subprocess.run([*yamllint, str(bad)], cwd=root, capture_output=True, text=True)
+    assert done.returncode == 1
+    assert "duplication of key" in done.stdout
