@@ -576,3 +576,16 @@ def test_the_ci_files_run_that_script_and_pass_yamllint(tmp_path):
     done = subprocess.run([*yamllint, str(bad)], cwd=root, capture_output=True, text=True)
     assert done.returncode == 1
     assert "duplication of key" in done.stdout
+
+
+def test_try_names_the_scope_a_read_only_token_lacks_and_defines_nothing(
+    world, home, tmp_path, master
+):
+    patch = tmp_path / "p.patch"
+    patch.write_text("--- a/x\n")
+    argv = ["try", str(patch), "--against", "master", "--host", "bench-01"]
+    done = benchhub(*argv, env=env_for(world, home, BENCHHUB_TOKEN=world.read_token))
+    assert done.returncode == 2
+    assert "lacks the 'queue' scope" in done.stderr
+    assert list(Recipe.objects.values_list("name", flat=True)) == ["master"]
+    assert not Job.objects.exists()
