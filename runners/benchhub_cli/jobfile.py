@@ -107,13 +107,19 @@ def _resolve(node: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
 
 def field_line(text: str, field: str, *, toml: bool) -> int | None:
     """The line (from 1) where `field` (a path such as `workload.options` or `clients[2]`) is
-    written: each part's key searched for after the line of the part before it. None when the
-    text does not show it (a key written as part of a dotted TOML key, say)."""
+    written: in TOML the whole dotted key first (`workload.options = ...`); else each part's
+    key searched for after the line of the part before it, giving the line of the deepest part
+    found (a field the text does not show is placed at its table). None when not even the
+    first part is written."""
     lines = text.splitlines()
+    keys = [part for part in re.findall(r"[^.\[\]]+", field) if not part.isdigit()]
+    if toml and len(keys) > 1:
+        dotted = r"\s*\.\s*".join(f'"?{re.escape(key)}"?' for key in keys)
+        for number, line in enumerate(lines):
+            if re.match(rf"^\s*{dotted}\s*=", line):
+                return number + 1
     start, found = 0, None
-    for part in re.findall(r"[^.\[\]]+", field):
-        if part.isdigit():
-            continue
+    for part in keys:
         key = re.escape(part)
         pattern = (
             rf'^\s*(\[+\s*([\w.-]+\.)?"?{key}"?\s*\]+|"?{key}"?\s*=|([\w-]+\.)+"?{key}"?\s*=)'
