@@ -465,10 +465,13 @@ def test_try_refuses_a_patch_that_is_not_utf8(world, home, tmp_path, master):
     assert not Recipe.objects.filter(name__contains="+").exists()
 
 
-def _measure_as_the_agent(world: World, tps: dict[str, dict[int, list[float]]]) -> list[str]:
+def _measure_as_the_agent(
+    world: World, tps: dict[str, dict[int, list[float]]], measured: dict[str, str] | None = None
+) -> list[str]:
     """Claim the job queued for bench-01 and do what its agent would: upload one run per
     version with these tps per level and repeat (the first entry for a version the dict does
-    not name), then finish it done; the job's versions."""
+    not name), as the version `measured` says it found (a series' release), then finish it
+    done; the job's versions."""
     deadline = time.monotonic() + 60
     while True:
         claim = requests.post(
@@ -480,7 +483,8 @@ def _measure_as_the_agent(world: World, tps: dict[str, dict[int, list[float]]]) 
     job = claim.json()
     for version in job["versions"]:
         levels = tps.get(version) or next(iter(tps.values()))
-        payload = run_payload(version=version, clients=tuple(levels), repeats=len(levels[1]))
+        found = (measured or {}).get(version, version)
+        payload = run_payload(version=found, clients=tuple(levels), repeats=len(levels[1]))
         payload["results"] = [
             result(c, r, v) for c, vs in levels.items() for r, v in enumerate(vs, 1)
         ]
@@ -533,6 +537,24 @@ def test_try_settle_exits_3_when_the_extra_repeats_leave_a_level_inconclusive(
     assert trial.returncode == 3, out + err
     assert "settling: job" in err
     assert "inconclusive" in out
+
+
+def test_submit_wait_follows_the_job_to_the_verdict_of_the_releases_it_measured(
+    world, home, tmp_path
+):
+    path = tmp_path / "job.toml"
+    path.write_text(JOB_TOML.replace('["13", "14"]', '["12", "16"]'))
+    submit = subprocess.Popen(
+        [BENCHHUB, "submit", str(path), "--wait"], env=env_for(world, home),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    tps = {"12": BASE, "16": SLOWER}
+    _measure_as_the_agent(world, tps, measured={"12": "12.9", "16": "16.1"})
+    out, err = submit.communicate(timeout=120)
+    assert submit.returncode == 1, out + err
+    assert "job " in err and " done" in err  # the progress line, to the end
+    assert "clients  12.9 tps  16.1 tps" in out
+    assert "16.1 against 12.9: slower at 1" in out
 
 
 # --- the ready-to-copy CI files -------------------------------------------------------------------

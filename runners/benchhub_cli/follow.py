@@ -70,12 +70,13 @@ def job_follow(
 
 def runs_aggregated(
     api: Api, runs: list[str], *, timeout_s: float = 300.0, poll_s: float = 2.0
-) -> None:
-    """Wait until the server has aggregated each run (its worker does so after the upload): a
-    comparison read before then would leave the job's runs out."""
-    deadline = time.monotonic() + timeout_s
+) -> list[dict[str, Any]]:
+    """The runs as GET /api/v1/runs/<uuid>/ gives them, once the server has aggregated each
+    (its worker does so after the upload): a comparison read before then would leave the job's
+    runs out."""
+    deadline, bodies = time.monotonic() + timeout_s, []
     for uuid in runs:
-        while not api.call("GET", f"/api/v1/runs/{uuid}/").get("aggregated_at"):
+        while not (run := api.call("GET", f"/api/v1/runs/{uuid}/")).get("aggregated_at"):
             if time.monotonic() > deadline:
                 raise CliError(
                     f"the server has not aggregated run {uuid} within {timeout_s:g} s "
@@ -83,6 +84,8 @@ def runs_aggregated(
                     status=errors.JOB_FAILED,
                 )
             time.sleep(poll_s)
+        bodies.append(run)
+    return bodies
 
 
 def failure_text(job: dict[str, Any], api: Api) -> str:

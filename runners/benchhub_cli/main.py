@@ -173,22 +173,31 @@ def cmd_wait(args: argparse.Namespace) -> int:
 
 
 def _job_comparison(api: Api, job: dict[str, Any], args: argparse.Namespace) -> Verdict:
-    """The comparison of a finished job's versions on its host, the first the baseline, once
-    the server has aggregated the job's runs."""
-    runs_aggregated(api, job.get("runs") or [])
-    versions = list(dict.fromkeys(job["versions"]))
+    """The comparison of a finished job's runs, once the server has aggregated them: by the
+    versions they measured (a job's `13` measures `13.23`) on their host, so the repeats of
+    other jobs of the same builds pool in, the job's first version the baseline; an A/A job's
+    two runs by their UUIDs."""
+    runs = runs_aggregated(api, job.get("runs") or [])
+    runs.sort(key=lambda run: _version_place(run["version"], job["versions"]))
+    versions = list(dict.fromkeys(run["version"] for run in runs))
+    if len(runs) < 2:
+        raise CliError(f"job {job['id']} has {len(runs)} run: nothing to compare", status=errors.OK)
     if job.get("aa") or len(versions) < 2:
-        runs = job.get("runs") or []
-        if len(runs) < 2:
-            raise CliError(
-                f"job {job['id']} measured one series: nothing to compare", status=errors.OK
-            )
-        return comparison_fetch(api, runs_query(runs=runs[:2], threshold=args.threshold))
+        uuids = [run["run_uuid"] for run in runs[:2]]
+        return comparison_fetch(api, runs_query(runs=uuids, threshold=args.threshold))
     query = versions_query(
-        host=job["claimed_host"], workload=job["workload"]["name"], versions=versions,
+        host=runs[0]["host"], workload=runs[0]["workload"], versions=versions,
         threshold=args.threshold,
     )  # fmt: skip
     return comparison_fetch(api, query)
+
+
+def _version_place(version: str, asked: list[str]) -> int:
+    """Where a run's version stands among the job's: its own name, or the series it is of."""
+    for place, name in enumerate(asked):
+        if version == name or version.startswith(f"{name}."):
+            return place
+    return len(asked)
 
 
 def cmd_submit(args: argparse.Namespace) -> int:
