@@ -387,6 +387,31 @@ def test_ctrl_c_leaves_the_job_running_and_says_how_to_follow_it(world, home):
     assert Job.objects.get(pk=job_id).state == "queued"
 
 
+def test_wait_rides_out_a_server_restart_and_gives_up_after_its_patience(world, home):
+    job_id = _queue(world, ["13", "14"])
+    second = processes.Gunicorn(queue=processes.unique_queue()).start()
+    try:
+        env = env_for(world, home, BENCHHUB_SERVER=second.url)
+        argv = [BENCHHUB, "wait", str(job_id), "--retries", "1", "--patience", "60"]
+        follower = subprocess.Popen(
+            argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+        )
+        time.sleep(2)
+        second.stop()
+        time.sleep(4)
+        second.start()
+        _fail_as_the_agent(world, stage="initdb", message="FATAL: no space left")
+        _, err = follower.communicate(timeout=60)
+        assert follower.returncode == 4, err
+        assert f"cannot reach the server {second.url}" in err and "the job runs on" in err
+        second.stop()
+        impatient = benchhub("wait", str(job_id), "--retries", "1", "--patience", "1", env=env)
+        assert impatient.returncode == 2
+        assert f"cannot reach the server {second.url}" in impatient.stderr
+    finally:
+        second.stop()
+
+
 @pytest.fixture
 def master(world):
     recipe: dict[str, Any] = {

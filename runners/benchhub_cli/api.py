@@ -38,6 +38,10 @@ class Refused(CliError):
         self.fields = fields
 
 
+class ServerAway(CliError):
+    """The server could not be reached (or kept failing) through every attempt."""
+
+
 class Api:
     """Calls to one server; every failure is a CliError (status 2) saying what to fix."""
 
@@ -59,7 +63,7 @@ class Api:
         try:
             return self.client.request(method, path, body, attempts=attempts).body
         except Unreachable as exc:
-            raise CliError(f"cannot reach the server {self.server}: {exc}") from None
+            raise ServerAway(f"cannot reach the server {self.server}: {exc}") from None
         except ApiError as exc:
             raise Refused(
                 refusal_text(exc.status, exc.body),

@@ -10,7 +10,7 @@ import time
 from typing import Any, TextIO
 
 from benchhub_cli import errors
-from benchhub_cli.api import Api
+from benchhub_cli.api import Api, ServerAway
 from benchhub_cli.errors import CliError
 
 ENDED = ("done", "failed", "cancelled", "expired")
@@ -37,22 +37,36 @@ def progress_text(job: dict[str, Any]) -> str:
 
 
 def job_follow(
-    api: Api, job_id: int, *, poll_s: float = 2.0, out: TextIO | None = None
+    api: Api,
+    job_id: int,
+    *,
+    poll_s: float = 2.0,
+    patience_s: float = 600.0,
+    out: TextIO | None = None,
 ) -> dict[str, Any]:
     """Poll the job until it ends and return it; a failed, cancelled or expired job raises
-    CliError with status 4. Ctrl-C leaves the job running and raises status 5 with the command
-    that follows it again."""
+    CliError with status 4. The server may be away (restarted, redeployed) for up to
+    `patience_s` seconds at a stretch while the job runs on. Ctrl-C leaves the job running and
+    raises status 5 with the command that follows it again."""
     stream = out or sys.stderr
     tty, last = stream.isatty(), ""
+    away_since: float | None = None
     try:
         while True:
-            job: dict[str, Any] = api.call("GET", f"/api/v1/jobs/{job_id}/")
-            line = progress_text(job)
+            try:
+                job: dict[str, Any] = api.call("GET", f"/api/v1/jobs/{job_id}/")
+            except ServerAway as exc:
+                away_since = away_since or time.monotonic()
+                if time.monotonic() - away_since > patience_s:
+                    raise
+                line = f"{exc}; trying again (the job runs on)"
+            else:
+                away_since, line = None, progress_text(job)
             if line != last:
                 stream.write(f"\r{line}\x1b[K" if tty else f"{line}\n")
                 stream.flush()
                 last = line
-            if job["state"] in ENDED:
+            if away_since is None and job["state"] in ENDED:
                 break
             time.sleep(poll_s)
     except KeyboardInterrupt:

@@ -42,6 +42,10 @@ def parser() -> argparse.ArgumentParser:
         "--retries", type=int, default=5, metavar="N",
         help="attempts per request before the server counts as unreachable",
     )  # fmt: skip
+    common.add_argument(
+        "--patience", type=float, default=600.0, metavar="S",
+        help="seconds the server may be away while a job is followed",
+    )  # fmt: skip
     verdicts = argparse.ArgumentParser(add_help=False)
     verdicts.add_argument("--format", choices=FORMATS, default="text")
     verdicts.add_argument("--fail-on", choices=FAIL_ON, default="slower",
@@ -168,7 +172,7 @@ def _report(verdict: Verdict, args: argparse.Namespace, *, status: int | None = 
 
 def cmd_wait(args: argparse.Namespace) -> int:
     api = _api(args)
-    job = job_follow(api, args.job)
+    job = job_follow(api, args.job, patience_s=args.patience)
     return _report(_job_comparison(api, job, args), args)
 
 
@@ -222,7 +226,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
     if not args.wait:
         print(made["id"])
         return errors.OK
-    job = job_follow(api, made["id"])
+    job = job_follow(api, made["id"], patience_s=args.patience)
     return _report(_job_comparison(api, job, args), args)
 
 
@@ -242,7 +246,7 @@ def cmd_try(args: argparse.Namespace) -> int:
     job_id = api.call("POST", "/api/v1/jobs/", body)["id"]
     page = api.page_url(f"/jobs/{job_id}/")
     print(f"queued job {job_id} ({patched} against {base}): {page}", file=sys.stderr)
-    job = job_follow(api, job_id)
+    job = job_follow(api, job_id, patience_s=args.patience)
     verdict = _job_comparison(api, job, args)
     rounds = args.settle_rounds if args.settle else 0
     while rounds and inconclusive_levels(verdict.body):
@@ -250,7 +254,9 @@ def cmd_try(args: argparse.Namespace) -> int:
         settle = _settle(api, verdict)
         if settle is None:
             break
-        runs_aggregated(api, job_follow(api, settle["id"]).get("runs") or [])
+        runs_aggregated(
+            api, job_follow(api, settle["id"], patience_s=args.patience).get("runs") or []
+        )
         verdict = _job_comparison(api, job, args)
     status = exit_status(verdict.body, fail_on=args.fail_on)
     if status == errors.OK and args.settle and inconclusive_levels(verdict.body):
