@@ -431,6 +431,7 @@ def test_try_defines_the_recipe_queues_one_job_and_reports_its_failure(
     patch = tmp_path / "slow-commit.patch"
     patch.write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
     argv = ["try", str(patch), "--against", "master", "--host", "bench-01", "--clients", "1,8"]
+    argv += ["--format", "markdown"]
     trial = subprocess.Popen(
         [BENCHHUB, *argv], env=env_for(world, home), stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True,
@@ -447,9 +448,12 @@ def test_try_defines_the_recipe_queues_one_job_and_reports_its_failure(
         stage="build",
         message="master+slow-commit: build failed at patch:\n1 out of 1 hunk FAILED",
     )
-    _, err = trial.communicate(timeout=60)
+    out, err = trial.communicate(timeout=60)
     assert trial.returncode == 4, err
     assert "failed at stage build" in err and "  1 out of 1 hunk FAILED" in err
+    # the pull request's comment says why there is no verdict
+    assert out.startswith("### BenchHub: no verdict\n\njob ")
+    assert "failed at stage build" in out and "\n```\n" in out and "1 out of 1 hunk FAILED" in out
     # the same patch again reuses the recipe; other content under its name is refused
     assert Recipe.objects.filter(name="master+slow-commit").count() == 1
     patch.write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+c\n")

@@ -21,7 +21,15 @@ from benchhub_cli.errors import CliError
 from benchhub_cli.follow import job_follow, progress_text, runs_aggregated
 from benchhub_cli.jobfile import jobfile_read, request_schema, unknown_fields
 from benchhub_cli.trial import host_check, patches_read, recipes_define, trial_label, workload_of
-from benchhub_cli.verdict import FAIL_ON, FORMATS, Verdict, exit_status, inconclusive_levels, render
+from benchhub_cli.verdict import (
+    FAIL_ON,
+    FORMATS,
+    Verdict,
+    exit_status,
+    inconclusive_levels,
+    render,
+    render_error,
+)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -30,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.run(args))
     except CliError as exc:
         print(f"benchhub: {exc}", file=sys.stderr)
+        if exc.status != errors.OK:
+            sys.stdout.write(
+                render_error(
+                    str(exc).strip(), fmt=getattr(args, "format", "text"), status=exc.status
+                )
+            )
         return exc.status
     except KeyboardInterrupt:
         print("benchhub: interrupted", file=sys.stderr)

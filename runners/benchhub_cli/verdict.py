@@ -54,6 +54,22 @@ def render(verdict: Verdict, *, fmt: str, status: int) -> str:
     return _text(verdict)
 
 
+def render_error(message: str, *, fmt: str, status: int) -> str:
+    """What stdout carries when there is no verdict: for markdown, a comment saying why (a
+    pull request learns that its patch did not build); for json, the status and the message;
+    for text nothing (the message is on stderr)."""
+    if fmt == "json":
+        return json.dumps({"exit_status": status, "error": message}, indent=2) + "\n"
+    if fmt != "markdown":
+        return ""
+    headline = message.splitlines()[0]
+    lines = ["### BenchHub: no verdict", "", _md(headline)]
+    rest = message.splitlines()[1:]
+    if rest:
+        lines += ["", "```", *(line.replace("```", "` ``") for line in rest), "```"]
+    return "\n".join(lines) + "\n"
+
+
 def _rows(body: dict[str, Any], index: int) -> list[list[str]]:
     """Per level: clients, baseline tps, this version's tps, change, interval, verdict."""
     levels = {int(v["clients"]): v for v in body["verdicts"][index - 1]["levels"]}

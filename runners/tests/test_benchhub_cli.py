@@ -4,6 +4,7 @@ Its commands against a live server: benchhub/tests/test_cli_benchhub.py."""
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -14,7 +15,7 @@ from benchhub_cli.config import config_write, settings_resolve
 from benchhub_cli.errors import CliError
 from benchhub_cli.jobfile import field_line, jobfile_read, unknown_fields
 from benchhub_cli.trial import trial_label
-from benchhub_cli.verdict import exit_status, inconclusive_levels
+from benchhub_cli.verdict import exit_status, inconclusive_levels, render_error
 
 TOML = """\
 versions = ["13", "14"]
@@ -164,3 +165,19 @@ def test_a_trial_is_named_after_its_patch_files():
     assert trial_label([Path("slow-commit.patch")]) == "slow-commit"
     assert trial_label([Path("0001-a b.diff"), Path("x/0002_c.patch")]) == "0001-a-b-0002_c"
     assert trial_label([Path("+++.patch")]) == "patch"
+
+
+def test_without_a_verdict_stdout_says_why_in_markdown_and_json_only():
+    message = "job 7 failed at stage build:\n  Hunk #1 FAILED\n  ``` a fence"
+    comment = render_error(message, fmt="markdown", status=4)
+    assert comment.splitlines()[:3] == [
+        "### BenchHub: no verdict",
+        "",
+        "job 7 failed at stage build:",
+    ]
+    assert comment.endswith("```\n  Hunk #1 FAILED\n  ` `` a fence\n```\n")
+    assert json.loads(render_error(message, fmt="json", status=4)) == {
+        "exit_status": 4,
+        "error": message,
+    }
+    assert render_error(message, fmt="text", status=4) == ""
