@@ -199,6 +199,13 @@ def test_it_exits_1_when_a_level_is_slower_and_prints_the_table(world, home):
     assert lines[-1].startswith(f"{world.url}/compare/?workload=select-only&host=bench-01")
 
 
+def test_it_reads_a_comparison_without_any_token(world, home):
+    argv = ["compare", "--host", "bench-01", "--workload", "select-only", "13.3", "15.4"]
+    done = benchhub(*argv, env=env_for(world, home, BENCHHUB_TOKEN=""))
+    assert done.returncode == 1, done.stderr
+    assert not (home / "benchhub").exists()
+
+
 def test_it_exits_0_when_no_level_is_slower(world, home):
     done = compare(world, home, "13.3", "15.5")
     assert done.returncode == 0, done.stdout + done.stderr

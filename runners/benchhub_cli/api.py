@@ -15,6 +15,9 @@ from benchhub_runner.client import ApiError, Client, Response, Unreachable
 
 
 class _Client(Client):
+    """The agent's client; without a token it sends no Authorization header at all, as an
+    anonymous reader does (an empty bearer token is no token)."""
+
     def _send(self, method: str, path: str, data: bytes | None) -> Response:
         if self.token:
             return super()._send(method, path, data)

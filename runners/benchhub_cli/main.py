@@ -199,7 +199,8 @@ def _job_comparison(api: Api, job: dict[str, Any], args: argparse.Namespace) -> 
     runs.sort(key=lambda run: _version_place(run["version"], job["versions"]))
     versions = list(dict.fromkeys(run["version"] for run in runs))
     if len(runs) < 2:
-        raise CliError(f"job {job['id']} has {len(runs)} run: nothing to compare", status=errors.OK)
+        measured = "one run" if runs else "no run"
+        raise CliError(f"job {job['id']} has {measured}: nothing to compare", status=errors.OK)
     if job.get("aa") or len(versions) < 2:
         uuids = [run["run_uuid"] for run in runs[:2]]
         return comparison_fetch(api, runs_query(runs=uuids, threshold=args.threshold))
