@@ -86,7 +86,7 @@ lint: $(STAMP)
 check: $(STAMP)
 	$(BIN)/ruff format --check .
 	$(BIN)/ruff check .
-	$(BIN)/mypy --config-file runners/pyproject.toml runners/benchhub_runner
+	$(BIN)/mypy --config-file runners/pyproject.toml runners/benchhub_runner runners/benchhub_cli
 	$(STACK) exec -- $(BIN)/python manage.py makemigrations --check --dry-run
 	$(STACK) exec -- $(BIN)/mypy
 	if command -v docker-compose >/dev/null; then \

@@ -6,14 +6,18 @@ from typing import Any
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.parsers import JSONParser, MultiPartParser
-from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
 from benchhub.api.fields import StrictCharField
-from benchhub.api.permissions import IsPersonOrReadOnly, is_runner, request_person
+from benchhub.api.permissions import (
+    IsPersonOrReadOnly,
+    ScopedPermission,
+    is_runner,
+    request_person,
+)
 from benchhub.builds import services
 from benchhub.builds.models import Build, Patch, Recipe
 from benchhub.builds.selectors import build_list, can_define_recipes, recipe_get, recipe_list
@@ -22,10 +26,13 @@ from benchhub.builds.specs import recipe_source
 MAX_INLINE_PATCH_CHARS = services.MAX_RECIPE_PATCH_BYTES
 
 
-class CanDefineRecipes(BasePermission):
+class CanDefineRecipes(ScopedPermission):
+    """Staff or the builds.add_recipe permission; with a personal token, within its scopes
+    (defining a recipe is a write: `queue`), as every other write is."""
+
     message = "Defining recipes takes staff status or the builds.add_recipe permission."
 
-    def has_permission(self, request: Request, view: object) -> bool:
+    def allowed(self, request: Request, view: object) -> bool:
         if request.method in ("GET", "HEAD", "OPTIONS"):
             return not is_runner(request)
         return can_define_recipes(request.user)

@@ -8,6 +8,7 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from rest_framework.test import APIClient
 
+from benchhub.accounts.services import personal_token_create
 from benchhub.builds.models import Patch, Recipe
 
 SHA = "11df0df97fe3ea4ba9a791faaf39cee1d2fe571e78885b5b55d8517d27c323b4"
@@ -102,6 +103,17 @@ def test_it_lets_only_staff_or_holders_of_the_permission_define_recipes(bob, bob
     client = APIClient()
     client.force_login(bob)
     assert client.post("/api/v1/recipes/", RECIPE, format="json").status_code == 201
+
+
+def test_it_refuses_a_recipe_from_a_token_without_the_queue_scope(alice):
+    _, token = personal_token_create(user=alice, name="r", scopes=["read"])
+    script = APIClient()
+    script.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    refused = script.post("/api/v1/recipes/", RECIPE, format="json")
+    assert refused.status_code == 403
+    assert "lacks the 'queue' scope" in refused.json()["detail"]
+    assert script.get("/api/v1/recipes/").status_code == 200
+    assert Recipe.objects.count() == 0
 
 
 def test_it_refuses_a_name_that_is_taken(alice_client):

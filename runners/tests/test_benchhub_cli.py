@@ -1,0 +1,183 @@
+"""The `benchhub` command's pure parts: where a field is written in a job file, which fields a
+schema does not define, the exit status a comparison calls for, the login file, a trial's label.
+Its commands against a live server: benchhub/tests/test_cli_benchhub.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from benchhub_cli.config import config_write, settings_resolve
+from benchhub_cli.errors import CliError
+from benchhub_cli.jobfile import field_line, jobfile_read, unknown_fields
+from benchhub_cli.trial import trial_label
+from benchhub_cli.verdict import exit_status, inconclusive_levels, render_error
+
+TOML = """\
+versions = ["13", "14"]
+clients = [1, 2]
+workload.query_mode = "simple"
+
+[workload]
+name = "select-only"
+options = ["-M", "simple"]
+
+[[workload.streams]]
+name = "a"
+"""
+
+JSON = """{
+  "versions": ["13"],
+  "workload": {
+    "name": "select-only",
+    "options": []
+  },
+  "options": 1
+}"""
+
+
+@pytest.mark.parametrize(
+    ("field", "line"),
+    [
+        ("clients", 2),
+        ("clients[1]", 2),
+        ("workload", 5),
+        ("workload.options", 7),
+        ("workload.streams[0].name", 10),
+        ("workload.query_mode", 3),
+        ("nowhere", None),
+    ],
+)
+def test_it_finds_the_line_of_a_field_in_toml(field, line):
+    assert field_line(TOML, field, toml=True) == line
+
+
+def test_it_finds_the_line_of_a_nested_field_in_json_after_its_parent():
+    assert field_line(JSON, "workload.options", toml=False) == 5
+    assert field_line(JSON, "options", toml=False) == 5  # the first written; no parent to follow
+    assert field_line(JSON, "versions", toml=False) == 2
+
+
+SCHEMA = {
+    "components": {
+        "schemas": {
+            "Job": {
+                "type": "object",
+                "properties": {
+                    "clients": {"type": "array", "items": {"type": "integer"}},
+                    "workload": {"$ref": "#/components/schemas/Workload"},
+                    "config_overrides": {"type": "object", "additionalProperties": {}},
+                },
+            },
+            "Workload": {
+                "oneOf": [{"$ref": "#/components/schemas/W1"}, {"properties": {"catalog": {}}}]
+            },
+            "W1": {"properties": {"name": {}, "streams": {"items": {"properties": {"role": {}}}}}},
+        }
+    }
+}
+
+
+def test_it_names_each_field_the_schema_does_not_define():
+    job = {
+        "clients": [1],
+        "config_overrides": {"anything": "goes"},
+        "workload": {
+            "name": "x",
+            "catalog": "e1",
+            "params": {},
+            "streams": [{"role": "m", "rol": 1}],
+        },
+        "repeat": 3,
+    }
+    node = {"$ref": "#/components/schemas/Job"}
+    assert unknown_fields(job, node, SCHEMA) == [
+        "workload.params",
+        "workload.streams[0].rol",
+        "repeat",
+    ]
+
+
+def test_a_syntax_error_names_the_file_and_line(tmp_path):
+    bad = tmp_path / "job.json"
+    bad.write_text('{\n  "versions": ["13"],\n  "clients": [1,]\n}')
+    with pytest.raises(CliError) as caught:
+        jobfile_read(bad)
+    assert str(caught.value).startswith(f"{bad}:3: not valid JSON")
+    other = tmp_path / "job.yaml"
+    other.write_text("versions: [13]")
+    with pytest.raises(CliError, match=r"ends in \.toml or \.json"):
+        jobfile_read(other)
+
+
+def comparison(*verdicts: str) -> dict:
+    levels = [{"clients": c, "verdict_holm": v} for c, v in zip((1, 8, 32), verdicts, strict=False)]
+    return {"verdicts": [{"label": "b", "levels": levels}]}
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "fail_on", "status"),
+    [
+        (("same", "slower"), "slower", 1),
+        (("same", "faster"), "slower", 0),
+        (("same", "faster"), "change", 1),
+        (("slower", "slower"), "never", 0),
+        (("same", "inconclusive"), "change", 0),
+    ],
+)
+def test_the_exit_status_follows_the_verdicts_after_holm(verdicts, fail_on, status):
+    assert exit_status(comparison(*verdicts), fail_on=fail_on) == status
+
+
+def test_it_lists_the_inconclusive_levels():
+    assert inconclusive_levels(comparison("inconclusive", "same", "inconclusive")) == [1, 32]
+
+
+def test_the_login_file_is_private_whatever_the_umask(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("BENCHHUB_SERVER", raising=False)
+    monkeypatch.delenv("BENCHHUB_TOKEN", raising=False)
+    old = os.umask(0)
+    try:
+        path = config_write(server="http://a", token="bhp_x")
+    finally:
+        os.umask(old)
+    assert path == tmp_path / "benchhub" / "config.json"
+    assert stat.S_IMODE(path.stat().st_mode) == 0o600
+    assert settings_resolve().token == "bhp_x"
+    monkeypatch.setenv("BENCHHUB_TOKEN", "bhp_y")
+    monkeypatch.setenv("BENCHHUB_SERVER", "http://b/")
+    assert (settings_resolve().server, settings_resolve().token) == ("http://b", "bhp_y")
+
+
+def test_no_server_anywhere_is_a_usage_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path))
+    monkeypatch.delenv("BENCHHUB_SERVER", raising=False)
+    with pytest.raises(CliError, match="benchhub login --server"):
+        settings_resolve()
+
+
+def test_a_trial_is_named_after_its_patch_files():
+    assert trial_label([Path("slow-commit.patch")]) == "slow-commit"
+    assert trial_label([Path("0001-a b.diff"), Path("x/0002_c.patch")]) == "0001-a-b-0002_c"
+    assert trial_label([Path("+++.patch")]) == "patch"
+
+
+def test_without_a_verdict_stdout_says_why_in_markdown_and_json_only():
+    message = "job 7 failed at stage build:\n  Hunk #1 FAILED\n  ``` a fence"
+    comment = render_error(message, fmt="markdown", status=4)
+    assert comment.splitlines()[:3] == [
+        "### BenchHub: no verdict",
+        "",
+        "job 7 failed at stage build:",
+    ]
+    assert comment.endswith("```\n  Hunk #1 FAILED\n  ` `` a fence\n```\n")
+    assert json.loads(render_error(message, fmt="json", status=4)) == {
+        "exit_status": 4,
+        "error": message,
+    }
+    assert render_error(message, fmt="text", status=4) == ""
