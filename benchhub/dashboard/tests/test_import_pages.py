@@ -172,3 +172,26 @@ def test_it_makes_one_level_per_run_of_a_page_pasted_without_separators(client, 
     run = Run.objects.get()
     assert response.status_code == 302
     assert (run.clients, run.workload.name) == ([1, 4], "tpcb-like")
+
+
+def test_it_imports_a_post_whose_code_blocks_number_their_lines(client, bob):
+    """The post's blocks as the blog renders them (`  1. [pg14@pg01 ~]$ pgbench ...`, `...` where
+    the author cut progress lines), one block per client level, pasted as they are."""
+    client.force_login(bob)
+    base = ROOT / "runners/tests/fixtures/pasted"
+    block = base / "numbered-dot-e2-pg14beta1-select-only-M-prepared-c128-P2-constructed.txt"
+    text = block.read_text()
+    at_64 = text.replace("-c 128", "-c 64").replace(
+        "number of clients: 128", "number of clients: 64"
+    )
+    response = client.post("/import/", {"host": "xeon-4210r", "pasted": f"{at_64}\n{text}"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    run = Run.objects.get()
+    assert (run.build.version, run.clients, run.workload.name) == (
+        "14beta1",
+        [64, 128],
+        "select-only",
+    )
+    assert sorted(run.results.values_list("tps", flat=True)) == [600621.462871] * 2
+    # The run keeps the text as pasted, numbers and all.
+    assert run.import_text.count("1. [pg14@pg01 ~]$ pgbench") == 2

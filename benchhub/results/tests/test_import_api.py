@@ -60,6 +60,9 @@ def test_it_imports_an_output_pasted_as_an_indented_code_block_with_prose(api, b
         "fenced-quoted-pg13-multi-builtin-rate.txt",
         "indented-tab-pg96-tpcb-P1-r.txt",
         "cut-header-command-pg15-select-only-P1-r-T3.txt",
+        "numbered-dot-cut-command-pg15-select-only-P1-r-T3.txt",
+        "numbered-bar-pg96-tpcb-P1-r.txt",
+        "numbered-editor-cut-pg13-partitioned-P1-r.txt",
     ],
 )
 def test_it_imports_each_refused_shape_that_holds_what_a_run_needs(api, name):
@@ -67,6 +70,17 @@ def test_it_imports_each_refused_shape_that_holds_what_a_run_needs(api, name):
     response = _outputs(api, version="15.4", outputs=[{"text": source}])
     assert response.status_code == 201, response.json()
     assert Result.objects.get().tps > 0
+
+
+def test_it_imports_the_numbered_logs_of_a_post_with_their_published_figures(api):
+    name = "numbered-dot-e2-pg14beta1-select-only-M-prepared-c128-P2-constructed.txt"
+    text = (PASTED / name).read_text()
+    response = _outputs(api, outputs=[{"text": text, "name": "post"}])
+    assert response.status_code == 201, response.json()
+    run = Run.objects.get()
+    assert (run.build.version, run.clients, run.import_text) == ("14beta1", [128], text)
+    result = Result.objects.get(run=run)
+    assert (result.tps, result.raw_output) == (600621.462871, text)
 
 
 def test_it_asks_for_what_a_tail_fragment_lacks_and_stores_nothing(api):
