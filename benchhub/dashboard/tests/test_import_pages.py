@@ -195,3 +195,20 @@ def test_it_imports_a_post_whose_code_blocks_number_their_lines(client, bob):
     assert sorted(run.results.values_list("tps", flat=True)) == [600621.462871] * 2
     # The run keeps the text as pasted, numbers and all.
     assert run.import_text.count("1. [pg14@pg01 ~]$ pgbench") == 2
+
+
+def test_it_asks_which_model_of_a_mixed_table_and_imports_the_picked_one(client, bob):
+    client.force_login(bob)
+    table = (
+        "| 模型 | 连接数 | PG 13 tps | PG 14 tps |\n|---|---|---|---|\n"
+        "| 只读 1亿 -c 52 | 52 | 1234936 | 1582846 |\n| 读写 1亿 -c 52 | 52 | 100 | 120 |\n"
+    )
+    form = {"host": "paper", "builtin": "select-only", "table": table}
+    page = client.post("/import/summary/", form).content.decode()
+    assert '<option value="只读">' in page and '<option value="读写">' in page
+    assert Run.objects.count() == 0
+    picked = {**form, "columns_shown": "1", "filter": "只读", "clients_column": "1"}
+    response = client.post("/import/summary/", {**picked, "version_2": "13", "version_3": "14"})
+    assert response.status_code == 302
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["14"].results.values_list("clients", "tps")) == {52: 1582846}

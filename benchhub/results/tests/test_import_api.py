@@ -199,11 +199,54 @@ def test_it_names_a_bad_column_choice_and_stores_nothing(api, columns, field):
 
 
 def test_it_refuses_a_client_level_given_twice_naming_the_line(api):
-    table = TABLE + "| TPC-B 1亿 -c 52 -j 52 -T 120 | 52 | 100 | 120 | 20% |\n"
-    response = _summary(api, table=table, clients_column=1, columns=[{"column": 2}])
+    table = "clients 13.3\n52 100\n64 110\n52 120\n"
+    response = _summary(api, table=table)
     assert response.status_code == 400
-    assert "Line 4 repeats clients 52 of line 3" in response.json()["fields"]["table"][0]
+    assert "Line 4 repeats clients 52 of line 2" in response.json()["fields"]["table"][0]
     assert Run.objects.count() == 0
+
+
+def test_it_imports_one_model_of_a_table_that_mixes_them(api):
+    table = TABLE + "| TPC-B 1亿 -c 52 -j 52 -T 120 | 52 | 100 | 120 | 20% |\n"
+    response = _summary(api, table=table)
+    assert response.status_code == 400
+    body = response.json()
+    assert set(body["fields"]) == {"filter"}
+    assert body["read"]["filter"] == {"column": 0, "header": "模型", "values": ["只读", "TPC-B"]}
+    assert body["read"]["guess"]["clients_column"] == 1
+    assert Run.objects.count() == 0
+    # With a model, the columns are still to be chosen; with both, one run per version.
+    response = _summary(api, table=table, filter="TPC-B")
+    assert set(response.json()["fields"]) == {"clients_column", "columns"}
+    response = _summary(
+        api, table=table, filter="TPC-B", clients_column=1, columns=[{"column": 2}, {"column": 3}]
+    )
+    assert response.status_code == 201, response.json()
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["13"].results.values_list("clients", "tps")) == {52: 100}
+    assert dict(runs["14"].results.values_list("clients", "tps")) == {52: 120}
+    response = _summary(api, table=table, filter="OLTP", clients_column=1, columns=[{"column": 2}])
+    assert response.status_code == 400
+    assert "its values are 只读, TPC-B" in response.json()["fields"]["filter"][0]
+
+
+def test_it_refuses_a_filter_for_a_table_without_labels_to_choose(api):
+    response = _summary(api, table="clients 13.3 14beta1\n64 91000 95500\n", filter="x")
+    assert response.status_code == 400
+    assert "filter" in response.json()["fields"]
+
+
+def test_it_imports_a_page_of_sections_with_the_published_figures(api, bob):
+    page = (
+        "### 9.5\n\n并发数 , TPS\n```\n16 , 123456\n32 , 200,100\n```\n\n"
+        "### 9.6\n```\n并发数 , TPS\n16 , 133456\n64 , 250000\n```\n"
+    )
+    response = _summary(api, table=page)
+    assert response.status_code == 201, response.json()
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["9.5"].results.values_list("clients", "tps")) == {16: 123456, 32: 200100}
+    assert dict(runs["9.6"].results.values_list("clients", "tps")) == {16: 133456, 64: 250000}
+    assert {r.import_text for r in runs.values()} == {page}
 
 
 def test_it_imports_the_plain_table_form_without_a_choice(api):
