@@ -227,8 +227,9 @@ def _cell(row: list[str], index: int, line: int, table: Table) -> float | None:
         ) from None
 
 
-_HEADING_MARKS = re.compile(r"^(?:#{1,6}\s*|[*_]{1,3}|\[|【)+|(?:[*_]{1,3}|\]|】|[:：])+$")
-_PAIR_COMMA = re.compile(r"\s*[,;，；]\s+|\s+[,;，；]\s*")
+_HEADING_MARKS = re.compile(r"^(?:#{1,6}\s*|[*_]{1,3}|\[|【)+|(?:[*_]{1,3}|\]|】|[:\uff1a])+$")
+# ASCII and full-width commas and semicolons.
+_PAIR_COMMA = re.compile(r"\s*[,;\uff0c\uff1b]\s+|\s+[,;\uff0c\uff1b]\s*")
 
 
 def _pair(line: str) -> list[str] | None:
@@ -250,7 +251,7 @@ def _is_number(cell: str) -> bool:
 
 
 def _heading_version(line: str) -> str:
-    """The one version a heading or label names (`### 9.5`, `PG 13 结果：`), or ''."""
+    """The one version a heading or label names (`### 9.5`, `PG 13 结果:`), or ''."""
     text = _HEADING_MARKS.sub("", line.strip()).strip()
     found = _VERSION.findall(text)
     cells = _pair(line)

@@ -125,7 +125,7 @@ def test_it_reads_a_page_of_sections_one_per_version_merged_on_clients():
         "**PG 13.3**\n| clients | tps |\n|---|---|\n| 64 | 91,000 |\n\n**PG 14beta1**\n"
         "| clients | tps |\n|---|---|\n| 64 | 95500 |\n",
         "PostgreSQL 13.3:\nclients tps\n64 91000\nPostgreSQL 14beta1:\nclients tps\n64 95500\n",
-        "> 13.3 结果：\n> 64\t91000\n> 14beta1 结果：\n> 64\t95500\n",
+        "> 13.3 结果\uff1a\n> 64\t91000\n> 14beta1 结果\uff1a\n> 64\t95500\n",
         "## 13.3\n~~~\n64, 91000\n~~~\n## 14beta1\n~~~\n64, 95500\n~~~\n",
     ],
     ids=["pipes-bold", "spaces-label", "tabs-quoted", "commas-tilde-fences"],
