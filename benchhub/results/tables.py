@@ -77,8 +77,7 @@ def table_read(text: str) -> Table:
     """
     sectioned = sections_table(text)
     if sectioned is not None:
-        headers, rows, lines = sectioned
-        return Table(headers=headers, rows=rows, lines=lines)
+        return sectioned
     numbered = [
         (number, line.strip().removeprefix(">").strip())
         for number, line in enumerate(text.splitlines(), 1)
@@ -266,8 +265,8 @@ def _pair_of_numbers(line: str) -> bool:
     return cells is not None and all(_is_number(c) for c in cells)
 
 
-def sections_table(text: str) -> tuple[list[str], list[list[str]], list[int]] | None:
-    """Headers, rows and their line numbers of a page of sections, one per version, merged on
+def sections_table(text: str) -> Table | None:
+    """The table of a page of sections, one per version: `clients <version> ...`, merged on
     clients (a level a version lacks is '-'); None when the text is not such a page (a line of
     two numbers outside a section, or no section). TableInvalid names a version given twice and
     a level given twice in one section."""
@@ -300,7 +299,7 @@ def sections_table(text: str) -> tuple[list[str], list[list[str]], list[int]] | 
         return None
     levels = list(first_line)
     rows = [[str(c), *(tps[v].get(c, "-") for v in tps)] for c in levels]
-    return ["clients", *tps], rows, [first_line[c] for c in levels]
+    return Table(headers=["clients", *tps], rows=rows, lines=[first_line[c] for c in levels])
 
 
 def label_column(table: Table, clients: int | None) -> int | None:
