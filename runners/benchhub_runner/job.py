@@ -51,6 +51,7 @@ from .parse import PgbenchParseError, parse_init_output
 from .payload import init_timings, result_payload, run_payload
 from .provision import Installation, ProvisionError, provision
 from .streams import (
+    ConnectionsShort,
     StreamFigures,
     level_figures,
     max_connections_for,
@@ -373,19 +374,27 @@ class JobRunner:
     def _limits(self, requested: int | None) -> int:
         """max_connections for the servers and the agent's open-file limit, raised as needed.
 
-        The cluster writes max_connections in its base configuration; a job asks for more
-        through its overrides, and the streams' connections (E2's thousands of idle ones) raise
-        it further, so a workload never fails for want of a slot or a file descriptor.
+        The cluster writes max_connections in its base configuration. A job's override is kept
+        as given (StageError at initdb when the streams' peak does not fit in it); without one,
+        the default is raised to what the streams need (thousands of idle connections) and
+        `client_limits` says so (`max_connections_raised_from`). The open-file limit is raised
+        so a workload never fails for want of a file descriptor.
         """
         workload, levels = self.job.workload, self.job.clients
-        max_connections = max_connections_for(workload, levels, requested)
+        try:
+            limit = max_connections_for(workload, levels, requested)
+        except ConnectionsShort as exc:
+            raise StageError("initdb", str(exc)) from exc
         soft, hard = raise_nofile(nofile_needed(workload, levels))
         self.client_limits = {
-            "max_connections": max_connections,
+            "max_connections": limit.value,
             "nofile_soft": soft,
             "nofile_hard": hard,
         }
-        return max_connections
+        if limit.raised_from is not None:
+            # Said on the run page: the server differs from the default because the agent chose.
+            self.client_limits["max_connections_raised_from"] = limit.raised_from
+        return limit.value
 
     def _provision(self, version: str) -> Installation:
         try:
