@@ -45,6 +45,7 @@ from .cluster import JOB_ROLE, SUPERUSER, Cluster, ClusterError, free_port
 from .config import Config
 from .evidence import LevelEvidence, ServerEvidence, sampling_rate, statements
 from .evidence.profile import ProfileError, Profiler
+from .hugepages import HugePagesShort, host_huge_pages, huge_pages_check, wants_huge_pages
 from .jobspec import JobSpec
 from .level import Level, LevelRun, level_sequence
 from .parse import PgbenchParseError, parse_init_output
@@ -330,6 +331,7 @@ class JobRunner:
         return chosen
 
     def _prepare(self) -> None:
+        self._check_huge_pages()
         self.work.mkdir(parents=True, exist_ok=True)
         self.work.chmod(0o755)
         # Every build first: no server of the job runs while PostgreSQL compiles.
@@ -370,6 +372,23 @@ class JobRunner:
                 requested=version, installation=installation, cluster=cluster, build=build
             )
             self._initialise(run)
+
+    def _check_huge_pages(self) -> None:
+        """With `huge_pages = on`, the host's free huge pages against the servers' estimated
+        need, before any build, initdb or server: StageError at provision naming the number to
+        reserve. Servers of a job run one at a time, so one server's need is the job's."""
+        overrides = {k.lower(): str(v) for k, v in self.job.config_overrides.items()}
+        if not wants_huge_pages(overrides):
+            return
+        requested = overrides.get("max_connections")
+        try:
+            limit = max_connections_for(
+                self.job.workload, self.job.clients, int(requested) if requested else None
+            )
+            meminfo = Path("/proc/meminfo").read_text(encoding="utf-8")
+            huge_pages_check(overrides, max_connections=limit.value, host=host_huge_pages(meminfo))
+        except (HugePagesShort, ConnectionsShort, ValueError, OSError) as exc:
+            raise StageError("provision", str(exc)) from exc
 
     def _limits(self, requested: int | None) -> int:
         """max_connections for the servers and the agent's open-file limit, raised as needed.

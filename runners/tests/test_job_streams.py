@@ -153,3 +153,17 @@ def test_it_fails_at_initdb_when_the_jobs_max_connections_cannot_hold_the_stream
     assert f"max_connections = 50 (the job's) is below the {IDLE + 2} connections" in str(
         failure.value
     )
+
+
+def test_it_fails_at_provision_when_the_host_reserves_too_few_huge_pages(run_job):
+    # No host reserves 4 TB of huge pages: the job stops before any build, initdb or server.
+    overrides = {"huge_pages": "on", "shared_buffers": "4TB"}
+    with pytest.raises(StageError) as failure:
+        run_job(
+            workload={"name": "s", "builtin": "select-only"},
+            clients=[1],
+            config_overrides=overrides,
+        )
+    assert failure.value.stage == "provision"
+    assert "huge_pages = on: the server needs about" in str(failure.value)
+    assert "sysctl -w vm.nr_hugepages=" in str(failure.value)
