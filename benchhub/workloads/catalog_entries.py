@@ -233,7 +233,8 @@ def _per_table_build(params: Mapping[str, Any]) -> dict[str, Any]:
 
 INSERT_TABLE_TEXT = (
     "a bigserial id, 20 int8 columns c1..c20 defaulting to 0 and a timestamptz crt_time; "
-    "autovacuum off, sequence cache 100000, BRIN indexes on id and crt_time. "
+    "autovacuum off, sequence cache 100000, BRIN indexes on id and crt_time (which arrived "
+    "in 9.5: the entry runs on 9.5 and later, as published). "
 )
 ROWS_PER_S = (
     "The workload is one measured stream whose rows_per_transaction is the batch size, so each "
@@ -274,6 +275,7 @@ def _insert_entry(*, entry_id: str, title: str, batch: bool, per_table: bool) ->
         build=_per_table_build if per_table else _insert_build,
         small_job=E1_JOB,
         published_job=E1_PUBLISHED,
+        min_major="9.5",
     )
 
 
@@ -392,9 +394,10 @@ E2_SWEEP = Entry(
 
 # --- E3 ---------------------------------------------------------------------------------------
 
+# pg_proc, not to_regproc() (9.4+): the published runs were on 9.2.
 UUID_FUNCTION = (
     "DO $$\nBEGIN\n"
-    "  IF to_regproc('gen_random_uuid') IS NOT NULL THEN\n"
+    "  IF EXISTS (SELECT 1 FROM pg_catalog.pg_proc WHERE proname = 'gen_random_uuid') THEN\n"
     "    EXECUTE 'CREATE FUNCTION bh_uuid() RETURNS uuid LANGUAGE sql VOLATILE "
     "AS ''SELECT gen_random_uuid()''';\n"
     "  ELSE\n"

@@ -209,3 +209,18 @@ def test_every_entrys_max_connections_holds_its_streams(entry_id, published):
         workload, expansion.job["clients"], int(requested) if requested else None
     )
     assert limit.value >= connections_peak(workload, expansion.job["clients"])
+
+
+def test_it_refuses_a_version_older_than_the_entrys_minimum_naming_it():
+    request = {"workload": {"catalog": "e1-insert"}, "versions": ["9.4.26", "9.6.0", "master"]}
+    with pytest.raises(ValidationError) as refused:
+        catalog_job_request(request)
+    (message,) = flatten_errors(refused.value.detail)["versions"]
+    assert "e1-insert runs on PostgreSQL 9.5 and later" in message and "not on 9.4.26." in message
+    # E3 as published: 9.2.
+    request = {"workload": {"catalog": "e3-key-insert"}, "versions": ["9.2.24"]}
+    assert catalog_job_request(request)["versions"] == ["9.2.24"]
+    assert (
+        entry_describe(entry=next(e for e in entry_list() if e.id == "e1-insert"))["min_major"]
+        == "9.5"
+    )
