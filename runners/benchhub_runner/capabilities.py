@@ -2,8 +2,8 @@
 syntax and SQL feature the catalog's workloads and the agent's command lines use.
 
 Built from the release notes (https://www.postgresql.org/docs/release/) and the pgbench reference
-page of each major; the pgbench output reference (pgbench-output-formats) dates the same changes
-from pgbench.c. A check here is a fact of a release, not a guess: an entry that uses a feature
+page of each major; the pgbench options agree with the dated changelog of pgbench.c kept with the
+output format notes the parser was written from. A check here is a fact of a release, not a guess: an entry that uses a feature
 before its major cannot run there, and the test that walks every catalog entry and major through
 the agent's builders (benchhub/workloads/tests/test_catalog_majors.py) says which.
 
@@ -31,17 +31,17 @@ PGBENCH_OPTIONS: dict[str, Major] = {
     "--progress": (9, 4),
     "-R": (9, 4),
     "--rate": (9, 4),
-    "--sampling-rate": (9, 4),
+    "--sampling-rate": (9, 3),
     "-L": (9, 5),
     "--latency-limit": (9, 5),
     "-b": (9, 6),
     "--builtin": (9, 6),
-    "--log-prefix": (9, 6),
+    "--log-prefix": (10, 0),
     "--progress-timestamp": (9, 6),
     "-I": (11, 0),
     "--init-steps": (11, 0),
     "--random-seed": (11, 0),
-    "--foreign-keys": (11, 0),
+    "--foreign-keys": (9, 3),
     "--show-script": (13, 0),
     "--partitions": (13, 0),
     "--partition-method": (13, 0),
