@@ -3,9 +3,9 @@ syntax and SQL feature the catalog's workloads and the agent's command lines use
 
 Built from the release notes (https://www.postgresql.org/docs/release/) and the pgbench reference
 page of each major; the pgbench options agree with the dated changelog of pgbench.c kept with the
-output format notes the parser was written from. A check here is a fact of a release, not a guess: an entry that uses a feature
-before its major cannot run there, and the test that walks every catalog entry and major through
-the agent's builders (benchhub/workloads/tests/test_catalog_majors.py) says which.
+output format notes the parser was written from. A check here is a fact of a release, not a
+guess: an entry that uses a feature before its major cannot run there, and the test that walks
+every catalog entry and major through the agent's builders says which.
 
 Majors are (9, 2) .. (18, 0), as `pgbench.client_version` gives them. Stdlib only.
 """
