@@ -23,7 +23,7 @@ TARGET = pgbench.Target(host="/run/benchhub", port=5432, user="bench", dbname="b
 def _variants(entry) -> list[tuple[str, dict, bool]]:
     """The entry's small and published sizes, and each value of each choice parameter (with
     the first value of another choice parameter it goes with, where the entry ties them)."""
-    variants = [("small", {}, False)]
+    variants: list[tuple[str, dict, bool]] = [("small", {}, False)]
     if entry.published_job is not None:
         variants.append(("published", {}, True))
     choices = [p for p in entry.params if p.choices]
