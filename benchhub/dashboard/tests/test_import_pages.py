@@ -212,3 +212,18 @@ def test_it_asks_which_model_of_a_mixed_table_and_imports_the_picked_one(client,
     assert response.status_code == 302
     runs = {r.build.version: r for r in Run.objects.all()}
     assert dict(runs["14"].results.values_list("clients", "tps")) == {52: 1582846}
+
+
+def test_it_imports_a_page_of_sections_one_per_version_as_published(client, bob):
+    client.force_login(bob)
+    page = (
+        "### 9.5\n并发数 , TPS\n```\n16 , 123456\n32 , 200100\n```\n"
+        "### 9.6\n```\n并发数 , TPS\n16 , 133456\n32 , 250000\n```\n"
+    )
+    response = client.post(
+        "/import/summary/", {"host": "blog", "builtin": "select-only", "table": page}
+    )
+    assert response.status_code == 302
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["9.6"].results.values_list("clients", "tps")) == {16: 133456, 32: 250000}
+    assert runs["9.5"].comparability_key == runs["9.6"].comparability_key
