@@ -98,8 +98,10 @@ def numbers_strip(lines: list[str]) -> list[str]:
         return lines
     for (before, previous), (index, match) in itertools.pairwise(numbered):
         number, last = int(match["n"]), int(previous["n"])
+        if number in (last + 1, 1):
+            continue
         cut = any(_ELISION.match(_NUMBER.sub("", line)) for line in lines[before:index])
-        if number not in (last + 1, 1) and not (cut and number > last):
+        if not (cut and number > last):
             return lines
     # One space after the separator is the renderer's when every numbered line has it; more is
     # the line's own indentation (pgbench's, or a code block's, dedented later).
