@@ -151,10 +151,12 @@ def import_summary(request: query.SignedInRequest) -> HttpResponse:
             clients_column, version_columns = chosen_columns(request.POST, len(table.headers))
             if version_columns is not None:
                 context["columns"] = _columns(table, clients_column, version_columns)
+            context["filter_value"] = request.POST.get("filter", "").strip()
             runs = imports.runs_import_summary(
                 table_text=data["table"],
                 clients_column=clients_column,
                 version_columns=version_columns,
+                filter_value=context["filter_value"],
                 host=data["host"],
                 facts=form.facts(),
                 workload=form.workload(),
@@ -164,9 +166,13 @@ def import_summary(request: query.SignedInRequest) -> HttpResponse:
                 user=request.user,
             )
         except imports.ImportIncomplete as exc:
-            guess = exc.extra["read"]["guess"]
-            picks = [(c["column"], c["version"]) for c in guess["columns"]]
-            context["columns"] = _columns(table, guess["clients_column"], picks)
+            read = exc.extra["read"]
+            if "filter" in read:
+                context["filter"] = read["filter"]
+            if "columns" not in context:
+                guess = read["guess"]
+                picks = [(c["column"], c["version"]) for c in guess["columns"]]
+                context["columns"] = _columns(table, guess["clients_column"], picks)
         except ApplicationError as exc:
             _add_error(form, exc)
         else:

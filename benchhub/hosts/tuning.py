@@ -21,7 +21,7 @@ class Facts(Protocol):
 EXTRA_ITEMS: tuple[tuple[str, str], ...] = (
     ("transparent huge pages", "transparent_hugepage"),
     ("THP defrag", "transparent_hugepage_defrag"),
-    ("huge pages", "hugepages_total"),
+    ("huge pages reserved", "hugepages_total"),
     ("huge page size", "hugepagesize_kb"),
     ("CPU governor", "cpu_governor"),
 )
@@ -36,8 +36,14 @@ def host_tuning(facts: Facts | None) -> dict[str, str]:
         return {}
     extra: Mapping[str, Any] = facts.extra if isinstance(facts.extra, Mapping) else {}
     found = {label: _text(extra.get(key)) for label, key in EXTRA_ITEMS}
-    if extra.get("hugepagesize_kb") is not None:
-        found["huge page size"] = f"{extra['hugepagesize_kb']} kB"
+    size, total = extra.get("hugepagesize_kb"), extra.get("hugepages_total")
+    if size is not None:
+        found["huge page size"] = f"{size} kB"
+    if isinstance(size, int) and isinstance(total, int):
+        # What a server with huge_pages = on can map: the agent checks it against a job's need.
+        found["huge pages reserved"] = (
+            f"{total} (vm.nr_hugepages; {total * size / 1024**2:.1f} GiB)"
+        )
     sysctl: Mapping[str, Any] = facts.sysctl if isinstance(facts.sysctl, Mapping) else {}
     found.update({name: _text(sysctl[name]) for name in sorted(sysctl)})
     return found

@@ -130,7 +130,8 @@ class ImportOutputsView(APIView):
 
 class ImportSummaryView(APIView):
     """POST: a published table becomes one summary run per chosen version (201, the runs), or
-    400 `incomplete` naming `clients_column` and `columns` with the table's headers and a guess."""
+    400 `incomplete` naming `clients_column` and `columns` with the table's headers and a guess,
+    or `filter` with the values of a label column when the table mixes models or workloads."""
 
     permission_classes = [IsPerson]
 
@@ -146,6 +147,7 @@ class ImportSummaryView(APIView):
             version_columns=[(c["column"], c.get("version", "")) for c in columns]
             if columns
             else None,
+            filter_value=data.get("filter", ""),
             host=data["host"],
             facts=summary_facts(data),
             workload=summary_workload(data),

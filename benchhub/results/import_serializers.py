@@ -82,6 +82,12 @@ class ImportSummaryInSerializer(serializers.Serializer):
     columns = serializers.ListField(
         child=ImportColumnInSerializer(), required=False, max_length=100
     )
+    filter = StrictCharField(
+        required=False,
+        allow_blank=True,
+        max_length=300,
+        help_text="a table mixing models or workloads: the value of its label column to import",
+    )
     builtin = serializers.ChoiceField(choices=Workload.Builtin.choices, required=False)
     workload_name = StrictCharField(required=False, allow_blank=True, max_length=200)
     scale = StrictIntegerField(required=False, allow_null=True, min_value=1)

@@ -142,6 +142,43 @@ def run_import_outputs(
     return _store(payload, user, "\n---\n".join(text for _, text in texts))
 
 
+def summary_rows(
+    table: tables.Table, *, clients_column: int | str | None, filter_value: str
+) -> tables.Table:
+    """The rows to import: those whose label column (a model, a workload) holds `filter_value`;
+    every row when the table gives each client level once. ImportIncomplete (field `filter`,
+    with the column and its values under `read.filter`) when a table mixing several was given
+    no value."""
+    clients = (
+        tables.column_index(table, clients_column, field="clients_column")
+        if clients_column is not None
+        else tables.columns_guess(table)[0]
+    )
+    label = tables.label_column(table, clients)
+    if label is None:
+        if filter_value.strip():
+            raise tables.TableInvalid("The table has no column of labels to choose from.", "filter")
+        return table
+    values = tables.column_values(table, label)
+    if filter_value.strip():
+        return tables.rows_with(table, label, filter_value, field="filter")
+    clients, versions = tables.columns_guess(
+        tables.rows_with(table, label, values[0], field="filter")
+    )
+    raise ImportIncomplete(
+        {"filter": f"choose one {table.headers[label]!r} to import: {', '.join(values)}"},
+        {
+            "headers": table.headers,
+            "rows": table.rows[:10],
+            "filter": {"column": label, "header": table.headers[label], "values": values},
+            "guess": {
+                "clients_column": clients,
+                "columns": [{"column": i, "version": v} for i, v in versions],
+            },
+        },
+    )
+
+
 def summary_columns(
     table: tables.Table,
     *,
@@ -203,13 +240,16 @@ def runs_import_summary(
     user: User,
     clients_column: int | str | None = None,
     version_columns: Sequence[tuple[int | str, str]] | None = None,
+    filter_value: str = "",
 ) -> list[Run]:
     """One summary run per chosen version of a published table: tps only, no raw output.
 
-    Columns: see `summary_columns`. All versions in one transaction, or none; each run keeps
-    the table's text.
+    Columns: see `summary_columns`; rows: see `summary_rows` (`filter_value`, one value of a
+    label column). All versions in one transaction, or none; each run keeps the table's text.
     """
-    table = tables.table_read(table_text)
+    table = summary_rows(
+        tables.table_read(table_text), clients_column=clients_column, filter_value=filter_value
+    )
     columns = summary_columns(table, clients_column=clients_column, version_columns=version_columns)
     levels = tables.table_levels(table, columns)
     started = dt.datetime.now(dt.UTC).isoformat()

@@ -6,6 +6,13 @@ separators ("1,582,846"), headers in any language ("连接数"). :func:`table_re
 cells (pipes of a Markdown table, tabs of a spreadsheet, else blanks and commas as in the plain
 `clients 13.3 14beta1` form), and :func:`table_levels` turns the columns a person chose into
 clients -> tps per version. :func:`columns_guess` proposes a choice, for a page to prefill.
+
+A page may instead give one section per version, as posts do: a heading or a label naming the
+version (`### 9.5`, `**PG 14beta1**`, `PostgreSQL 13.3:`), maybe a header line of two columns
+(`并发数 , TPS`, `clients tps`, `| clients | tps |`), then lines of clients and tps, in or out
+of code fences, with prose between sections. :func:`sections_table` reads them as one table.
+A table that mixes models or workloads in a label column is imported one value of that column at
+a time: :func:`label_column` finds the column, :func:`rows_with` keeps the rows of one value.
 """
 
 import re
@@ -63,7 +70,14 @@ def _cells(line: str, separator: str) -> list[str]:
 
 
 def table_read(text: str) -> Table:
-    """The header and rows of a pasted table; TableInvalid names a row of the wrong width."""
+    """The header and rows of a pasted table; TableInvalid names a row of the wrong width.
+
+    A page of sections, one per version (:func:`sections_table`), reads as the table
+    `clients <version> ...` they make together.
+    """
+    sectioned = sections_table(text)
+    if sectioned is not None:
+        return sectioned
     numbered = [
         (number, line.strip().removeprefix(">").strip())
         for number, line in enumerate(text.splitlines(), 1)
@@ -210,3 +224,132 @@ def _cell(row: list[str], index: int, line: int, table: Table) -> float | None:
         raise TableInvalid(
             f"Line {line} is not numbers: {row[index]!r} under {table.headers[index]!r}."
         ) from None
+
+
+_HEADING_MARKS = re.compile(r"^(?:#{1,6}\s*|[*_]{1,3}|\[|【)+|(?:[*_]{1,3}|\]|】|[:\uff1a])+$")
+# ASCII and full-width commas and semicolons.
+_PAIR_COMMA = re.compile(r"\s*[,;\uff0c\uff1b]\s+|\s+[,;\uff0c\uff1b]\s*")
+
+
+def _pair(line: str) -> list[str] | None:
+    """The two cells of a line of a two-column block, or None when it has not two."""
+    if "|" in line or "\t" in line:
+        cells = _cells(line, "|" if "|" in line else "\t")
+        return cells if len(cells) == 2 else None
+    for cells in (_PAIR_COMMA.split(line.strip()), line.split(), line.split(",")):
+        if len(cells) == 2 and all(c.strip() for c in cells):
+            return [c.strip() for c in cells]
+    return None
+
+
+def _is_number(cell: str) -> bool:
+    try:
+        return number_read(cell) is not None
+    except ValueError:
+        return False
+
+
+def _heading_version(line: str) -> str:
+    """The one version a heading or label names (`### 9.5`, `PG 13 结果:`), or ''."""
+    text = _HEADING_MARKS.sub("", line.strip()).strip()
+    found = _VERSION.findall(text)
+    cells = _pair(line)
+    # `clients | PG 13` heads a column of a table, not a section.
+    if cells is not None and _CLIENTS_HEADER.search(cells[0]):
+        return ""
+    return found[0] if len(found) == 1 else ""
+
+
+def _pair_of_numbers(line: str) -> bool:
+    cells = _pair(line)
+    return cells is not None and all(_is_number(c) for c in cells)
+
+
+def sections_table(text: str) -> Table | None:
+    """The table of a page of sections, one per version: `clients <version> ...`, merged on
+    clients (a level a version lacks is '-'); None when the text is not such a page (a line of
+    two numbers outside a section, or no section). TableInvalid names a version given twice and
+    a level given twice in one section."""
+    lines = [
+        (n, line.strip().removeprefix(">").strip()) for n, line in enumerate(text.splitlines(), 1)
+    ]
+    lines = [(n, line) for n, line in lines if line and not _FENCE.match(line)]
+    tps: dict[str, dict[int, str]] = {}
+    first_line: dict[int, int] = {}
+    version = ""
+    for n, line in lines:
+        if _pair_of_numbers(line):
+            if not version:
+                return None
+            clients_cell, tps_cell = _pair(line) or ["", ""]
+            clients = number_read(clients_cell) or 0
+            if clients != int(clients) or clients < 1:
+                raise TableInvalid(f"Line {n}: {clients_cell!r} is not a client count.")
+            if int(clients) in tps[version]:
+                raise TableInvalid(f"Line {n} repeats clients {int(clients)} of {version}.")
+            tps[version][int(clients)] = tps_cell
+            first_line.setdefault(int(clients), n)
+        elif heading := _heading_version(line):
+            if heading in tps:
+                raise TableInvalid(f"Line {n} names {heading} a second time.")
+            version = heading
+            tps[version] = {}
+    tps = {v: levels for v, levels in tps.items() if levels}
+    if not tps:
+        return None
+    levels = list(first_line)
+    rows = [[str(c), *(tps[v].get(c, "-") for v in tps)] for c in levels]
+    return Table(headers=["clients", *tps], rows=rows, lines=[first_line[c] for c in levels])
+
+
+def label_column(table: Table, clients: int | None) -> int | None:
+    """The column whose values tell apart rows of one client level (a model, a workload), when
+    the table gives a level more than once: the first column of text with several values."""
+    if clients is None:
+        return None
+    levels = [row[clients] for row in table.rows]
+    if len(set(levels)) == len(levels):
+        return None
+    for index in range(len(table.headers)):
+        values = [row[index] for row in table.rows]
+        if index != clients and len(set(values)) > 1 and not all(map(_is_number, values)):
+            return index
+    return None
+
+
+def column_values(table: Table, index: int) -> list[str]:
+    """The values of a label column to choose from, in the table's order: its distinct cells,
+    or, when every row's label differs (`只读 1亿 -c 52 ...`, `TPC-B 1亿 -c 52 ...`), their
+    distinct first words (`只读`, `TPC-B`) when there are several."""
+    cells = [row[index].strip() for row in table.rows]
+    if len(set(cells)) < len(cells):
+        return list(dict.fromkeys(cells))
+    words = list(dict.fromkeys(cell.split()[0] for cell in cells if cell))
+    return words if len(words) > 1 else cells
+
+
+def _label_matches(cell: str, wanted: str) -> bool:
+    cell = cell.strip().casefold()
+    return cell == wanted or (
+        cell.startswith(wanted) and cell[len(wanted) : len(wanted) + 1].isspace()
+    )
+
+
+def rows_with(table: Table, index: int, value: str, *, field: str) -> Table:
+    """The table with only the rows whose column `index` holds `value`, or starts with it as a
+    word (compared without case or surrounding space); TableInvalid naming `field` when none
+    does."""
+    wanted = value.strip().casefold()
+    kept = [i for i, row in enumerate(table.rows) if _label_matches(row[index], wanted)]
+    if not kept:
+        raise TableInvalid(
+            f"No row has {value!r} under {table.headers[index]!r}; its values are "
+            f"{', '.join(column_values(table, index))}.",
+            field,
+        )
+    return Table(
+        headers=table.headers,
+        rows=[table.rows[i] for i in kept],
+        lines=[table.lines[i] for i in kept],
+        plain=table.plain,
+    )

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchhub_runner.versions import VersionError, version_parse
 from rest_framework.exceptions import ValidationError
 
 from benchhub.workloads.catalog_entries import ENTRIES
@@ -136,6 +137,7 @@ def catalog_job_request(data: Any) -> Any:
     scale = expansion.workload["params"].get("scale")
     if entry.param("scale") and data.get("scale") not in (None, scale):
         raise ValidationError({"scale": ["Differs from workload.params.scale; give one."]})
+    _check_versions(entry, data.get("versions"))
     request = {**data, "workload": expansion.workload}
     for name in JOB_FIELDS:
         if name not in data:
@@ -143,6 +145,35 @@ def catalog_job_request(data: Any) -> Any:
     if entry.param("scale"):
         request["scale"] = scale
     return request
+
+
+def _check_versions(entry: Entry, versions: Any) -> None:
+    """ValidationError keyed `versions` naming each version older than the entry's minimum
+    major (its SQL, scripts or options are not there); names that do not parse are left to the
+    job's own validation."""
+    oldest = _major_key(entry.min_major)
+    older = []
+    for name in versions if isinstance(versions, list) else []:
+        try:
+            major = version_parse(str(name)).major
+        except VersionError:
+            continue
+        if major != "master" and _major_key(major) < oldest:
+            older.append(str(name))
+    if older:
+        raise ValidationError(
+            {
+                "versions": [
+                    f"{entry.id} runs on PostgreSQL {entry.min_major} and later (what it uses "
+                    f"arrived then); not on {', '.join(older)}."
+                ]
+            }
+        )
+
+
+def _major_key(major: str) -> tuple[int, int]:
+    head, _, tail = major.partition(".")
+    return int(head), int(tail or 0)
 
 
 def _params_with_scale(entry: Entry, params: Any, scale: Any) -> Any:
@@ -195,6 +226,7 @@ def entry_describe(*, entry: Entry) -> dict[str, Any]:
         "description": entry.description,
         "presentation": small.workload["presentation"],
         "params": [param.describe() for param in entry.params],
+        "min_major": entry.min_major,
         "job_defaults": small.job,
         "published_job": published.job if published else None,
         "workload": small.workload,

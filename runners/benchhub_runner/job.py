@@ -45,12 +45,14 @@ from .cluster import JOB_ROLE, SUPERUSER, Cluster, ClusterError, free_port
 from .config import Config
 from .evidence import LevelEvidence, ServerEvidence, sampling_rate, statements
 from .evidence.profile import ProfileError, Profiler
+from .hugepages import HugePagesShort, host_huge_pages, huge_pages_check, wants_huge_pages
 from .jobspec import JobSpec
 from .level import Level, LevelRun, level_sequence
 from .parse import PgbenchParseError, parse_init_output
 from .payload import init_timings, result_payload, run_payload
 from .provision import Installation, ProvisionError, provision
 from .streams import (
+    ConnectionsShort,
     StreamFigures,
     level_figures,
     max_connections_for,
@@ -329,6 +331,7 @@ class JobRunner:
         return chosen
 
     def _prepare(self) -> None:
+        self._check_huge_pages()
         self.work.mkdir(parents=True, exist_ok=True)
         self.work.chmod(0o755)
         # Every build first: no server of the job runs while PostgreSQL compiles.
@@ -370,22 +373,47 @@ class JobRunner:
             )
             self._initialise(run)
 
+    def _check_huge_pages(self) -> None:
+        """With `huge_pages = on`, the host's free huge pages against the servers' estimated
+        need, before any build, initdb or server: StageError at provision naming the number to
+        reserve. Servers of a job run one at a time, so one server's need is the job's."""
+        overrides = {k.lower(): str(v) for k, v in self.job.config_overrides.items()}
+        if not wants_huge_pages(overrides):
+            return
+        requested = overrides.get("max_connections")
+        try:
+            limit = max_connections_for(
+                self.job.workload, self.job.clients, int(requested) if requested else None
+            )
+            meminfo = Path("/proc/meminfo").read_text(encoding="utf-8")
+            huge_pages_check(overrides, max_connections=limit.value, host=host_huge_pages(meminfo))
+        except (HugePagesShort, ConnectionsShort, ValueError, OSError) as exc:
+            raise StageError("provision", str(exc)) from exc
+
     def _limits(self, requested: int | None) -> int:
         """max_connections for the servers and the agent's open-file limit, raised as needed.
 
-        The cluster writes max_connections in its base configuration; a job asks for more
-        through its overrides, and the streams' connections (E2's thousands of idle ones) raise
-        it further, so a workload never fails for want of a slot or a file descriptor.
+        The cluster writes max_connections in its base configuration. A job's override is kept
+        as given (StageError at initdb when the streams' peak does not fit in it); without one,
+        the default is raised to what the streams need (thousands of idle connections) and
+        `client_limits` says so (`max_connections_raised_from`). The open-file limit is raised
+        so a workload never fails for want of a file descriptor.
         """
         workload, levels = self.job.workload, self.job.clients
-        max_connections = max_connections_for(workload, levels, requested)
+        try:
+            limit = max_connections_for(workload, levels, requested)
+        except ConnectionsShort as exc:
+            raise StageError("initdb", str(exc)) from exc
         soft, hard = raise_nofile(nofile_needed(workload, levels))
         self.client_limits = {
-            "max_connections": max_connections,
+            "max_connections": limit.value,
             "nofile_soft": soft,
             "nofile_hard": hard,
         }
-        return max_connections
+        if limit.raised_from is not None:
+            # Said on the run page: the server differs from the default because the agent chose.
+            self.client_limits["max_connections_raised_from"] = limit.raised_from
+        return limit.value
 
     def _provision(self, version: str) -> Installation:
         try:

@@ -23,7 +23,7 @@ from typing import Any, Protocol
 
 from . import pgbench
 from .cluster import Cluster, ClusterError
-from .jobspec import JobSpec, Stream
+from .jobspec import JobSpec, Stream, Workload
 from .parse import PgbenchParseError, parse_run_output
 from .streams import StreamFigures, substitute, workload_streams
 
@@ -243,24 +243,17 @@ class LevelRun:
         if background:
             # Held open past the measured streams; the agent stops it when they end.
             duration = (duration or self.timeout_s) + self.job.warmup_s + MEASUREMENT_SLACK_S
-        return pgbench.Measurement(
+        return stream_measurement(
+            self.workload,
+            stream,
             clients=clients,
             threads=threads,
+            scripts=scripts,
             duration_s=duration,
             transactions_per_client=None
             if background or warmup
             else self.job.transactions_per_client,
-            # Every script the stream names runs: its builtin, its weighted builtins and its
-            # custom scripts, all in one pgbench (it picks each transaction's script by weight).
-            builtin=stream.builtin,
-            builtins=[(s.builtin, s.weight) for s in stream.scripts if s.builtin],
-            scripts=scripts,
-            query_mode=self.workload.query_mode,
-            options=list(self.workload.options),
-            progress_s=0 if background or warmup else self.workload.progress_s,
-            per_statement=not (background or warmup),
-            # pgbench vacuums its own tables first, which only a builtin script has.
-            no_vacuum=not (stream.builtin or any(s.builtin for s in stream.scripts)),
+            quiet=background or warmup,
         )
 
     def _script_files(self, stream: Stream, *, n: int) -> list[tuple[Path, int]]:
@@ -371,3 +364,35 @@ def parsed_output(done: pgbench.Execution) -> dict[str, Any]:
         parsed["aborted"] = True
         parsed.setdefault("errors", []).append("stopped by the agent's watchdog")
     return parsed
+
+
+def stream_measurement(
+    workload: Workload,
+    stream: Stream,
+    *,
+    clients: int,
+    threads: int,
+    scripts: list[tuple[Path, int]],
+    duration_s: float | None,
+    transactions_per_client: int | None,
+    quiet: bool,
+) -> pgbench.Measurement:
+    """One pgbench process of a stream, its script files written (`scripts`: path, weight).
+    `quiet` (a background stream, a warm-up): no progress and no per-statement latencies."""
+    return pgbench.Measurement(
+        clients=clients,
+        threads=threads,
+        duration_s=duration_s,
+        transactions_per_client=transactions_per_client,
+        # Every script the stream names runs: its builtin, its weighted builtins and its
+        # custom scripts, all in one pgbench (it picks each transaction's script by weight).
+        builtin=stream.builtin,
+        builtins=[(s.builtin, s.weight) for s in stream.scripts if s.builtin],
+        scripts=scripts,
+        query_mode=workload.query_mode,
+        options=list(workload.options),
+        progress_s=0 if quiet else workload.progress_s,
+        per_statement=not quiet,
+        # pgbench vacuums its own tables first, which only a builtin script has.
+        no_vacuum=not (stream.builtin or any(s.builtin for s in stream.scripts)),
+    )

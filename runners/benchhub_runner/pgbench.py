@@ -119,7 +119,8 @@ def argv(*, bindir: Path, target: Target, m: Measurement, version: tuple[int, in
         args += ["-T", str(max(1, round(m.duration_s)))]
     else:
         args += ["-t", str(m.transactions_per_client)]
-    if m.progress_s:
+    if m.progress_s and version >= (9, 4):
+        # -P arrived in 9.4: an older client runs without progress lines (capabilities.py).
         args += ["-P", str(m.progress_s)]
     if m.per_statement:
         args.append("-r")

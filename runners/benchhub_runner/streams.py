@@ -56,16 +56,50 @@ def uses_builtin(workload: Workload) -> bool:
     )
 
 
+def connections_peak(workload: Workload, levels: Sequence[int]) -> int:
+    """The most connections the streams hold at once, over every level."""
+    streams = workload_streams(workload)
+    return max(sum(s.level_clients(level) for s in streams) for level in levels)
+
+
 def connections_needed(workload: Workload, levels: Sequence[int]) -> int:
     """The most connections the streams hold at once, over every level, plus the margin."""
-    streams = workload_streams(workload)
-    peak = max(sum(s.level_clients(level) for s in streams) for level in levels)
-    return peak + CONNECTION_MARGIN
+    return connections_peak(workload, levels) + CONNECTION_MARGIN
 
 
-def max_connections_for(workload: Workload, levels: Sequence[int], requested: int | None) -> int:
-    """max_connections for the server: what the job asked for, raised to what the streams need."""
-    return max(requested or DEFAULT_MAX_CONNECTIONS, connections_needed(workload, levels))
+class ConnectionsShort(ValueError):
+    """The job's max_connections cannot hold its streams' connections; the message says both."""
+
+
+@dataclass(frozen=True)
+class ConnectionLimit:
+    """max_connections for the servers. `raised_from` is the default the agent raised because
+    the streams need more; None when the job set the value (it wins) or the default holds."""
+
+    value: int
+    raised_from: int | None = None
+
+
+def max_connections_for(
+    workload: Workload, levels: Sequence[int], requested: int | None
+) -> ConnectionLimit:
+    """max_connections for the server: what the job asked for, as it asked (an experiment about
+    connection counts compares servers with the value it gives), else the default raised to
+    what the streams need. ConnectionsShort when the job's value is below the streams' peak:
+    their clients could never all connect."""
+    if requested is not None:
+        peak = connections_peak(workload, levels)
+        if requested < peak:
+            raise ConnectionsShort(
+                f"max_connections = {requested} (the job's) is below the {peak} connections its "
+                f"streams hold at their peak; give at least {peak + CONNECTION_MARGIN}, or leave "
+                "it out for the agent to set"
+            )
+        return ConnectionLimit(requested)
+    needed = connections_needed(workload, levels)
+    if needed > DEFAULT_MAX_CONNECTIONS:
+        return ConnectionLimit(needed, raised_from=DEFAULT_MAX_CONNECTIONS)
+    return ConnectionLimit(DEFAULT_MAX_CONNECTIONS)
 
 
 def nofile_needed(workload: Workload, levels: Sequence[int]) -> int:

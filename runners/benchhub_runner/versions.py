@@ -11,20 +11,24 @@ Names are read case-insensitively, surrounding space ignored:
     release     major ["." minor]                         9.5.4, 13.3; a bare major (14, 9.6)
                                                           names its series and sorts as its .0
     prerelease  major ("alpha" | "beta" | "rc") number    14beta1, 14rc1, 9.6beta3
-    devel       head ["-"] ["devel" | "snapshot"] [date] ["@" commit], where head is a major
+    devel       head [sep] ["devel" | "snapshot"] [date] ["@" commit], where head is a major
                 or "master", and anything but master needs at least one of the optional parts:
                 14devel, 14devel-2021-05-01, 14-snapshot-20210501, master-2021-05-01,
                 14devel@1a2b3c4, master@1a2b3c4d
     major       two numbers before 10 (9.6, 8.4), one from 10 on (13); "master" is the newest
-    date        YYYY-MM-DD or YYYYMMDD, after "-", "_" or a space
+    date        YYYY-MM-DD or YYYYMMDD, after "-", "_" or a space (sep, as before the word)
     commit      4 to 40 hex digits (carried, never ordered on)
     label       a letter or digit, then letters, digits and . _ - (up to 63): a patched build
 
 Order (`Version.sort_key`): by major; within a major devel < alpha < beta < rc < release; then
 the pre-release number, the minor, the snapshot date (a snapshot without one first); a patched
 build right after its base (its label's characters extend the base's key), patched builds of one
-base by label. So 9.5.4 < 9.6.0 < 10.1 < 14devel < 14devel-2021-05-01 < 14beta1 < 14.0
-< 14.0+x < 14.1 < master < master+pgxact-split < master-2021-05-01.
+base by label. A snapshot of a major's branch on a day, named without "devel"
+(`13-snapshot-2021-05-01`, `13-20210501`), stands where that branch stood that day
+(`benchhub_runner.releases`): as `13devel` of that day before 13's first beta, right after it
+until 13.0, then after every 13.x released by that day. So 9.5.4 < 9.6.0 < 10.1 < 13.2
+< 13-snapshot-2021-05-01 < 13.3 < 14devel < 14devel-2021-05-01 = 14-snapshot-2021-05-01
+< 14beta1 < 14.0 < 14.0+x < 14.1 < master < master+pgxact-split < master-2021-05-01.
 """
 
 from __future__ import annotations
@@ -33,6 +37,8 @@ import re
 from dataclasses import dataclass
 from datetime import date
 from typing import Literal
+
+from .releases import snapshot_position
 
 Stage = Literal["devel", "alpha", "beta", "rc", "release"]
 STAGES: dict[str, int] = {"devel": 0, "alpha": 1, "beta": 2, "rc": 3, "release": 4}
@@ -48,7 +54,7 @@ _COMMIT = r"(?:@(?P<commit>[0-9a-f]{4,40}))?"
 _RELEASE = re.compile(rf"^{_MAJOR}(?:\.(?P<minor>{_NUMBER}))?\Z")
 _PRERELEASE = re.compile(rf"^{_MAJOR}(?P<stage>alpha|beta|rc)(?P<number>{_NUMBER})\Z")
 _DEVEL = re.compile(
-    rf"^(?:{_MAJOR}|(?P<master>master))-?(?P<stage>devel|snapshot)?"
+    rf"^(?:{_MAJOR}|(?P<master>master))[-_ ]?(?P<stage>devel|snapshot)?"
     rf"(?:[-_ ]?{_DATE})?{_COMMIT}\Z"
 )
 _ONE_DIGIT = re.compile(r"^[1-9](?![.\d])")
@@ -67,6 +73,8 @@ class Version:
     `minor` is 0 for a bare major and None for pre-releases and snapshots; `series` says the
     name was a bare major ("14", "9.6"), which stands for every release of that major when
     matched against installations or runs. `label` names a patched build ("" for none).
+    `branch` says the name is a dated snapshot of a major's branch, not of its development
+    ("13-snapshot-2021-05-01", not "13devel-2021-05-01"): it orders by what that day held.
     """
 
     name: str
@@ -78,6 +86,7 @@ class Version:
     commit: str
     label: str = ""
     series: bool = False
+    branch: bool = False
 
     @property
     def base(self) -> str:
@@ -101,6 +110,9 @@ class Version:
             hi, lo = int(head), int(tail or 0)
         day = int(self.snapshot_date.strftime("%Y%m%d")) if self.snapshot_date else 0
         key = [hi, lo, STAGES[self.stage], self.stage_number or 0, self.minor or 0, day]
+        if self.branch and self.snapshot_date:
+            held = snapshot_position(major=(hi, lo), day=self.snapshot_date)
+            key = [hi, lo, STAGES[held.stage], held.number, held.minor or 0, day]
         return key + [ord(char) for char in self.label]
 
 
@@ -128,6 +140,7 @@ def version_parse(name: str) -> Version:
         commit=version.commit,
         label=label,
         series=version.series and not mark,
+        branch=version.branch,
     )
 
 
@@ -165,6 +178,7 @@ def _parse_base(text: str) -> Version | None:
         stage_number=None,
         snapshot_date=_date(match["date"], name=text) if match["date"] else None,
         commit=match["commit"] or "",
+        branch=bool(match["major"] and match["stage"] != "devel" and match["date"]),
     )
 
 

@@ -51,6 +51,17 @@ def test_it_prints_one_object_for_one_file():
     assert result.stderr == ""
 
 
+def test_the_cli_parses_the_published_numbered_logs():
+    paths = sorted((FIXTURES.parent / "pasted").glob("numbered-dot-e2-*.txt"))
+    result = run_cli(*paths)
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert [(d["pgbench_version"], d["clients"], d["tps"]) for d in data] == [
+        (None, 128, 403603.77184),
+        ("14beta1", 128, 600621.462871),
+    ]
+
+
 def test_it_prints_an_array_in_argument_order_for_several_files():
     names = ["pg18-aborted-divzero.txt", "pg18-init-s1.txt", "pg18-agglog-S-T4.log"]
     result = run_cli(*(FIXTURES / n for n in names))

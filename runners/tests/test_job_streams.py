@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from benchhub_runner.config import Config
-from benchhub_runner.job import JobRunner
+from benchhub_runner.job import JobRunner, StageError
 from benchhub_runner.jobspec import job_parse
 
 IDLE = 120  # more than the default max_connections of 100, so the agent must raise it
@@ -71,6 +71,7 @@ def test_it_measures_beside_idle_connections_and_raises_max_connections(run_job)
     payload = run_job(workload=workload, scale=1, clients=[1, 2])
 
     assert payload["client_limits"]["max_connections"] == IDLE + 2 + 10
+    assert payload["client_limits"]["max_connections_raised_from"] == 100
     assert payload["configuration"]["settings"]["max_connections"] == str(IDLE + 12)
     assert payload["client_limits"]["nofile_soft"] >= IDLE + 1024
     assert payload["init"]["timings"]["total"] > 0
@@ -128,3 +129,41 @@ def test_it_runs_one_single_client_pgbench_per_table_and_sums_them(run_job):
     for n in (1, 2, 3):
         assert f"script-tables-1-{n}.sql" in three["raw_output"]
     assert payload["init"]["output"] == ""  # no builtin, so no pgbench -i
+
+
+def test_it_fails_at_initdb_when_the_jobs_max_connections_cannot_hold_the_streams(run_job):
+    workload = {
+        "name": "idle-test",
+        "streams": [
+            {
+                "name": "idle",
+                "role": "background",
+                "clients": IDLE,
+                "scripts": [{"name": "idle", "weight": 1, "body": "SELECT pg_sleep(2000);"}],
+            },
+            {"name": "select-only", "role": "measured", "builtin": "select-only"},
+        ],
+        "combine": "measured",
+    }
+    with pytest.raises(StageError) as failure:
+        run_job(
+            workload=workload, scale=1, clients=[1, 2], config_overrides={"max_connections": "50"}
+        )
+    assert failure.value.stage == "initdb"
+    assert f"max_connections = 50 (the job's) is below the {IDLE + 2} connections" in str(
+        failure.value
+    )
+
+
+def test_it_fails_at_provision_when_the_host_reserves_too_few_huge_pages(run_job):
+    # No host reserves 4 TB of huge pages: the job stops before any build, initdb or server.
+    overrides = {"huge_pages": "on", "shared_buffers": "4TB"}
+    with pytest.raises(StageError) as failure:
+        run_job(
+            workload={"name": "s", "builtin": "select-only"},
+            clients=[1],
+            config_overrides=overrides,
+        )
+    assert failure.value.stage == "provision"
+    assert "huge_pages = on: the server needs about" in str(failure.value)
+    assert "sysctl -w vm.nr_hugepages=" in str(failure.value)

@@ -7,6 +7,8 @@ import pytest
 from benchhub_runner.jobspec import workload_parse
 from benchhub_runner.streams import (
     CONNECTION_MARGIN,
+    ConnectionLimit,
+    ConnectionsShort,
     StreamFigures,
     connections_needed,
     level_figures,
@@ -85,11 +87,21 @@ def test_it_treats_a_plain_workload_as_one_measured_stream():
     assert uses_builtin(IDLE)
 
 
-def test_it_raises_max_connections_for_idle_connections_and_keeps_a_larger_request():
+def test_it_raises_max_connections_for_idle_connections_and_says_it_did():
     assert connections_needed(IDLE, [8, 128]) == 900 + 128 + CONNECTION_MARGIN
-    assert max_connections_for(IDLE, [8, 128], None) == 1038
-    assert max_connections_for(IDLE, [8], 11000) == 11000
-    assert max_connections_for(SELECT_ONLY, [4], None) == 100
+    assert max_connections_for(IDLE, [8, 128], None) == ConnectionLimit(1038, raised_from=100)
+    assert max_connections_for(SELECT_ONLY, [4], None) == ConnectionLimit(100, raised_from=None)
+
+
+@pytest.mark.parametrize("requested", [11000, 1028, 2000])
+def test_the_jobs_max_connections_wins_as_given(requested: int):
+    # 900 idle + 128 measured: anything that holds them is kept, margin or not.
+    assert max_connections_for(IDLE, [8, 128], requested) == ConnectionLimit(requested)
+
+
+def test_it_refuses_a_max_connections_below_the_streams_peak_naming_both():
+    with pytest.raises(ConnectionsShort, match=r"max_connections = 1000 .* below the 1028 conn"):
+        max_connections_for(IDLE, [8, 128], 1000)
 
 
 def test_it_budgets_files_per_connection_and_per_process_pipe():

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from benchhub_runner.releases import MAJORS
 from benchhub_runner.versions import (
     VersionError,
     version_major,
@@ -188,3 +189,121 @@ def test_it_says_which_server_satisfies_a_request(
 def test_it_says_why_a_name_is_refused(name: str, message: str) -> None:
     with pytest.raises(VersionError, match=message):
         version_parse(name)
+
+
+# Dated snapshots of a major's branch: where that branch stood on the day.
+table_majors = st.sampled_from(sorted(MAJORS))
+days = st.dates(dt.date(2010, 1, 1), dt.date(2030, 12, 31))
+
+
+def _major_name(major: tuple[int, int]) -> str:
+    return f"{major[0]}.{major[1]}" if major[0] < 10 else str(major[0])
+
+
+def _key(name: str) -> list[int]:
+    return version_parse(name).sort_key
+
+
+@given(
+    table_majors,
+    days,
+    st.sampled_from(
+        [
+            "-snapshot-{iso}",
+            "_snapshot_{d8}",
+            "-{iso}",
+            " snapshot {iso}",
+            "snapshot{d8}",
+            "-SNAPSHOT-{d8}",
+        ]
+    ),
+)
+def test_a_branch_snapshot_orders_the_same_whatever_its_spelling(
+    major: tuple[int, int], day: dt.date, spelling: str
+) -> None:
+    name = _major_name(major) + spelling.format(iso=day.isoformat(), d8=day.strftime("%Y%m%d"))
+    assert _key(name) == _key(f"{_major_name(major)}-snapshot-{day.isoformat()}")
+    assert version_parse(name).snapshot_date == day
+
+
+@given(table_majors, days, days)
+def test_a_branch_snapshot_moves_forward_with_its_day(
+    major: tuple[int, int], first: dt.date, second: dt.date
+) -> None:
+    early, late = sorted([first, second])
+    name = _major_name(major)
+    assert _key(f"{name}-snapshot-{early}") <= _key(f"{name}-snapshot-{late}")
+    # A development snapshot of that day holds no more than the branch did.
+    assert _key(f"{name}devel-{late}") <= _key(f"{name}-snapshot-{late}")
+
+
+@given(table_majors, days, named(label=False))
+def test_a_branch_snapshot_stays_within_its_major(
+    major: tuple[int, int], day: dt.date, other: Named
+) -> None:
+    snapshot = _key(f"{_major_name(major)}-snapshot-{day}")
+    if other.major < major:
+        assert _key(other.name) < snapshot
+    elif other.major > major:
+        assert snapshot < _key(other.name)
+
+
+@given(table_majors, days, st.integers(0, 40))
+def test_a_branch_snapshot_stands_among_the_releases_of_its_day(
+    major: tuple[int, int], day: dt.date, minor: int
+) -> None:
+    name, released = _major_name(major), MAJORS[major]
+    snapshot = _key(f"{name}-snapshot-{day}")
+    if day < released.first_day:
+        assert snapshot < _key(f"{name}alpha1") and snapshot < _key(f"{name}beta1")
+        return
+    if day < released.release_day:
+        assert _key(f"{name}{released.first_stage}1") < snapshot < _key(f"{name}.0")
+        return
+    # Minors come about every three months: at most one more per quarter, plus the first.
+    months = (day.year - released.release_day.year) * 12 + day.month - released.release_day.month
+    assert _key(f"{name}.0") < snapshot
+    if minor > months // 3 + 1:
+        assert snapshot < _key(f"{name}.{minor}")
+    if minor < months // 3 - 1:
+        assert _key(f"{name}.{minor}") < snapshot
+
+
+def test_it_orders_the_snapshots_of_the_issue() -> None:
+    names = [
+        "14beta1",
+        "13.3",
+        "14devel-2021-05-01",
+        "13-snapshot-2021-05-01",
+        "13.23",
+        "13.2",
+        "master@1a2b3c4",
+        "14.0",
+        "14-snapshot-2021-06-01",
+        "14.1+patched",
+        "14.1",
+        "14_snapshot_20211201",
+        "14.2",
+    ]
+    assert sorted(names, key=_key) == [
+        "13.2",
+        "13-snapshot-2021-05-01",
+        "13.3",
+        "13.23",
+        "14devel-2021-05-01",
+        "14beta1",
+        "14-snapshot-2021-06-01",
+        "14.0",
+        "14.1",
+        "14.1+patched",
+        "14_snapshot_20211201",
+        "14.2",
+        "master@1a2b3c4",
+    ]
+    # The development head of a day is that day's 14 snapshot, before 14's first beta.
+    assert _key("14-snapshot-2021-05-01") == _key("14devel-2021-05-01")
+
+
+def test_a_snapshot_of_a_major_newer_than_the_table_is_its_development() -> None:
+    assert _key("19-snapshot-2026-05-01") == _key("19devel-2026-05-01")
+    assert _key("19-snapshot-2026-05-01") < _key("19beta1")

@@ -105,3 +105,16 @@ def test_it_reparses_builds_stored_under_the_old_grammar(db):
     old.refresh_from_db()
     assert (old.major, old.minor, old.sort_key) == ("9.6", 0, [9, 6, 4, 0, 0, 0])
     assert list(Build.objects.order_by("sort_key")) == [newer, old]
+
+
+def test_it_rekeys_branch_snapshots_stored_as_the_development_head_of_their_day(db):
+    # What the earlier order stored for a 13 snapshot of 2021-05-01: 13devel of that day.
+    snapshot = build_get_or_create(version="13-snapshot-2021-05-01")
+    Build.objects.filter(pk=snapshot.pk).update(sort_key=[13, 0, 0, 0, 0, 20210501])
+    released = [build_get_or_create(version=v) for v in ("13.2", "13.3", "13beta1")]
+
+    import_module("benchhub.builds.migrations.0004_branch_snapshots_rekeyed").rekey(apps, None)
+
+    ordered = [b.version for b in Build.objects.order_by("sort_key")]
+    assert ordered == ["13beta1", "13.2", "13-snapshot-2021-05-01", "13.3"]
+    assert {b.version for b in released} < set(ordered)

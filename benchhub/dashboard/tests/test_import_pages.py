@@ -172,3 +172,58 @@ def test_it_makes_one_level_per_run_of_a_page_pasted_without_separators(client, 
     run = Run.objects.get()
     assert response.status_code == 302
     assert (run.clients, run.workload.name) == ([1, 4], "tpcb-like")
+
+
+def test_it_imports_a_post_whose_code_blocks_number_their_lines(client, bob):
+    """The post's blocks as the blog renders them (`  1. [pg14@pg01 ~]$ pgbench ...`, `...` where
+    the author cut progress lines), one block per client level, pasted as they are."""
+    client.force_login(bob)
+    base = ROOT / "runners/tests/fixtures/pasted"
+    block = base / "numbered-dot-e2-pg14beta1-select-only-M-prepared-c128-P2-constructed.txt"
+    text = block.read_text()
+    at_64 = text.replace("-c 128", "-c 64").replace(
+        "number of clients: 128", "number of clients: 64"
+    )
+    response = client.post("/import/", {"host": "xeon-4210r", "pasted": f"{at_64}\n{text}"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    run = Run.objects.get()
+    assert (run.build.version, run.clients, run.workload.name) == (
+        "14beta1",
+        [64, 128],
+        "select-only",
+    )
+    assert list(run.results.values_list("tps", flat=True)) == [600621.462871] * 2
+    # The run keeps the text as pasted, numbers and all.
+    assert run.import_text.count("1. [pg14@pg01 ~]$ pgbench") == 2
+
+
+def test_it_asks_which_model_of_a_mixed_table_and_imports_the_picked_one(client, bob):
+    client.force_login(bob)
+    table = (
+        "| 模型 | 连接数 | PG 13 tps | PG 14 tps |\n|---|---|---|---|\n"
+        "| 只读 1亿 -c 52 | 52 | 1234936 | 1582846 |\n| 读写 1亿 -c 52 | 52 | 100 | 120 |\n"
+    )
+    form = {"host": "paper", "builtin": "select-only", "table": table}
+    page = client.post("/import/summary/", form).content.decode()
+    assert '<option value="只读">' in page and '<option value="读写">' in page
+    assert Run.objects.count() == 0
+    picked = {**form, "columns_shown": "1", "filter": "只读", "clients_column": "1"}
+    response = client.post("/import/summary/", {**picked, "version_2": "13", "version_3": "14"})
+    assert response.status_code == 302
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["14"].results.values_list("clients", "tps")) == {52: 1582846}
+
+
+def test_it_imports_a_page_of_sections_one_per_version_as_published(client, bob):
+    client.force_login(bob)
+    page = (
+        "### 9.5\n并发数 , TPS\n```\n16 , 123456\n32 , 200100\n```\n"
+        "### 9.6\n```\n并发数 , TPS\n16 , 133456\n32 , 250000\n```\n"
+    )
+    response = client.post(
+        "/import/summary/", {"host": "blog", "builtin": "select-only", "table": page}
+    )
+    assert response.status_code == 302
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["9.6"].results.values_list("clients", "tps")) == {16: 133456, 32: 250000}
+    assert runs["9.5"].comparability_key == runs["9.6"].comparability_key

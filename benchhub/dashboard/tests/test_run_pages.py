@@ -187,3 +187,13 @@ def test_it_shows_what_differs_on_the_diff_page(agent, client):
 @pytest.mark.parametrize("url", ["/review/", "/diff/", "/accounts/login/"])
 def test_it_renders_the_review_pages(client, db, url):
     assert client.get(url).status_code == 200
+
+
+def test_it_says_when_the_agent_raised_max_connections_itself(agent, client):
+    limits = {"max_connections": 9138, "max_connections_raised_from": 100, "nofile_soft": 9999}
+    raised = upload(agent, version="14beta1", client_limits=limits)
+    row = client.get(f"/runs/{raised.uuid}/").content.decode().split('id="settings-raised"')
+    assert len(row) == 2 and "from 100 (the default) to 9138" in row[1].split("</tr>")[0]
+    # The job's own value is kept as given: nothing to say.
+    kept = upload(agent, version="13.3", client_limits={"max_connections": 11000})
+    assert 'id="settings-raised"' not in client.get(f"/runs/{kept.uuid}/").content.decode()

@@ -38,14 +38,16 @@ def _upload(agent, *, version, extra=None, sysctl=None, started_at="2026-11-20T1
 
 def test_it_reads_the_tuning_in_a_fixed_order_and_says_what_was_not_recorded():
     facts = SimpleNamespace(
-        extra={"transparent_hugepage": "never", "hugepagesize_kb": 2048},
+        extra={"transparent_hugepage": "never", "hugepagesize_kb": 2048, "hugepages_total": 9000},
         sysctl={"vm.swappiness": "0", "kernel.numa_balancing": "1"},
     )
     tuning = host_tuning(facts)
     assert list(tuning)[:5] == [
-        "transparent huge pages", "THP defrag", "huge pages", "huge page size", "CPU governor",
+        "transparent huge pages", "THP defrag", "huge pages reserved", "huge page size",
+        "CPU governor",
     ]  # fmt: skip
     assert tuning["transparent huge pages"] == "never"
+    assert tuning["huge pages reserved"] == "9000 (vm.nr_hugepages; 17.6 GiB)"
     assert tuning["huge page size"] == "2048 kB"
     assert tuning["CPU governor"] == NOT_RECORDED
     assert list(tuning)[5:] == ["kernel.numa_balancing", "vm.swappiness"]
@@ -94,5 +96,6 @@ def test_it_shows_the_tuning_and_lscpu_on_the_run_and_host_pages(agent, client):
         page = client.get(url).content.decode()
         assert "transparent huge pages = always" in page, url
         assert "CPU governor = performance" in page, url
+        assert "huge pages reserved = 0 (vm.nr_hugepages; 0.0 GiB)" in page, url
         assert "vm.swappiness = &lt;b&gt;0&lt;/b&gt;" in page, url  # escaped
         assert 'id="lscpu"' in page and "Socket(s): 2" in page, url

@@ -60,6 +60,9 @@ def test_it_imports_an_output_pasted_as_an_indented_code_block_with_prose(api, b
         "fenced-quoted-pg13-multi-builtin-rate.txt",
         "indented-tab-pg96-tpcb-P1-r.txt",
         "cut-header-command-pg15-select-only-P1-r-T3.txt",
+        "numbered-dot-cut-command-pg15-select-only-P1-r-T3.txt",
+        "numbered-bar-pg96-tpcb-P1-r.txt",
+        "numbered-editor-cut-pg13-partitioned-P1-r.txt",
     ],
 )
 def test_it_imports_each_refused_shape_that_holds_what_a_run_needs(api, name):
@@ -67,6 +70,17 @@ def test_it_imports_each_refused_shape_that_holds_what_a_run_needs(api, name):
     response = _outputs(api, version="15.4", outputs=[{"text": source}])
     assert response.status_code == 201, response.json()
     assert Result.objects.get().tps > 0
+
+
+def test_it_imports_the_numbered_logs_of_a_post_with_their_published_figures(api):
+    name = "numbered-dot-e2-pg14beta1-select-only-M-prepared-c128-P2-constructed.txt"
+    text = (PASTED / name).read_text()
+    response = _outputs(api, outputs=[{"text": text, "name": "post"}])
+    assert response.status_code == 201, response.json()
+    run = Run.objects.get()
+    assert (run.build.version, run.clients, run.import_text) == ("14beta1", [128], text)
+    result = Result.objects.get(run=run)
+    assert (result.tps, result.raw_output) == (600621.462871, text)
 
 
 def test_it_asks_for_what_a_tail_fragment_lacks_and_stores_nothing(api):
@@ -185,11 +199,54 @@ def test_it_names_a_bad_column_choice_and_stores_nothing(api, columns, field):
 
 
 def test_it_refuses_a_client_level_given_twice_naming_the_line(api):
-    table = TABLE + "| TPC-B 1亿 -c 52 -j 52 -T 120 | 52 | 100 | 120 | 20% |\n"
-    response = _summary(api, table=table, clients_column=1, columns=[{"column": 2}])
+    table = "clients 13.3\n52 100\n64 110\n52 120\n"
+    response = _summary(api, table=table)
     assert response.status_code == 400
-    assert "Line 4 repeats clients 52 of line 3" in response.json()["fields"]["table"][0]
+    assert "Line 4 repeats clients 52 of line 2" in response.json()["fields"]["table"][0]
     assert Run.objects.count() == 0
+
+
+def test_it_imports_one_model_of_a_table_that_mixes_them(api):
+    table = TABLE + "| TPC-B 1亿 -c 52 -j 52 -T 120 | 52 | 100 | 120 | 20% |\n"
+    response = _summary(api, table=table)
+    assert response.status_code == 400
+    body = response.json()
+    assert set(body["fields"]) == {"filter"}
+    assert body["read"]["filter"] == {"column": 0, "header": "模型", "values": ["只读", "TPC-B"]}
+    assert body["read"]["guess"]["clients_column"] == 1
+    assert Run.objects.count() == 0
+    # With a model, the columns are still to be chosen; with both, one run per version.
+    response = _summary(api, table=table, filter="TPC-B")
+    assert set(response.json()["fields"]) == {"clients_column", "columns"}
+    response = _summary(
+        api, table=table, filter="TPC-B", clients_column=1, columns=[{"column": 2}, {"column": 3}]
+    )
+    assert response.status_code == 201, response.json()
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["13"].results.values_list("clients", "tps")) == {52: 100}
+    assert dict(runs["14"].results.values_list("clients", "tps")) == {52: 120}
+    response = _summary(api, table=table, filter="OLTP", clients_column=1, columns=[{"column": 2}])
+    assert response.status_code == 400
+    assert "its values are 只读, TPC-B" in response.json()["fields"]["filter"][0]
+
+
+def test_it_refuses_a_filter_for_a_table_without_labels_to_choose(api):
+    response = _summary(api, table="clients 13.3 14beta1\n64 91000 95500\n", filter="x")
+    assert response.status_code == 400
+    assert "filter" in response.json()["fields"]
+
+
+def test_it_imports_a_page_of_sections_with_the_published_figures(api, bob):
+    page = (
+        "### 9.5\n\n并发数 , TPS\n```\n16 , 123456\n32 , 200,100\n```\n\n"
+        "### 9.6\n```\n并发数 , TPS\n16 , 133456\n64 , 250000\n```\n"
+    )
+    response = _summary(api, table=page)
+    assert response.status_code == 201, response.json()
+    runs = {r.build.version: r for r in Run.objects.all()}
+    assert dict(runs["9.5"].results.values_list("clients", "tps")) == {16: 123456, 32: 200100}
+    assert dict(runs["9.6"].results.values_list("clients", "tps")) == {16: 133456, 64: 250000}
+    assert {r.import_text for r in runs.values()} == {page}
 
 
 def test_it_imports_the_plain_table_form_without_a_choice(api):

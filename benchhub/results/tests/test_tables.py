@@ -81,3 +81,93 @@ def test_it_finds_a_column_by_index_or_header_and_names_a_missing_one():
 )
 def test_it_reads_the_version_a_header_names(header, version):
     assert tables.version_of_header(header) == version
+
+
+# A post's results as published: one section per version, a header, a fenced block.
+SECTIONS = """Test results, 32 cores, data in memory.
+
+### 9.5
+
+并发数 , TPS
+```
+16 , 123456
+32 , 200,100
+```
+
+Now the new version:
+
+### 9.6
+```
+并发数 , TPS
+16 , 133456
+64 , 250000
+```
+"""
+
+
+def test_it_reads_a_page_of_sections_one_per_version_merged_on_clients():
+    table = tables.table_read(SECTIONS)
+    assert table.headers == ["clients", "9.5", "9.6"]
+    assert table.rows == [["16", "123456", "133456"], ["32", "200,100", "-"], ["64", "-", "250000"]]
+    assert table.lines == [7, 8, 17]
+    # It makes its own choice, as the plain form does: nothing to pick.
+    columns = tables.simple_columns(table)
+    assert columns is not None
+    assert tables.table_levels(table, columns) == {
+        "9.5": [(16, 123456), (32, 200100)],
+        "9.6": [(16, 133456), (64, 250000)],
+    }
+
+
+@pytest.mark.parametrize(
+    "page",
+    [
+        "**PG 13.3**\n| clients | tps |\n|---|---|\n| 64 | 91,000 |\n\n**PG 14beta1**\n"
+        "| clients | tps |\n|---|---|\n| 64 | 95500 |\n",
+        "PostgreSQL 13.3:\nclients tps\n64 91000\nPostgreSQL 14beta1:\nclients tps\n64 95500\n",
+        "> 13.3 结果\uff1a\n> 64\t91000\n> 14beta1 结果\uff1a\n> 64\t95500\n",
+        "## 13.3\n~~~\n64, 91000\n~~~\n## 14beta1\n~~~\n64, 95500\n~~~\n",
+    ],
+    ids=["pipes-bold", "spaces-label", "tabs-quoted", "commas-tilde-fences"],
+)
+def test_it_reads_sections_in_every_rendering(page):
+    table = tables.table_read(page)
+    assert table.headers == ["clients", "13.3", "14beta1"]
+    numbers = [[tables.number_read(cell) for cell in row] for row in table.rows]
+    assert numbers == [[64, 91000, 95500]]
+
+
+@pytest.mark.parametrize(
+    ("page", "message"),
+    [
+        ("### 13\n64 , 1\n### 13\n64 , 2\n", "Line 3 names 13 a second time."),
+        ("### 13\n64 , 1\n64 , 2\n", "Line 3 repeats clients 64 of 13."),
+        ("### 13\n6.5 , 1\n", "Line 2: '6.5' is not a client count."),
+    ],
+)
+def test_it_names_the_line_of_a_bad_section(page, message):
+    with pytest.raises(tables.TableInvalid, match=message):
+        tables.table_read(page)
+
+
+def test_it_keeps_reading_a_two_column_table_headed_by_clients_as_a_table():
+    table = tables.table_read("| clients | PG 13 tps |\n|---|---|\n| 52 | 1234 |\n")
+    assert table.headers == ["clients", "PG 13 tps"]
+
+
+MODELS = E5 + "TPC-B 1亿 -c 52 -j 52 -T 120 | 52 | 100000 | 120000 | 20%\n"
+
+
+def test_it_offers_the_models_of_a_table_that_mixes_them_and_keeps_one():
+    table = tables.table_read(MODELS)
+    label = tables.label_column(table, 1)
+    assert label == 0
+    assert tables.column_values(table, label) == ["只读", "TPC-B"]
+    read_only = tables.rows_with(table, label, "只读", field="filter")
+    assert [row[1] for row in read_only.rows] == ["52", "104"]
+    assert read_only.lines == [2, 3]
+    assert [row[2] for row in tables.rows_with(table, label, "tpc-b", field="f").rows] == ["100000"]
+    with pytest.raises(tables.TableInvalid, match="its values are 只读, TPC-B"):
+        tables.rows_with(table, label, "只读写", field="filter")
+    # A table giving each level once needs no choice.
+    assert tables.label_column(tables.table_read(E5), 1) is None

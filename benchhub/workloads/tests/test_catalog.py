@@ -2,7 +2,9 @@
 and errors name them; scripts work with every pgbench's syntax."""
 
 import pytest
+from benchhub_runner.jobspec import workload_parse
 from benchhub_runner.pgbench import script_for_client
+from benchhub_runner.streams import connections_peak, max_connections_for
 from rest_framework.exceptions import ValidationError
 
 from benchhub.api.errors import flatten_errors
@@ -186,3 +188,39 @@ def test_it_describes_an_entry_with_both_sizes():
     assert described["published_job"]["clients"] == [56]
     assert {p["name"]: p["published"] for p in described["params"]}["partitions"] == 2048
     assert "tablespace" in described["description"]
+
+
+@pytest.mark.parametrize("entry_id", ["e2-idle-connections", "e2-connection-sweep"])
+def test_the_published_e2_jobs_keep_the_posts_max_connections(entry_id):
+    expansion = catalog_expand(entry_id=entry_id, published=True)
+    assert expansion.job["config_overrides"]["max_connections"] == "11000"
+    workload = workload_parse(expansion.workload)
+    # The agent keeps it as given: it holds the published peak (9000 idle + 128, or 10000).
+    limit = max_connections_for(workload, expansion.job["clients"], 11000)
+    assert (limit.value, limit.raised_from) == (11000, None)
+
+
+@pytest.mark.parametrize(("entry_id", "published"), SIZES)
+def test_every_entrys_max_connections_holds_its_streams(entry_id, published):
+    expansion = catalog_expand(entry_id=entry_id, published=published)
+    requested = expansion.job.get("config_overrides", {}).get("max_connections")
+    workload = workload_parse(expansion.workload)
+    limit = max_connections_for(
+        workload, expansion.job["clients"], int(requested) if requested else None
+    )
+    assert limit.value >= connections_peak(workload, expansion.job["clients"])
+
+
+def test_it_refuses_a_version_older_than_the_entrys_minimum_naming_it():
+    request = {"workload": {"catalog": "e1-insert"}, "versions": ["9.4.26", "9.6.0", "master"]}
+    with pytest.raises(ValidationError) as refused:
+        catalog_job_request(request)
+    (message,) = flatten_errors(refused.value.detail)["versions"]
+    assert "e1-insert runs on PostgreSQL 9.5 and later" in message and "not on 9.4.26." in message
+    # E3 as published: 9.2.
+    request = {"workload": {"catalog": "e3-key-insert"}, "versions": ["9.2.24"]}
+    assert catalog_job_request(request)["versions"] == ["9.2.24"]
+    assert (
+        entry_describe(entry=next(e for e in entry_list() if e.id == "e1-insert"))["min_major"]
+        == "9.5"
+    )

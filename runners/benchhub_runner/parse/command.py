@@ -12,9 +12,10 @@ import re
 import shlex
 from dataclasses import dataclass
 
+from .pasted import PROMPT
 from .run_model import RunOutput
 
-_COMMAND = re.compile(r"^(?:\S*[$#%>] ?)?(?:\S*/)?pgbench(?:\.exe)? +(?P<args>-.*)$")
+_COMMAND = re.compile(rf"^{PROMPT}(?:\S*/)?pgbench(?:\.exe)? +(?P<args>-.*)$")
 _BUILTINS = {
     "-S": "<builtin: select only>",
     "--select-only": "<builtin: select only>",
