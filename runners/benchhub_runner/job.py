@@ -459,6 +459,7 @@ class JobRunner:
                 substitute(statement, max_clients=largest),
                 timeout=self.config.job_timeout_s,
                 user=self.db_user,
+                job=True,
             )
         if uses_builtin(workload):
             args = pgbench.init_argv(

@@ -9,7 +9,8 @@ checker refuses what would reach beyond the throwaway server the agent starts fo
   `\\o` and `\\copy` write files, `\\i` reads them, `\\setenv`, `\\gexec`...);
 - pgbench `\\shell` and `\\setshell`, and any pgbench meta-command that is not one of the
   harmless ones (`\\set`, `\\sleep`, `\\if`, `\\gset`, pipelines...);
-- `COPY ... TO/FROM PROGRAM` and `COPY` to or from a server file, `ALTER SYSTEM`, `LOAD`, and
+- `COPY ... TO/FROM PROGRAM` and `COPY` to or from a server file, `ALTER SYSTEM`, `LOAD`,
+  `ALTER DATABASE|ROLE|USER ... SET|RESET` (defaults that later sessions inherit), and
   `SET` of a setting refused below, in SQL and pgbench scripts, also inside string literals and
   dollar-quoted bodies (a `DO` block's `EXECUTE 'COPY ... PROGRAM ...'`);
 - pgbench options that read or write files or connect elsewhere (`-f`, `-l`, `--log-prefix`,
@@ -180,7 +181,21 @@ def _statement_reason(statement: list[Token]) -> tuple[int, str] | None:
             name = _setting_after(statement, index)
             if name and (why := setting_reason(name)):
                 return token.line, f"setting {name}: {why}"
+    if words[0] == "alter" and _stores_defaults(words):
+        return statement[first].line, (
+            f"ALTER {words[1].upper()} ... SET stores session defaults that later sessions "
+            "of the server start with, the agent's own included; use config_overrides"
+        )
     return None
+
+
+def _stores_defaults(words: list[str]) -> bool:
+    """ALTER DATABASE|ROLE|USER ... SET|RESET: a default stored for later sessions."""
+    return (
+        len(words) > 2
+        and words[1] in ("database", "role", "user")
+        and ("set" in words[2:] or "reset" in words[2:])
+    )
 
 
 def _first_word(statement: list[Token]) -> int:

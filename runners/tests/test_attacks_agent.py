@@ -206,6 +206,29 @@ def test_attack_sql_the_checker_cannot_see_meets_a_role_that_is_not_superuser(ho
 
 
 @SLOW
+def test_attack_a_stored_search_path_does_not_reach_the_agents_superuser_sessions(host):
+    """Only this runs the whole agent: the job's role, as the agent creates it, may not store a
+    default its later superuser sessions inherit, even through SQL the checker cannot read.
+    (Each layer alone: test_attacks_sessions.py.)"""
+    shell = f"id > {host['loot']}/owned"
+    setup = [
+        "CREATE SCHEMA evil",
+        "CREATE FUNCTION evil.boom() RETURNS int LANGUAGE plpgsql AS $$ BEGIN "
+        f"EXECUTE 'CO' || 'PY (SELECT 1) TO PRO' || 'GRAM ' || quote_literal('{shell}'); "
+        "RETURN 1; END $$",
+        "CREATE VIEW evil.pg_stat_activity AS SELECT evil.boom() AS boom",
+        "CREATE VIEW evil.pg_stat_bgwriter AS SELECT evil.boom() AS boom",
+        "DO $$ BEGIN EXECUTE 'ALTER DATA' || 'BASE postgres SET search_path = evil, pg_catalog';"
+        " END $$",
+    ]
+    stand_in = run_agent(host, job_with(setup=setup))
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "setup"), stand_in.output
+    assert "must be owner of database" in finish["message"], finish["message"]
+    assert not (host["loot"] / "owned").exists()
+
+
+@SLOW
 def test_attack_a_trusted_host_runs_job_code_unprivileged_without_the_agents_environment(host):
     loot = host["loot"]
     job = job_with(setup=[f"\\! id > {loot}/id.txt; env > {loot}/env.txt"])
