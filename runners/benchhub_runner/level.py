@@ -304,10 +304,11 @@ class LevelRun:
 
     def _connections(self, stream: Stream) -> int:
         app = self._app(stream).replace("'", "''")
+        # Stream names are validated (letters, digits, . _ : @ -) and quotes doubled.
+        query = f"SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"  # noqa: S608
         try:
             out = self.cluster.sql(
-                # Stream names are validated (letters, digits, . _ : @ -) and quotes doubled.
-                f"SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'",  # noqa: S608
+                query,
                 timeout=30,
             )
         except ClusterError:

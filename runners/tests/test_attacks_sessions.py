@@ -68,7 +68,7 @@ def test_it_refuses_the_job_role_any_default_the_agents_sessions_inherit(cluster
         "ALTER ROLE ALL SET search_path = jobs_own, pg_catalog",
         "ALTER DATABASE postgres OWNER TO benchhub_job",
     ):
-        with pytest.raises(ClusterError, match="must be|permission denied"):
+        with pytest.raises(ClusterError, match=r"must be|permission denied"):
             cluster.sql(stored, user=JOB_ROLE, job=True)
     assert cluster.sql("SELECT count(*) FROM pg_catalog.pg_db_role_setting") == "0"
 

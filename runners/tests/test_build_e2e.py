@@ -93,7 +93,8 @@ def select_only_tps(installation: Installation, *, seconds: int = 4) -> float:
                 check=True, capture_output=True, text=True,
             )  # fmt: skip
             calls = cluster.sql(
-                "SELECT sum(calls) FROM public.pg_stat_statements WHERE query LIKE '%pgbench_accounts%'"
+                "SELECT sum(calls) FROM public.pg_stat_statements "
+                "WHERE query LIKE '%pgbench_accounts%'"
             )
             assert int(calls) > 0, "pg_stat_statements saw no pgbench query"
         match = re.search(r"tps = ([\d.]+)", done.stdout)

@@ -1,9 +1,9 @@
 """Top statements of a measurement from pg_stat_statements, where the build has it.
 
 The module must be preloaded (the cluster's base settings name it when the installation ships
-its control file) and the extension created in the benchmark database, in the agent's own schema (a job may own
-`public`), and read there by its qualified name. Its counters are reset
-just before the measurement and read just after, so the top statements are the measurement's.
+its control file) and the extension created in the benchmark database, in the agent's own schema
+(a job may own `public`), and read there by its qualified name. Its counters are reset just
+before the measurement and read just after, so the top statements are the measurement's.
 Times are in milliseconds; 13 renamed total_time/mean_time to total_exec_time/mean_exec_time.
 """
 
