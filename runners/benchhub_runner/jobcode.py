@@ -19,6 +19,12 @@ checker refuses what would reach beyond the throwaway server the agent starts fo
   `*preload_libraries`, `dynamic_library_path`, `jit_provider`, `include*`, `*_file`,
   `*_directory`, `*_conninfo`, the socket and listen settings).
 
+Text replaced after the check is refused where the replacement could change how psql or pgbench
+reads it: an agent placeholder (`{n}`, `{clients}`, `{max_clients}`) next to `$` (a number there
+can close a dollar quote, `$q{n}$` becoming `$q1$`), and in a pgbench script a placeholder or a
+pgbench variable (`:name`, replaced by pgbench without regard to quotes) inside a string, quoted
+name, comment or dollar quote, and a meta-command continued past its line.
+
 SQL is read with a small lexer that follows psql's: quoted strings (standard, `E''`, `U&''`),
 quoted identifiers, dollar quoting, `--` and nested `/* */` comments, so `'\\!'` in a string or a
 comment is not a meta-command, and `$x$ \\! $x$` is not one either. Because
@@ -101,14 +107,35 @@ PGBENCH_META_ALLOWED = frozenset(
 NESTING_LIMIT = 4
 
 
+# What the agent replaces in job text before psql or pgbench reads it (streams.substitute:
+# `{max_clients}` in setup, `{clients}` in level setup, `{n}` in a per-client script), always by
+# a positive whole number.
+PLACEHOLDER = re.compile(r"\{(?:n|clients|max_clients)\}")
+# A pgbench variable reference in SQL (pgbench.c, parseVariable): pgbench replaces it in the SQL
+# it sends without regard to quotes or comments, with text a `\gset` may have read.
+PGBENCH_VARIABLE = re.compile(r"(?<!:):[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*")
+REREAD_DOLLAR = (
+    "{found} next to $: the number put in its place can open or close a dollar quote "
+    "($q{{n}}$ becomes $q1$), so what runs is not what was checked"
+)
+REREAD_QUOTED = (
+    "{found} inside a string, quoted name, comment or dollar quote: {who} replaces it there "
+    "too, so what runs is not what was checked; put it in the SQL outside quotes"
+)
+CONTINUED_META = (
+    "pgbench meta-command continued on the next line (a backslash at the end of the line): "
+    "write it on one line"
+)
+
+
 def check_sql(text: str, *, field: str) -> list[Refusal]:
     """Refusals for SQL that the agent runs through psql (setup, level_setup)."""
-    return _check(text, field=field, meta=_psql_meta)
+    return _check(text, field=field, meta=_psql_meta, pgbench=False)
 
 
 def check_script(text: str, *, field: str) -> list[Refusal]:
     """Refusals for a pgbench script: its SQL as for psql, and its meta-commands."""
-    return _check(text, field=field, meta=_pgbench_meta)
+    return _check(text, field=field, meta=_pgbench_meta, pgbench=True)
 
 
 def _psql_meta(token: Token) -> str | None:
@@ -127,15 +154,62 @@ def _pgbench_meta(token: Token) -> str | None:
     return None
 
 
-def _check(text: str, *, field: str, meta: Any) -> list[Refusal]:
+def _check(text: str, *, field: str, meta: Any, pgbench: bool) -> list[Refusal]:
     found: dict[tuple[int, str], Refusal] = {}
     for standard in (True, False):
-        for token in sql_tokens(text, standard_strings=standard):
+        tokens = sql_tokens(text, standard_strings=standard)
+        for token in tokens:
             if token.kind == "meta" and (reason := meta(token)):
                 found.setdefault((token.line, reason), Refusal(field, token.line, reason))
-        for line, reason in _statements(text, standard=standard, depth=0, first_line=1):
+        refused = _statements(text, standard=standard, depth=0, first_line=1)
+        refused += _rereadings(text, tokens, pgbench=pgbench)
+        for line, reason in refused:
             found.setdefault((line, reason), Refusal(field, line, reason))
     return sorted(found.values(), key=lambda r: (r.line, r.reason))
+
+
+def _rereadings(text: str, tokens: list[Token], *, pgbench: bool) -> list[tuple[int, str]]:
+    """(line, reason) for what would be read one way here and another way by psql or pgbench,
+    because text is replaced after the check: the agent's placeholders, pgbench's variables,
+    and pgbench meta-commands continued past their line.
+
+    Outside quotes and comments, a number in place of a placeholder changes no token boundary
+    except next to `$`; inside them (in a pgbench script) it is refused outright, and so is a
+    pgbench variable, whose value is any text."""
+    code = {token.start for token in tokens if token.kind == "other"}
+    metas = [
+        (token.start, _line_end(text, token.start)) for token in tokens if token.kind == "meta"
+    ]
+
+    def line(at: int) -> int:
+        return text.count("\n", 0, at) + 1
+
+    def in_meta(at: int) -> bool:
+        return any(start <= at < end for start, end in metas)
+
+    found: list[tuple[int, str]] = []
+    who = "pgbench" if pgbench else "psql"
+    for match in PLACEHOLDER.finditer(text):
+        start, end = match.span()
+        if text[start - 1 : start] == "$" or text[end : end + 1] == "$":
+            found.append((line(start), REREAD_DOLLAR.format(found=match.group())))
+        elif pgbench and start not in code and not in_meta(start):
+            found.append((line(start), REREAD_QUOTED.format(found=match.group(), who="the agent")))
+    if not pgbench:
+        return found
+    for match in PGBENCH_VARIABLE.finditer(text):
+        if match.start() not in code and not in_meta(match.start()):
+            reason = REREAD_QUOTED.format(found=f"pgbench variable {match.group()}", who=who)
+            found.append((line(match.start()), reason))
+    for start, end in metas:
+        if text[start:end].rstrip("\r").endswith("\\"):
+            found.append((line(start), CONTINUED_META))
+    return found
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
 
 
 def _statements(text: str, *, standard: bool, depth: int, first_line: int) -> list[tuple[int, str]]:

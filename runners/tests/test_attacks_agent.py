@@ -157,6 +157,33 @@ ATTACKS = {
         ),
         "workload.scripts[0].body: line 2: pgbench \\shell",
     ),
+    "a dollar quote closed only by the number of a per-client script": (
+        lambda loot: job_with(
+            builtin="",
+            streams=[
+                {
+                    "name": "s",
+                    "role": "measured",
+                    "per_client": True,
+                    "scripts": [
+                        {
+                            "name": "x",
+                            "weight": 1,
+                            "body": f"SELECT $q1$ x $q{{n}}$;\n\\shell id > {loot}/owned\n-- $q1$",
+                        }
+                    ],
+                }
+            ],
+        ),
+        "workload.streams[0].scripts[0].body: line 1: {n} next to $",
+    ),
+    "a pgbench variable inside a string": (
+        lambda loot: job_with(
+            builtin="",
+            scripts=[{"name": "s", "body": "SELECT 'PRO' AS x \\gset\nSELECT ':x';"}],
+        ),
+        "workload.scripts[0].body: line 2: pgbench variable :x inside a string",
+    ),
     "COPY TO PROGRAM in setup": (
         lambda loot: job_with(
             setup=[f"CREATE TABLE t (a int);\ncopy t TO /* x */ Program 'id > {loot}/owned'"]
