@@ -15,7 +15,8 @@ checker refuses what would reach beyond the throwaway server the agent starts fo
   dollar-quoted bodies (a `DO` block's `EXECUTE 'COPY ... PROGRAM ...'`);
 - pgbench options that read or write files or connect elsewhere (`-f`, `-l`, `--log-prefix`,
   `-h`, `-p`, `-U`...): only a list of known harmless options is allowed;
-- settings that run commands, load code or name files (`*_command`, `*_library`,
+- setting overrides outside an allowlist (overrides.py); and, in overrides and in SQL's SET,
+  settings that run commands, load code or name files (`*.on_*init`, `*_command`, `*_library`,
   `*preload_libraries`, `dynamic_library_path`, `jit_provider`, `include*`, `*_file`,
   `*_directory`, `*_conninfo`, the socket and listen settings).
 
@@ -47,6 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .overrides import override_reason
 from .sqllex import Token, sql_tokens
 
 # --- refusals ----------------------------------------------------------------------------------
@@ -289,14 +291,22 @@ def _setting_after(statement: list[Token], index: int) -> str:
     """The setting a SET (SET name, SET LOCAL name, ALTER ... SET name) or set_config('name')
     names, if the next tokens say it."""
     rest = statement[index + 1 : index + 5]
-    for token in rest:
+    for at, token in enumerate(rest):
         if token.kind == "word" and token.text in ("local", "session"):
             continue
         if token.kind in ("word", "identifier", "string"):
-            return token.text.lower()
+            return _dotted(token, statement[index + 2 + at : index + 4 + at])
         if token.text != "(":
             return ""
     return ""
+
+
+def _dotted(first: Token, after: list[Token]) -> str:
+    """A setting's name from its first token: `plperl.on_init` is three tokens."""
+    name = first.text.lower()
+    if len(after) == 2 and after[0].text == "." and after[1].kind in ("word", "identifier"):
+        name += "." + after[1].text.lower()
+    return name
 
 
 def _copy_reason(rest: list[Token]) -> str | None:
@@ -431,6 +441,8 @@ def _option(item: str) -> tuple[str | None, bool | None, bool]:
 
 _SETTING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"_command$"), "runs a shell command on the host"),
+    # plperl.on_init, plperl.on_plperlu_init...: code run when an interpreter starts.
+    (re.compile(r"(^|[._])on_\w*init$"), "runs code when the server starts an interpreter"),
     (re.compile(r"(^|_)librar(y|ies)$"), "loads a shared library into the server"),
     (re.compile(r"preload_libraries$"), "loads a shared library into the server"),
     (
@@ -459,10 +471,12 @@ def setting_reason(name: str) -> str | None:
 
 
 def check_settings(overrides: Mapping[str, Any], *, field: str) -> list[Refusal]:
+    """Refusals for server setting overrides: a denied setting says why it is dangerous, any
+    other setting outside the allowlist (overrides.py) that it is not on it."""
     return [
         Refusal(f"{field}.{name}", 0, f"setting {name} {why}")
         for name in overrides
-        if (why := setting_reason(str(name)))
+        if (why := setting_reason(str(name)) or override_reason(str(name)))
     ]
 
 

@@ -194,6 +194,10 @@ ATTACKS = {
         lambda loot: job_with(config_overrides={"archive_command": f"id > {loot}/owned"}),
         "config_overrides.archive_command: setting archive_command runs a shell command",
     ),
+    "plperl.on_init in the overrides": (
+        lambda loot: job_with(config_overrides={"plperl.on_init": f"`id > {loot}/owned`"}),
+        "config_overrides.plperl.on_init: setting plperl.on_init runs code",
+    ),
     "pgbench writes a log file anywhere": (
         lambda loot: job_with(options=["-l", f"--log-prefix={loot}/owned"]),
         "workload.options[0]: pgbench option -l",
