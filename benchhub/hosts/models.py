@@ -14,7 +14,7 @@ from benchhub.accounts.models import AbstractToken
 
 def host_name_key(name: str) -> str:
     """The spelling-blind form of a host name (NFKC, case-folded, NFKC again): `BENCH-A`,
-    `bench-a` and the full-width `ｂｅｎｃｈ－ａ` share one, so no two hosts may hold them."""
+    `bench-a` and its full-width form share one, so no two hosts may hold them."""
     return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
 
 
