@@ -146,8 +146,12 @@ class Cluster:
         overrides: Mapping[str, SettingValue] | None = None,
         listen_addresses: str = "",
         preload: tuple[str, ...] = (),
+        account_name: str = RUNNER_USER,
     ) -> None:
+        """`account_name`: the OS account the server and its clients run as when the agent is
+        root (a job's own throwaway account; created on first use)."""
         self.installation = installation
+        self.account_name = account_name
         self.client_bindir = Path(client_bindir)
         self.workdir = Path(workdir).absolute()
         self.port = port
@@ -465,7 +469,7 @@ class Cluster:
     def _account_for_server(self) -> Account | None:
         if not self._account_known:
             try:
-                self._account = runner_account()
+                self._account = runner_account(name=self.account_name)
             except AccountError as exc:
                 raise ClusterError(str(exc)) from exc
             self._account_known = True

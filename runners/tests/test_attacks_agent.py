@@ -280,6 +280,23 @@ def test_attack_a_trusted_host_runs_job_code_unprivileged_without_the_agents_env
     assert len(uploads) == 1 and uploads[0]["results"][0]["tps"] > 0
 
 
+@SLOW
+def test_attack_a_process_job_code_leaves_running_ends_with_the_job(host):
+    """Only this runs the whole agent: job code (on a host that trusts it, so `\\!` runs) starts
+    processes that leave its session; they die when the job ends, and the job's own account,
+    which ran them, is gone."""
+    loot = host["loot"]
+    background = "setsid sh -c 'sleep 3601 & sleep 3602 & wait' >/dev/null 2>&1 &"
+    job = job_with(setup=[f"\\! id > {loot}/id.txt; {background}"])
+    stand_in = run_agent(host, job, trusted=True)
+    finish = stand_in.finish()
+    assert finish["outcome"] == "done", (finish, stand_in.output)
+    assert "(bhjob-41-1)" in (loot / "id.txt").read_text()
+    left = subprocess.run(["pgrep", "-f", "sleep 360[12]"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""
+    assert subprocess.run(["id", "bhjob-41-1"], capture_output=True).returncode != 0
+
+
 def test_attack_no_agent_secret_reaches_job_or_build_programs(monkeypatch, tmp_path):
     from benchhub_runner.build.steps import clean_env
     from benchhub_runner.processes import job_env
