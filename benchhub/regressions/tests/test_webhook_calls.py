@@ -4,6 +4,7 @@ real HTTP receiver process on 127.0.0.1 (benchhub.testing.receivers)."""
 import hashlib
 import hmac
 import socket
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
@@ -156,3 +157,70 @@ def test_it_refuses_a_private_address_by_default_and_calls_nothing(regression, d
 
     assert delivery.status == "failed" and "not a public address" in delivery.error
     assert webhook_calls(log) == []
+
+
+TLS_RECEIVER = """
+import ssl, sys
+from http.server import BaseHTTPRequestHandler, HTTPServer
+class Receiver(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", "0")))
+        with open(sys.argv[2], "a") as log:
+            log.write(self.path + " " + self.headers["Host"] + "\\n")
+        self.send_response(204)
+        self.end_headers()
+server = HTTPServer(("127.0.0.1", int(sys.argv[1])), Receiver)
+context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+context.load_cert_chain(sys.argv[3], sys.argv[4])
+server.socket = context.wrap_socket(server.socket, server_side=True)
+server.serve_forever()
+"""
+
+
+@pytest.fixture
+def tls_receiver(tmp_path):
+    """(port, log, CA file) of a real HTTPS server process whose certificate names
+    hooks.example.com only."""
+    cert, key, log = tmp_path / "cert.pem", tmp_path / "key.pem", tmp_path / "calls"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1",
+         "-keyout", str(key), "-out", str(cert), "-subj", "/CN=hooks.example.com",
+         "-addext", "subjectAltName=DNS:hooks.example.com"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    port = processes.free_port()
+    argv = [sys.executable, "-c", TLS_RECEIVER, str(port), str(log), str(cert), str(key)]
+    service = processes.Service(argv, env={"PATH": "/usr/bin:/bin"}, name="tls-receiver")
+    service.start()
+    wait_for(lambda: _listening(port), timeout_s=20, what="the TLS receiver to listen")
+    yield port, log, cert
+    service.stop()
+
+
+@pytest.mark.parametrize(
+    ("name", "delivered"), [("hooks.example.com", True), ("evil.example.com", False)]
+)
+def test_it_speaks_tls_to_the_checked_address_as_the_name_in_the_url(
+    regression, dave, tls_receiver, settings, monkeypatch, name, delivered
+):
+    # The receiver's certificate is trusted in place of a public CA's (none runs here), and
+    # both names resolve to it: only the name its certificate holds gets the call.
+    settings.BENCHHUB_WEBHOOK_ALLOW_PRIVATE = True
+    port, log, cert = tls_receiver
+    monkeypatch.setattr("certifi.where", lambda: str(cert))
+    real = socket.getaddrinfo
+    monkeypatch.setattr(
+        socket,
+        "getaddrinfo",
+        lambda host, *a, **k: real("127.0.0.1" if host == name else host, *a, **k),
+    )
+    webhook_add(user=dave, url=f"https://{name}:{port}/hook?x=1")
+
+    delivery = _deliver(regression)
+
+    if delivered:
+        assert (delivery.status, delivery.response_status) == ("delivered", 204), delivery.error
+        assert log.read_text() == f"/hook?x=1 {name}:{port}\n"
+    else:
+        assert delivery.status == "failed" and "SSLError" in delivery.error
+        assert not log.exists()
