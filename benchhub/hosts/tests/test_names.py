@@ -1,6 +1,7 @@
 """Host names are unique whatever their spelling: letter case and compatibility forms."""
 
 import pytest
+from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
 
 from benchhub.hosts.models import Host, host_name_key
@@ -51,3 +52,10 @@ def test_the_database_holds_the_rule_whatever_writes_the_host():
     renamed.name = "Bench-A"
     with pytest.raises(IntegrityError), transaction.atomic():
         renamed.save(update_fields=["name"])
+
+
+@pytest.mark.django_db
+def test_the_token_command_refuses_a_host_spelled_like_another_saying_which():
+    runner_token_create(host_name="bench-a")
+    with pytest.raises(CommandError, match="Host 'bench-a' already exists"):
+        call_command("runner_create", "BENCH-A")
