@@ -4,10 +4,11 @@ each repeat (tps above, latency below) and the OS telemetry the agent sampled wh
 Plain dicts, so the template hands them over with json_script and static/js/run.js draws them.
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from benchhub.results.models import Result
+from benchhub.results.selectors import MAX_CHART_POINTS, ProgressPoints
 
 PALETTE = ("#2f5fa7", "#d9822b", "#1e7a34", "#b3261e", "#7a4fb3", "#4a8a8c", "#8c6d1f", "#555")
 TELEMETRY_SERIES = (
@@ -32,25 +33,25 @@ def _layout(title: str, **extra: Any) -> dict[str, Any]:
     }
 
 
-def progress_figure(results: Sequence[Result], clients: int) -> dict[str, Any] | None:
+def progress_figure(
+    results: Sequence[Result], clients: int, points: Mapping[int, ProgressPoints]
+) -> dict[str, Any] | None:
     """tps (top) and latency in ms (bottom) per second, one colour per repeat; None without
-    progress samples. Reads `result.progress.all()` (prefetch it)."""
+    progress samples. `points`: each result's progress by result id (selectors.progress_points,
+    bounded to MAX_CHART_POINTS a line)."""
     data: list[dict[str, Any]] = []
     for index, result in enumerate(results):
-        samples = list(result.progress.all())
-        if not samples:
+        line = points.get(result.pk)
+        if line is None or not line.t:
             continue
         color = PALETTE[index % len(PALETTE)]
-        t = [s.t for s in samples]
         name = f"repeat {result.repeat}"
-        common = {"type": "scatter", "mode": "lines", "x": t, "legendgroup": name}
-        data.append(
-            {**common, "y": [s.tps for s in samples], "name": name, "line": {"color": color}}
-        )
+        common = {"type": "scatter", "mode": "lines", "x": line.t, "legendgroup": name}
+        data.append({**common, "y": line.tps, "name": name, "line": {"color": color}})
         data.append(
             {
                 **common,
-                "y": [s.latency_ms for s in samples],
+                "y": line.latency_ms,
                 "name": f"{name} latency",
                 "showlegend": False,
                 "yaxis": "y2",
@@ -78,6 +79,8 @@ def telemetry_figure(results: Sequence[Result], clients: int) -> dict[str, Any] 
         samples = result.telemetry or []
         if not samples:
             continue
+        # Every step-th sample: a line of at most MAX_CHART_POINTS points.
+        samples = samples[:: -(-len(samples) // MAX_CHART_POINTS)]
         suffix = f" #{result.repeat}" if len(results) > 1 else ""
         t = [s.get("t") for s in samples]
         for index, (key, label, axis) in enumerate(TELEMETRY_SERIES):

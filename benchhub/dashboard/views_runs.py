@@ -20,6 +20,7 @@ from benchhub.jobs.services import job_create_again
 from benchhub.results import selectors
 from benchhub.results.evidence import level_evidence
 from benchhub.results.models import ResultEvidence, Run
+from benchhub.results.selectors import ProgressPoints
 from benchhub.review.selectors import run_review
 
 
@@ -31,7 +32,7 @@ def _get_run(run_uuid: Any) -> Run:
 
 
 def _levels(
-    results: list, evidence: dict[int, ResultEvidence]
+    results: list, evidence: dict[int, ResultEvidence], points: dict[int, ProgressPoints]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The results grouped by client level, with each level's evidence (issue 14), and the
     charts of every level for run.js."""
@@ -44,7 +45,7 @@ def _levels(
         charts.extend({"id": key, "figure": fig} for key, fig in explained["figures"].items())
         level = {"clients": clients, "results": group, "charts": [], "evidence": explained}
         for kind, figure in (
-            ("progress", charts_run.progress_figure(group, clients)),
+            ("progress", charts_run.progress_figure(group, clients, points)),
             ("telemetry", charts_run.telemetry_figure(group, clients)),
         ):
             if figure is not None:
@@ -78,8 +79,11 @@ def _rerunnable(run: Run) -> bool:
 
 def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
     run = _get_run(run_uuid)
-    results = list(selectors.result_list(run=run, with_progress=True))
-    levels, charts = _levels(results, selectors.evidence_by_result(run=run))
+    # The page draws progress bucket-averaged to a bounded number of points, never every
+    # sample a run holds.
+    results = list(selectors.result_list(run=run, with_progress=False, with_output=True))
+    points = selectors.progress_points(result_ids=[r.pk for r in results])
+    levels, charts = _levels(results, selectors.evidence_by_result(run=run), points)
     context = {
         "run": run,
         "results": results,

@@ -1,5 +1,8 @@
 """Hosts (benchmark machines), snapshots of their facts, and the tokens their agents use."""
 
+import unicodedata
+from typing import Any
+
 from django.conf import settings as django_settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
@@ -9,10 +12,19 @@ from django.utils import timezone
 from benchhub.accounts.models import AbstractToken
 
 
+def host_name_key(name: str) -> str:
+    """The spelling-blind form of a host name (NFKC, case-folded, NFKC again): `BENCH-A`,
+    `bench-a` and its full-width form share one, so no two hosts may hold them."""
+    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+
+
 class Host(models.Model):
-    """A benchmark machine; `current_facts` is its latest snapshot."""
+    """A benchmark machine; `current_facts` is its latest snapshot. `name_key` is derived from
+    `name` whenever the row is saved (host_name_key) and unique, so a reader never meets two
+    hosts whose names differ only in case or in compatibility characters."""
 
     name = models.CharField(max_length=200, unique=True)
+    name_key = models.CharField(max_length=800, unique=True, editable=False)
     tags = ArrayField(models.CharField(max_length=64), default=list, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(null=True, blank=True)
@@ -35,6 +47,14 @@ class Host(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        # A derived column, not a rule: kept beside the name on every path that writes a host
+        # (services, the admin, fixtures), so the unique index always sees the current name.
+        self.name_key = host_name_key(self.name)
+        if kwargs.get("update_fields") is not None and "name" in kwargs["update_fields"]:
+            kwargs["update_fields"] = {*kwargs["update_fields"], "name_key"}
+        super().save(*args, **kwargs)
 
 
 class HostFacts(models.Model):

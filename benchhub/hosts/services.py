@@ -4,14 +4,14 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth.models import Group, User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchhub.accounts.tokens import RUNNER_KIND, token_issue
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import host_grant_check
 from benchhub.hosts.facts import HARDWARE_FACTS, SOFTWARE_FACTS, facts_digest, hardware_fingerprint
-from benchhub.hosts.models import Host, HostFacts, HostGrant, RunnerToken
+from benchhub.hosts.models import Host, HostFacts, HostGrant, RunnerToken, host_name_key
 
 
 class HostGrantInvalid(ApplicationError):
@@ -24,8 +24,36 @@ _TEXT_FACTS = {
 }
 
 
+class HostNameTaken(ApplicationError):
+    """A new host name that an existing host holds in another spelling."""
+
+    status = 409
+
+
 def host_get_or_create(*, name: str) -> Host:
-    host, _ = Host.objects.get_or_create(name=name)
+    """The host named `name`, created if no host holds that name in any spelling.
+
+    Raises HostNameTaken (409, field `host.name`) when another host's name differs from it only
+    in letter case or compatibility characters (`BENCH-A` beside `bench-a`): readers would take
+    one for the other."""
+    key = host_name_key(name)
+    host = Host.objects.filter(name_key=key).first()
+    if host is None:
+        try:
+            with transaction.atomic():
+                return Host.objects.create(name=name)
+        except IntegrityError:
+            # A concurrent first upload of the same host, or a look-alike.
+            host = Host.objects.filter(name_key=key).first()
+            if host is None:
+                raise
+    if host.name != name:
+        raise HostNameTaken(
+            "host_name_taken",
+            f"Host {host.name!r} already exists; {name!r} differs from it only in letter case "
+            "or character forms. Use its name, or a name of your own.",
+            field="host.name",
+        )
     return host
 
 

@@ -7,24 +7,23 @@ idempotent: a delivery is recorded once per recipient and never sent again once 
 
 A webhook call is a POST of a JSON body with `X-BenchHub-Signature-256: sha256=<hex>`, the
 HMAC-SHA256 of the exact body bytes under the webhook's secret (docs/regressions.md). The URL is
-a person's input that the server calls (docs/security.md): only http and https, a time-out, no
-redirects followed, and addresses that are not public refused unless the operator allows them
-(BENCHHUB_WEBHOOK_ALLOW_PRIVATE).
+a person's input that the server calls (docs/security.md): read one way only (webhook_url), only
+http and https, a time-out, no redirects followed, addresses that are not public refused unless
+the operator allows them (BENCHHUB_WEBHOOK_ALLOW_PRIVATE), and the connection made to the address
+that was checked, not to a second lookup of the name.
 """
 
 from __future__ import annotations
 
 import hashlib
 import hmac
-import ipaddress
 import json
 import logging
-import socket
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
 
-import requests
+import certifi
+import urllib3
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
@@ -33,6 +32,7 @@ from django.utils import timezone
 
 from benchhub.regressions.models import Delivery, Regression, Webhook
 from benchhub.regressions.selectors import subscribers
+from benchhub.regressions.webhook_url import WebhookURL, webhook_resolve, webhook_url_parse
 
 logger = logging.getLogger(__name__)
 
@@ -209,7 +209,6 @@ def _send_email(delivery: Delivery) -> None:
 
 def _call_webhook(delivery: Delivery) -> int:
     assert delivery.webhook is not None
-    _check_address(delivery.webhook.url)
     body = json.dumps(
         {
             "event": f"{delivery.regression.kind}.detected",
@@ -225,40 +224,61 @@ def _call_webhook(delivery: Delivery) -> int:
         "X-BenchHub-Delivery": str(delivery.pk),
         SIGNATURE_HEADER: signature(secret=delivery.webhook.secret, body=body),
     }
+    status = _post(delivery.webhook.url, body=body, headers=headers)
+    delivery.response_status = status
+    if status >= 500 or status in (408, 429):
+        raise DeliveryFailed(f"answered {status}")
+    if status >= 300:
+        raise _Refused(f"answered {status}")
+    return status
+
+
+def _post(url: str, *, body: bytes, headers: dict[str, str]) -> int:
+    """POST to the address the URL's one reading resolved to and was checked at; the answer's
+    status (its body is never read: a receiver could send gigabytes)."""
     try:
-        # stream=True: the answer's body is never read (a receiver could send gigabytes).
-        with requests.post(
-            delivery.webhook.url,
-            data=body,
-            headers=headers,
-            timeout=TIMEOUT_S,
-            allow_redirects=False,
-            stream=True,
-        ) as response:
-            delivery.response_status = response.status_code
-    except requests.RequestException as exc:
+        parsed = webhook_url_parse(url)
+    except ValueError as exc:
+        raise _Refused(str(exc)) from exc
+    try:
+        address = webhook_resolve(parsed, allow_private=settings.BENCHHUB_WEBHOOK_ALLOW_PRIVATE)
+    except LookupError as exc:
+        raise DeliveryFailed(str(exc)) from exc
+    except PermissionError as exc:
+        raise _Refused(str(exc)) from exc
+    pool = _pool(parsed, address)
+    try:
+        response = pool.urlopen(
+            "POST",
+            parsed.target,
+            body=body,
+            headers={**headers, "Host": parsed.host_header},
+            redirect=False,
+            retries=False,
+            preload_content=False,
+            assert_same_host=False,
+        )
+        response.release_conn()
+    except urllib3.exceptions.HTTPError as exc:
         raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from exc
-    if response.status_code >= 500 or response.status_code in (408, 429):
-        raise DeliveryFailed(f"answered {response.status_code}")
-    if response.status_code >= 300:
-        raise _Refused(f"answered {response.status_code}")
-    return response.status_code
+    finally:
+        pool.close()
+    return int(response.status)
 
 
-def _check_address(url: str) -> None:
-    """Refuse a URL whose host resolves to an address that is not public (loopback, private,
-    link-local such as cloud metadata), unless the operator allows it."""
-    if settings.BENCHHUB_WEBHOOK_ALLOW_PRIVATE:
-        return
-    parts = urlsplit(url)
-    try:
-        infos = socket.getaddrinfo(parts.hostname, parts.port or 443, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise DeliveryFailed(f"cannot resolve {parts.hostname}: {exc}") from exc
-    for info in infos:
-        address = ipaddress.ip_address(info[4][0])
-        if not address.is_global:
-            raise _Refused(
-                f"{parts.hostname} is {address}, not a public address "
-                "(BENCHHUB_WEBHOOK_ALLOW_PRIVATE allows it)"
-            )
+def _pool(parsed: WebhookURL, address: str) -> urllib3.HTTPConnectionPool:
+    """A connection to `address` that speaks to it as `parsed.host` (TLS: its certificate is
+    checked against the name, the name is sent as SNI)."""
+    timeout = urllib3.Timeout(connect=TIMEOUT_S, read=TIMEOUT_S)
+    if parsed.scheme == "http":
+        return urllib3.HTTPConnectionPool(address, parsed.port, timeout=timeout, maxsize=1)
+    return urllib3.HTTPSConnectionPool(
+        address,
+        parsed.port,
+        timeout=timeout,
+        maxsize=1,
+        cert_reqs="CERT_REQUIRED",
+        ca_certs=certifi.where(),
+        server_hostname=parsed.host,
+        assert_hostname=parsed.host,
+    )

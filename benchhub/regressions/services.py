@@ -11,7 +11,6 @@ import logging
 import secrets
 from functools import partial
 from typing import Any
-from urllib.parse import urlsplit
 
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
@@ -29,6 +28,7 @@ from benchhub.regressions.models import (
     Webhook,
 )
 from benchhub.regressions.selectors import SeriesPoint, series_points
+from benchhub.regressions.webhook_url import webhook_url_parse
 from benchhub.results.models import LevelAggregate, Run
 from benchhub.workloads.models import Workload
 
@@ -243,8 +243,9 @@ def subscription_remove(*, user: Any, subscription_id: int) -> bool:
 
 
 def webhook_url_check(url: str) -> str:
-    """A webhook URL the server may call: http or https, a host name, at most MAX_WEBHOOK_URL
-    characters, no credentials in it. (Where it points is checked again at delivery.)"""
+    """A webhook URL the server may call: at most MAX_WEBHOOK_URL characters, read one way
+    only (webhook_url.webhook_url_parse: http or https, a host, no credentials, nothing two
+    parsers could read differently). Where it points is checked at delivery."""
     url = url.strip()
     if not url:
         raise RegressionError("invalid", "A webhook needs a URL.", field="url")
@@ -253,20 +254,9 @@ def webhook_url_check(url: str) -> str:
             "invalid", f"A webhook URL is at most {MAX_WEBHOOK_URL} characters.", field="url"
         )
     try:
-        parts = urlsplit(url)
-        port = parts.port
-    except ValueError:
-        raise RegressionError("invalid", "The webhook URL is not a URL.", field="url") from None
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise RegressionError(
-            "invalid",
-            "A webhook URL starts with http:// or https:// and names a host.",
-            field="url",
-        )
-    if parts.username or parts.password:
-        raise RegressionError("invalid", "A webhook URL carries no credentials.", field="url")
-    if port == 0:
-        raise RegressionError("invalid", "The webhook URL's port is not valid.", field="url")
+        webhook_url_parse(url)
+    except ValueError as exc:
+        raise RegressionError("invalid", str(exc), field="url") from None
     return url
 
 

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
+from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
 from benchhub.results.models import LevelAggregate, ProgressSample, Result, ResultEvidence, Run
@@ -42,7 +43,11 @@ def run_get(*, run_uuid: Any) -> Run | None:
     )
 
 
-def result_list(*, run: Run, with_progress: bool, with_evidence: bool = False) -> QuerySet[Result]:
+def result_list(
+    *, run: Run, with_progress: bool, with_evidence: bool = False, with_output: bool = False
+) -> QuerySet[Result]:
+    """The run's results by level and repeat; `with_progress` prefetches every progress sample
+    (and loads the raw output), `with_output` loads the raw output alone."""
     results = Result.objects.filter(run=run).order_by("clients", "repeat")
     if with_evidence:  # the evidence row joined, in the same query
         results = results.select_related("evidence")
@@ -50,7 +55,52 @@ def result_list(*, run: Run, with_progress: bool, with_evidence: bool = False) -
         return results.prefetch_related(
             Prefetch("progress", queryset=ProgressSample.objects.order_by("t"))
         )
-    return results.defer("raw_output")
+    return results if with_output else results.defer("raw_output")
+
+
+# Points of one line of a chart: more than a page's width in pixels adds nothing to see.
+MAX_CHART_POINTS = 2000
+
+
+@dataclass(frozen=True)
+class ProgressPoints:
+    """One result's progress for a chart: seconds, tps and latency in ms, in time order."""
+
+    t: list[float]
+    tps: list[float | None]
+    latency_ms: list[float | None]
+
+
+_PROGRESS_POINTS_SQL = """
+WITH numbered AS (
+    SELECT result_id, t, tps, latency_ms,
+           row_number() OVER (PARTITION BY result_id ORDER BY t) - 1 AS i,
+           count(*) OVER (PARTITION BY result_id) AS n
+    FROM results_progresssample
+    WHERE result_id = ANY(%s)
+)
+SELECT result_id, avg(t) AS t, avg(tps), avg(latency_ms)
+FROM numbered
+GROUP BY result_id, floor(i * %s / n)
+ORDER BY result_id, t
+"""
+
+
+def progress_points(
+    *, result_ids: list[int], max_points: int = MAX_CHART_POINTS
+) -> dict[int, ProgressPoints]:
+    """Each result's progress samples for a chart, in one query: every sample when it has at
+    most `max_points`, else `max_points` runs of consecutive samples, each averaged (time,
+    tps, latency; a NULL is left out of its average). Results without samples are absent."""
+    points: dict[int, ProgressPoints] = {}
+    with connection.cursor() as cursor:
+        cursor.execute(_PROGRESS_POINTS_SQL, [result_ids, max_points])
+        for result_id, t, tps, latency in cursor.fetchall():
+            line = points.setdefault(result_id, ProgressPoints([], [], []))
+            line.t.append(t)
+            line.tps.append(tps)
+            line.latency_ms.append(latency)
+    return points
 
 
 def evidence_by_result(*, run: Run) -> dict[int, ResultEvidence]:

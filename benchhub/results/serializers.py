@@ -33,6 +33,9 @@ from benchhub.workloads.serializers import WorkloadInSerializer, check_name
 INF = math.inf
 MAX_RESULTS = 10000
 MAX_PROGRESS = 100000
+# Progress and telemetry samples of a whole run (about 55 hours of one-second samples): a run
+# page or API read of one run stays bounded whatever its results hold.
+MAX_RUN_SAMPLES = 200_000
 MAX_STATEMENTS = 1000
 MAX_TEXT = 100000  # characters of a record's string value
 
@@ -480,6 +483,27 @@ class RunUploadSerializer(serializers.Serializer):
     results = ResultInSerializer(  # type: ignore[call-arg]
         many=True, allow_empty=False, max_length=MAX_RESULTS
     )
+
+    def to_internal_value(self, data: Any) -> Any:
+        # Counted before any result is validated: a body of a million samples costs a count.
+        results = data.get("results") if isinstance(data, dict) else None
+        if isinstance(results, list):
+            samples = sum(
+                len(r.get(key) or []) if isinstance(r.get(key), list) else 0
+                for r in results
+                if isinstance(r, dict)
+                for key in ("progress", "telemetry")
+            )
+            if samples > MAX_RUN_SAMPLES:
+                raise serializers.ValidationError(
+                    {
+                        "results": [
+                            f"At most {MAX_RUN_SAMPLES} progress and telemetry samples a run "
+                            f"(MAX_RUN_SAMPLES); this run has {samples}."
+                        ]
+                    }
+                )
+        return super().to_internal_value(data)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         errors: dict[str, Any] = {}

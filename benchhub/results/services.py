@@ -14,7 +14,7 @@ from benchhub.compare.repeats import repeat as repeat_from_samples
 from benchhub.configs.services import config_get_or_create
 from benchhub.digests import json_digest
 from benchhub.errors import ApplicationError
-from benchhub.hosts.models import Host, RunnerToken
+from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.jobs.services import job_upload_check
 from benchhub.results.aggregates import summarize
@@ -82,11 +82,15 @@ def check_import_host(*, host_name: str, runner_token: RunnerToken | None) -> No
     """
     if runner_token is not None:
         return
-    if RunnerToken.objects.filter(host__name=host_name).exists():
+    # In any spelling: `BENCH-A` beside the agent's `bench-a` would pass for it.
+    agents = RunnerToken.objects.filter(host__name_key=host_name_key(host_name))
+    agent_host = agents.values_list("host__name", flat=True).first()
+    if agent_host is not None:
+        alike = "" if agent_host == host_name else f" (spelled '{agent_host}')"
         raise HostNotAllowed(
             "forbidden_host",
-            f"'{host_name}' is an agent's host: imports cannot replace its facts. Import under "
-            f"a host name of your own (e.g. '{host_name}-import').",
+            f"'{host_name}' is an agent's host{alike}: imports cannot replace its facts. Import "
+            f"under a host name of your own (e.g. '{agent_host}-import').",
             field="host.name",
         )
 

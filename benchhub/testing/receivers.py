@@ -3,7 +3,7 @@
 
 The HTTP receiver is this module run as a program (no Django):
 `python -m benchhub.testing.receivers PORT LOG FAILURES` appends each POST as a JSON line
-{"headers", "body"} to LOG and answers 503 to the first FAILURES calls, 200 after.
+{"path", "headers", "body", "status"} to LOG and answers 503 to the first FAILURES calls, 200 after.
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ def _handler(log: Path, failures: int) -> type[BaseHTTPRequestHandler]:
             calls["n"] += 1
             status = 503 if calls["n"] <= failures else 200
             with log.open("a") as out:
-                record = {"headers": dict(self.headers), "body": body.decode(), "status": status}
+                record = {
+                    "path": self.path,
+                    "headers": dict(self.headers),
+                    "body": body.decode(),
+                    "status": status,
+                }
                 out.write(json.dumps(record) + "\n")
             self.send_response(status)
             self.send_header("Content-Length", "0")

@@ -208,6 +208,17 @@ def test_it_refuses_hiding_a_run_as_invalid_without_a_reason(world):
     assert not Run.objects.get(uuid=world.run).invalid
 
 
+@pytest.mark.parametrize("spelling", ["BENCH-01", "Bench-01", "bEnCh-01"])
+def test_it_refuses_an_import_under_an_agents_host_name_in_another_spelling(world, spelling):
+    payload = run_payload(source="import", version="16.1", host=spelling)
+    response = world.call(world.mallory, "POST", "/api/v1/runs/", payload)
+    refused(response, 403, "forbidden_host", says="'bench-01'", field="host.name")
+    assert list(Host.objects.filter(name__iexact="bench-01").values_list("name", flat=True)) == [
+        "bench-01"
+    ]
+    assert not Host.objects.filter(name=spelling).exists()
+
+
 def test_it_refuses_an_import_that_would_replace_an_agents_host_facts(world):
     host = Host.objects.get(name="bench-01")
     seen, facts = host.last_seen_at, host.current_facts_id

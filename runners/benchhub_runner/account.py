@@ -1,19 +1,29 @@
-"""The unprivileged OS account that PostgreSQL's programs run as when the caller is root.
+"""The unprivileged OS accounts that PostgreSQL's programs run as when the caller is root.
 
-initdb and postgres refuse to run as root. The agent runs them as `benchhub-runner`, the
-development stack (scripts/stack.py) as `benchhub`; either account is created on first use, and
-when the caller is not root everything runs as the caller.
+initdb and postgres refuse to run as root. The agent builds as `benchhub-runner` and runs each
+job's programs (its servers, psql, pgbench) as a throwaway account of that job alone
+(`job_account_name`: `bhjob-<job>-<attempt>`), which `account_end` empties of processes when the
+job ends and `account_remove` deletes; the development stack (scripts/stack.py) runs as
+`benchhub`. An account is created on first use, and when the caller is not root everything runs
+as the caller.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
+import signal
 import subprocess
+import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 RUNNER_USER = "benchhub-runner"
+JOB_USER_PREFIX = "bhjob-"
+# useradd takes names of at most 32 characters.
+_MAX_NAME = 32
 
 
 class AccountError(Exception):
@@ -51,3 +61,61 @@ def runner_account(*, name: str = RUNNER_USER) -> Account | None:
             raise AccountError(f"useradd {name} failed: {done.stderr.strip()}") from None
         entry = pwd.getpwnam(name)
     return Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid)
+
+
+def account_find(name: str) -> Account | None:
+    """The account `name` if it exists (created by nothing here)."""
+    try:
+        entry = pwd.getpwnam(name)
+    except KeyError:
+        return None
+    return Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid)
+
+
+def job_account_name(job_id: int, attempt: int) -> str:
+    """The throwaway account of one attempt at one job."""
+    return f"{JOB_USER_PREFIX}{job_id}-{attempt}"[:_MAX_NAME]
+
+
+def account_processes(uid: int) -> list[int]:
+    """Every live process whose real, effective or saved user is `uid` (zombies count as gone:
+    they have exited)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        uids = {int(u) for u in fields.get("Uid", "").split()[:3]}
+        if uid in uids and not fields.get("State", "").strip().startswith("Z"):
+            found.append(int(entry.name))
+    return found
+
+
+def account_end(account: Account, *, timeout_s: float = 10.0) -> list[int]:
+    """Stop and kill every process of `account`, whatever process group or session it moved
+    to, until none is left; returns the pids still there after `timeout_s` (none, normally).
+
+    Each round freezes them all first (SIGSTOP), so a process forking as fast as it can has no
+    child left running when the SIGKILLs arrive."""
+    deadline = time.monotonic() + timeout_s
+    while pids := account_processes(account.uid):
+        if time.monotonic() > deadline:
+            return pids
+        for sig in (signal.SIGSTOP, signal.SIGKILL):
+            for pid in pids:
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.kill(pid, sig)
+        time.sleep(0.05)
+    return []
+
+
+def account_remove(account: Account) -> None:
+    """Delete a throwaway account (its processes must be gone: account_end)."""
+    done = subprocess.run(["userdel", account.name], capture_output=True, text=True, check=False)
+    # Exit 6: no such user (removed already).
+    if done.returncode not in (0, 6):
+        raise AccountError(f"userdel {account.name} failed: {done.stderr.strip()}")

@@ -13,7 +13,14 @@ as that user too (a job's setup SQL is job code), and every program gets an envi
 from scratch (processes.job_env): no BENCHHUB_* variable, no token, no PG* redirection.
 
 ``job_role_create`` makes the role a job's SQL and pgbench run as when the host does not trust
-job code: a login role that is not a superuser and owns the benchmark database.
+job code: a login role that is not a superuser, may create in the benchmark database and owns its
+``public`` schema, but owns neither the database nor anything the agent reads.
+
+The agent's own sessions (statistics, wait samples, settings, evidence) are never the job's:
+they start with ``search_path`` pinned to ``pg_catalog`` (AGENT_OPTIONS, sent at connection start,
+which outranks what ``ALTER DATABASE/ROLE ... SET`` stored) and read schema-qualified catalog
+objects, so nothing a job creates can stand in for what they read. Only job code (``job=True``:
+setup, level setup) runs with the session defaults the job may have changed.
 """
 
 from __future__ import annotations
@@ -50,6 +57,13 @@ __all__ = [
 SUPERUSER = "postgres"
 # The role a job's setup and pgbench connect as on a host that does not trust job code.
 JOB_ROLE = "benchhub_job"
+# The agent's own sessions resolve names in the system catalog only (pg_temp last: a session's
+# temporary schema otherwise comes first for relations). Startup options are the client's
+# source, which outranks per-database and per-role defaults, so no stored SET reaches them.
+AGENT_OPTIONS = "-c search_path=pg_catalog,pg_temp"
+# The schema that holds the agent's extensions (pg_stat_statements): owned by the superuser,
+# so that a job owning `public` cannot swap what the agent reads for its own views.
+AGENT_SCHEMA = "benchhub_agent"
 START_TIMEOUT_S = 60
 STOP_TIMEOUT_S = 30
 LOG_TAIL_LINES = 20
@@ -132,8 +146,12 @@ class Cluster:
         overrides: Mapping[str, SettingValue] | None = None,
         listen_addresses: str = "",
         preload: tuple[str, ...] = (),
+        account_name: str = RUNNER_USER,
     ) -> None:
+        """`account_name`: the OS account the server and its clients run as when the agent is
+        root (a job's own throwaway account; created on first use)."""
         self.installation = installation
+        self.account_name = account_name
         self.client_bindir = Path(client_bindir)
         self.workdir = Path(workdir).absolute()
         self.port = port
@@ -347,29 +365,40 @@ class Cluster:
         return self._account_for_server()
 
     def job_role_create(self, role: str = JOB_ROLE) -> str:
-        """Create `role` (login, not a superuser) and make it the owner of the database the
-        job uses, so setup can create what it needs there and nothing beyond; returns it."""
+        """Create `role` (login, not a superuser), let it create objects and schemas in the
+        database the job uses and make it the owner of that database's `public` schema;
+        returns it.
+
+        The role does not own the database: a database's owner may `ALTER DATABASE ... SET`
+        defaults (search_path) that every later session there, the agent's too, starts with."""
         quoted = '"' + role.replace('"', '""') + '"'
         self.sql(
             f"CREATE ROLE {quoted} LOGIN NOSUPERUSER NOCREATEDB NOCREATEROLE NOREPLICATION; "
-            f"ALTER DATABASE postgres OWNER TO {quoted}; ALTER SCHEMA public OWNER TO {quoted}"
+            f"GRANT CREATE, TEMPORARY ON DATABASE postgres TO {quoted}; "
+            f"ALTER SCHEMA public OWNER TO {quoted}"
         )
         return role
 
-    def sql(self, query: str, *, timeout: float = 600, user: str = SUPERUSER) -> str:
+    def sql(
+        self, query: str, *, timeout: float = 600, user: str = SUPERUSER, job: bool = False
+    ) -> str:
         """Run SQL through psql as database `user` and return its unaligned, tuples-only output
-        (no final newline). psql runs as the cluster's OS account, with a clean environment."""
+        (no final newline). psql runs as the cluster's OS account, with a clean environment.
+
+        `job`: the SQL is job code and runs with the session defaults as they are; otherwise
+        it is the agent's own and its session is pinned (AGENT_OPTIONS)."""
         psql = self.client_bindir / "psql"
         argv = [str(psql), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"]
         argv += ["-h", str(self.socket_dir), "-p", str(self.port), "-U", user]
         argv += ["-d", "postgres", "-c", query]
         account = self._account_for_server()
+        extra = {} if job else {"PGOPTIONS": AGENT_OPTIONS}
         try:
             done: subprocess.CompletedProcess[bytes] = subprocess.run(
                 argv,
                 capture_output=True,
                 timeout=timeout,
-                env=job_env(home=self.workdir),
+                env=job_env(home=self.workdir, extra=extra),
                 cwd=self.workdir,
                 check=False,
                 **(account.popen_kwargs() if account else {}),
@@ -384,7 +413,8 @@ class Cluster:
 
     def psql_session(self, *, user: str = SUPERUSER) -> subprocess.Popen[str]:
         """A psql reading SQL from its stdin and answering on its stdout (unaligned, tuples
-        only), for a caller that keeps one connection open (the wait-event sampler)."""
+        only), for a caller that keeps one connection open (the wait-event sampler); an agent
+        session, pinned as `sql` pins it."""
         argv = [str(self.client_bindir / "psql"), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"]
         argv += ["-h", str(self.socket_dir), "-p", str(self.port), "-U", user, "-d", "postgres"]
         account = self._account_for_server()
@@ -397,7 +427,7 @@ class Cluster:
                 text=True,
                 errors="replace",
                 bufsize=1,
-                env=job_env(home=self.workdir),
+                env=job_env(home=self.workdir, extra={"PGOPTIONS": AGENT_OPTIONS}),
                 cwd=self.workdir,
                 **(account.popen_kwargs() if account else {}),
             )
@@ -408,8 +438,8 @@ class Cluster:
         """({name: value as SHOW prints it}, {name: source}) for every server setting."""
         # CSV through COPY, so no value (paths, lists, odd strings) can break the parsing.
         out = self.sql(
-            "COPY (SELECT name, current_setting(name), source FROM pg_settings ORDER BY name) "
-            "TO STDOUT WITH (FORMAT csv)"
+            "COPY (SELECT name, current_setting(name), source FROM pg_catalog.pg_settings "
+            "ORDER BY name) TO STDOUT WITH (FORMAT csv)"
         )
         values: dict[str, str] = {}
         sources: dict[str, str] = {}
@@ -439,7 +469,7 @@ class Cluster:
     def _account_for_server(self) -> Account | None:
         if not self._account_known:
             try:
-                self._account = runner_account()
+                self._account = runner_account(name=self.account_name)
             except AccountError as exc:
                 raise ClusterError(str(exc)) from exc
             self._account_known = True

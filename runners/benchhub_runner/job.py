@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from . import pgbench
+from .account import AccountError, account_end, account_find, account_remove, job_account_name
 from .bindirs import CLIENT_TOOLS, has_tools
 from .build import Build, BuildError, BuildProgress, BuildSpec, BuildStopped, ensure_build
 from .cluster import JOB_ROLE, SUPERUSER, Cluster, ClusterError, free_port
@@ -231,6 +232,9 @@ class JobRunner:
         # owner trusts job code from this server (config trust_job_code).
         self.db_user = SUPERUSER if config.trust_job_code else JOB_ROLE
         self.builds: list[Build] = []
+        # The OS account of this attempt alone (when the agent is root): its servers, psql and
+        # pgbench, and anything they start, which ends with the job.
+        self.account_name = job_account_name(job.id, job.attempt)
 
     # --- the whole job ----------------------------------------------------------------------
 
@@ -256,6 +260,7 @@ class JobRunner:
         finally:
             watchdog.cancel()
             self.stop_all()
+            self._end_processes()
             # Released only now: eviction must not remove an install whose server ran.
             for build in self.builds:
                 build.close()
@@ -279,8 +284,26 @@ class JobRunner:
                 run.cluster.stop()
         self.running = None
 
+    def _end_processes(self) -> None:
+        """Kill whatever the job's account still runs (a background process its code started,
+        in any session), and check it is gone."""
+        account = account_find(self.account_name) if os.geteuid() == 0 else None
+        if account is None:
+            return
+        if left := account_end(account):
+            logger.error(
+                "job %s: processes %s of %s survived SIGKILL", self.job.id, left, account.name
+            )
+
     def cleanup(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
+        account = account_find(self.account_name) if os.geteuid() == 0 else None
+        if account is not None:
+            self._end_processes()
+            try:
+                account_remove(account)
+            except AccountError as exc:
+                logger.error("job %s: %s", self.job.id, exc)
 
     def _check_stop(self) -> None:
         if self.stop.is_set():
@@ -367,6 +390,7 @@ class JobRunner:
                     max_connections=max_connections,
                     overrides=overrides,
                     preload=(statements.MODULE,) if statements.in_build(installation) else (),
+                    account_name=self.account_name,
                 )
             self.runs[index] = run = VersionRun(
                 requested=version, installation=installation, cluster=cluster, build=build
@@ -487,6 +511,7 @@ class JobRunner:
                 substitute(statement, max_clients=largest),
                 timeout=self.config.job_timeout_s,
                 user=self.db_user,
+                job=True,
             )
         if uses_builtin(workload):
             args = pgbench.init_argv(

@@ -9,14 +9,22 @@ checker refuses what would reach beyond the throwaway server the agent starts fo
   `\\o` and `\\copy` write files, `\\i` reads them, `\\setenv`, `\\gexec`...);
 - pgbench `\\shell` and `\\setshell`, and any pgbench meta-command that is not one of the
   harmless ones (`\\set`, `\\sleep`, `\\if`, `\\gset`, pipelines...);
-- `COPY ... TO/FROM PROGRAM` and `COPY` to or from a server file, `ALTER SYSTEM`, `LOAD`, and
+- `COPY ... TO/FROM PROGRAM` and `COPY` to or from a server file, `ALTER SYSTEM`, `LOAD`,
+  `ALTER DATABASE|ROLE|USER ... SET|RESET` (defaults that later sessions inherit), and
   `SET` of a setting refused below, in SQL and pgbench scripts, also inside string literals and
   dollar-quoted bodies (a `DO` block's `EXECUTE 'COPY ... PROGRAM ...'`);
 - pgbench options that read or write files or connect elsewhere (`-f`, `-l`, `--log-prefix`,
   `-h`, `-p`, `-U`...): only a list of known harmless options is allowed;
-- settings that run commands, load code or name files (`*_command`, `*_library`,
+- setting overrides outside an allowlist (overrides.py); and, in overrides and in SQL's SET,
+  settings that run commands, load code or name files (`*.on_*init`, `*_command`, `*_library`,
   `*preload_libraries`, `dynamic_library_path`, `jit_provider`, `include*`, `*_file`,
   `*_directory`, `*_conninfo`, the socket and listen settings).
+
+Text replaced after the check is refused where the replacement could change how psql or pgbench
+reads it: an agent placeholder (`{n}`, `{clients}`, `{max_clients}`) next to `$` (a number there
+can close a dollar quote, `$q{n}$` becoming `$q1$`), and in a pgbench script a placeholder or a
+pgbench variable (`:name`, replaced by pgbench without regard to quotes) inside a string, quoted
+name, comment or dollar quote, and a meta-command continued past its line.
 
 SQL is read with a small lexer that follows psql's: quoted strings (standard, `E''`, `U&''`),
 quoted identifiers, dollar quoting, `--` and nested `/* */` comments, so `'\\!'` in a string or a
@@ -40,6 +48,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .overrides import override_reason
 from .sqllex import Token, sql_tokens
 
 # --- refusals ----------------------------------------------------------------------------------
@@ -100,14 +109,35 @@ PGBENCH_META_ALLOWED = frozenset(
 NESTING_LIMIT = 4
 
 
+# What the agent replaces in job text before psql or pgbench reads it (streams.substitute:
+# `{max_clients}` in setup, `{clients}` in level setup, `{n}` in a per-client script), always by
+# a positive whole number.
+PLACEHOLDER = re.compile(r"\{(?:n|clients|max_clients)\}")
+# A pgbench variable reference in SQL (pgbench.c, parseVariable): pgbench replaces it in the SQL
+# it sends without regard to quotes or comments, with text a `\gset` may have read.
+PGBENCH_VARIABLE = re.compile(r"(?<!:):[A-Za-z_\x80-\U0010ffff][A-Za-z0-9_\x80-\U0010ffff]*")
+REREAD_DOLLAR = (
+    "{found} next to $: the number put in its place can open or close a dollar quote "
+    "($q{{n}}$ becomes $q1$), so what runs is not what was checked"
+)
+REREAD_QUOTED = (
+    "{found} inside a string, quoted name, comment or dollar quote: {who} replaces it there "
+    "too, so what runs is not what was checked; put it in the SQL outside quotes"
+)
+CONTINUED_META = (
+    "pgbench meta-command continued on the next line (a backslash at the end of the line): "
+    "write it on one line"
+)
+
+
 def check_sql(text: str, *, field: str) -> list[Refusal]:
     """Refusals for SQL that the agent runs through psql (setup, level_setup)."""
-    return _check(text, field=field, meta=_psql_meta)
+    return _check(text, field=field, meta=_psql_meta, pgbench=False)
 
 
 def check_script(text: str, *, field: str) -> list[Refusal]:
     """Refusals for a pgbench script: its SQL as for psql, and its meta-commands."""
-    return _check(text, field=field, meta=_pgbench_meta)
+    return _check(text, field=field, meta=_pgbench_meta, pgbench=True)
 
 
 def _psql_meta(token: Token) -> str | None:
@@ -126,15 +156,62 @@ def _pgbench_meta(token: Token) -> str | None:
     return None
 
 
-def _check(text: str, *, field: str, meta: Any) -> list[Refusal]:
+def _check(text: str, *, field: str, meta: Any, pgbench: bool) -> list[Refusal]:
     found: dict[tuple[int, str], Refusal] = {}
     for standard in (True, False):
-        for token in sql_tokens(text, standard_strings=standard):
+        tokens = sql_tokens(text, standard_strings=standard)
+        for token in tokens:
             if token.kind == "meta" and (reason := meta(token)):
                 found.setdefault((token.line, reason), Refusal(field, token.line, reason))
-        for line, reason in _statements(text, standard=standard, depth=0, first_line=1):
+        refused = _statements(text, standard=standard, depth=0, first_line=1)
+        refused += _rereadings(text, tokens, pgbench=pgbench)
+        for line, reason in refused:
             found.setdefault((line, reason), Refusal(field, line, reason))
     return sorted(found.values(), key=lambda r: (r.line, r.reason))
+
+
+def _rereadings(text: str, tokens: list[Token], *, pgbench: bool) -> list[tuple[int, str]]:
+    """(line, reason) for what would be read one way here and another way by psql or pgbench,
+    because text is replaced after the check: the agent's placeholders, pgbench's variables,
+    and pgbench meta-commands continued past their line.
+
+    Outside quotes and comments, a number in place of a placeholder changes no token boundary
+    except next to `$`; inside them (in a pgbench script) it is refused outright, and so is a
+    pgbench variable, whose value is any text."""
+    code = {token.start for token in tokens if token.kind == "other"}
+    metas = [
+        (token.start, _line_end(text, token.start)) for token in tokens if token.kind == "meta"
+    ]
+
+    def line(at: int) -> int:
+        return text.count("\n", 0, at) + 1
+
+    def in_meta(at: int) -> bool:
+        return any(start <= at < end for start, end in metas)
+
+    found: list[tuple[int, str]] = []
+    who = "pgbench" if pgbench else "psql"
+    for match in PLACEHOLDER.finditer(text):
+        start, end = match.span()
+        if text[start - 1 : start] == "$" or text[end : end + 1] == "$":
+            found.append((line(start), REREAD_DOLLAR.format(found=match.group())))
+        elif pgbench and start not in code and not in_meta(start):
+            found.append((line(start), REREAD_QUOTED.format(found=match.group(), who="the agent")))
+    if not pgbench:
+        return found
+    for match in PGBENCH_VARIABLE.finditer(text):
+        if match.start() not in code and not in_meta(match.start()):
+            reason = REREAD_QUOTED.format(found=f"pgbench variable {match.group()}", who=who)
+            found.append((line(match.start()), reason))
+    for start, end in metas:
+        if text[start:end].rstrip("\r").endswith("\\"):
+            found.append((line(start), CONTINUED_META))
+    return found
+
+
+def _line_end(text: str, at: int) -> int:
+    end = text.find("\n", at)
+    return len(text) if end < 0 else end
 
 
 def _statements(text: str, *, standard: bool, depth: int, first_line: int) -> list[tuple[int, str]]:
@@ -180,7 +257,21 @@ def _statement_reason(statement: list[Token]) -> tuple[int, str] | None:
             name = _setting_after(statement, index)
             if name and (why := setting_reason(name)):
                 return token.line, f"setting {name}: {why}"
+    if words[0] == "alter" and _stores_defaults(words):
+        return statement[first].line, (
+            f"ALTER {words[1].upper()} ... SET stores session defaults that later sessions "
+            "of the server start with, the agent's own included; use config_overrides"
+        )
     return None
+
+
+def _stores_defaults(words: list[str]) -> bool:
+    """ALTER DATABASE|ROLE|USER ... SET|RESET: a default stored for later sessions."""
+    return (
+        len(words) > 2
+        and words[1] in ("database", "role", "user")
+        and ("set" in words[2:] or "reset" in words[2:])
+    )
 
 
 def _first_word(statement: list[Token]) -> int:
@@ -200,14 +291,22 @@ def _setting_after(statement: list[Token], index: int) -> str:
     """The setting a SET (SET name, SET LOCAL name, ALTER ... SET name) or set_config('name')
     names, if the next tokens say it."""
     rest = statement[index + 1 : index + 5]
-    for token in rest:
+    for at, token in enumerate(rest):
         if token.kind == "word" and token.text in ("local", "session"):
             continue
         if token.kind in ("word", "identifier", "string"):
-            return token.text.lower()
+            return _dotted(token, statement[index + 2 + at : index + 4 + at])
         if token.text != "(":
             return ""
     return ""
+
+
+def _dotted(first: Token, after: list[Token]) -> str:
+    """A setting's name from its first token: `plperl.on_init` is three tokens."""
+    name = first.text.lower()
+    if len(after) == 2 and after[0].text == "." and after[1].kind in ("word", "identifier"):
+        name += "." + after[1].text.lower()
+    return name
 
 
 def _copy_reason(rest: list[Token]) -> str | None:
@@ -342,6 +441,8 @@ def _option(item: str) -> tuple[str | None, bool | None, bool]:
 
 _SETTING_RULES: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"_command$"), "runs a shell command on the host"),
+    # plperl.on_init, plperl.on_plperlu_init...: code run when an interpreter starts.
+    (re.compile(r"(^|[._])on_\w*init$"), "runs code when the server starts an interpreter"),
     (re.compile(r"(^|_)librar(y|ies)$"), "loads a shared library into the server"),
     (re.compile(r"preload_libraries$"), "loads a shared library into the server"),
     (
@@ -370,10 +471,12 @@ def setting_reason(name: str) -> str | None:
 
 
 def check_settings(overrides: Mapping[str, Any], *, field: str) -> list[Refusal]:
+    """Refusals for server setting overrides: a denied setting says why it is dangerous, any
+    other setting outside the allowlist (overrides.py) that it is not on it."""
     return [
         Refusal(f"{field}.{name}", 0, f"setting {name} {why}")
         for name in overrides
-        if (why := setting_reason(str(name)))
+        if (why := setting_reason(str(name)) or override_reason(str(name)))
     ]
 
 

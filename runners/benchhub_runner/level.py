@@ -114,6 +114,7 @@ class LevelRun:
                 substitute(statement, clients=level.clients),
                 timeout=self.timeout_s,
                 user=self.target.user,
+                job=True,
             )
         self.cluster.checkpoint()
 
@@ -296,10 +297,11 @@ class LevelRun:
 
     def _connections(self, stream: Stream) -> int:
         app = self._app(stream).replace("'", "''")
+        # Stream names are validated (letters, digits, . _ : @ -) and quotes doubled.
+        query = f"SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name = '{app}'"  # noqa: S608
         try:
             out = self.cluster.sql(
-                # Stream names are validated (letters, digits, . _ : @ -) and quotes doubled.
-                f"SELECT count(*) FROM pg_stat_activity WHERE application_name = '{app}'",  # noqa: S608
+                query,
                 timeout=30,
             )
         except ClusterError:
@@ -327,7 +329,7 @@ class LevelRun:
     def _terminate_backends(self) -> None:
         """End the server backends of stopped background streams, and wait until they are gone."""
         query = (
-            "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+            "SELECT count(pg_terminate_backend(pid)) FROM pg_catalog.pg_stat_activity "
             "WHERE application_name LIKE 'benchhub-background-%'"
         )
         deadline = time.monotonic() + 60

@@ -27,6 +27,7 @@ class Token:
     kind: str
     text: str
     line: int
+    start: int = 0  # offset of its first character in the text read
 
 
 def sql_tokens(text: str, *, standard_strings: bool = True, first_line: int = 1) -> list[Token]:
@@ -39,7 +40,7 @@ def sql_tokens(text: str, *, standard_strings: bool = True, first_line: int = 1)
     i, line, n = 0, first_line, len(text)
     while i < n:
         ch = text[i]
-        start_line = line
+        start, start_line = i, line
         if ch == "\n":
             line += 1
             i += 1
@@ -53,24 +54,24 @@ def sql_tokens(text: str, *, standard_strings: bool = True, first_line: int = 1)
         elif ch == "\\":
             word = _META_WORD.match(text, i)
             meta = word.group(0) if word else "\\"
-            tokens.append(Token("meta", meta, start_line))
+            tokens.append(Token("meta", meta, start_line, start))
             end = text.find("\n", i)
             i = n if end < 0 else end
         elif ch in "eE" and text.startswith("'", i + 1):
             body, end = _quoted(text, i + 1, "'", backslash=True)
             line += text.count("\n", i, end)
             i = end
-            tokens.append(Token("string", body, start_line))
+            tokens.append(Token("string", body, start_line, start))
         elif ch == "'":
             body, end = _quoted(text, i, "'", backslash=not standard_strings)
             line += text.count("\n", i, end)
             i = end
-            tokens.append(Token("string", body, start_line))
+            tokens.append(Token("string", body, start_line, start))
         elif ch == '"':
             body, end = _quoted(text, i, '"', backslash=False)
             line += text.count("\n", i, end)
             i = end
-            tokens.append(Token("identifier", body, start_line))
+            tokens.append(Token("identifier", body, start_line, start))
         elif ch == "$" and (dollar := _DOLLAR.match(text, i)):
             delimiter = dollar.group(0)
             close = text.find(delimiter, dollar.end())
@@ -78,17 +79,17 @@ def sql_tokens(text: str, *, standard_strings: bool = True, first_line: int = 1)
             body = text[dollar.end() : n if close < 0 else close]
             line += text.count("\n", i, end)
             i = end
-            tokens.append(Token("string", body, start_line))
+            tokens.append(Token("string", body, start_line, start))
         elif _IDENT_START.match(ch):
             word = _IDENT_CONT.match(text, i + 1)
             end = word.end() if word else i + 1
-            tokens.append(Token("word", text[i:end].lower(), start_line))
+            tokens.append(Token("word", text[i:end].lower(), start_line, start))
             i = end
         elif ch == ";":
-            tokens.append(Token("semicolon", ";", start_line))
+            tokens.append(Token("semicolon", ";", start_line, start))
             i += 1
         else:
-            tokens.append(Token("other", ch, start_line))
+            tokens.append(Token("other", ch, start_line, start))
             i += 1
     return tokens
 

@@ -157,6 +157,33 @@ ATTACKS = {
         ),
         "workload.scripts[0].body: line 2: pgbench \\shell",
     ),
+    "a dollar quote closed only by the number of a per-client script": (
+        lambda loot: job_with(
+            builtin="",
+            streams=[
+                {
+                    "name": "s",
+                    "role": "measured",
+                    "per_client": True,
+                    "scripts": [
+                        {
+                            "name": "x",
+                            "weight": 1,
+                            "body": f"SELECT $q1$ x $q{{n}}$;\n\\shell id > {loot}/owned\n-- $q1$",
+                        }
+                    ],
+                }
+            ],
+        ),
+        "workload.streams[0].scripts[0].body: line 1: {n} next to $",
+    ),
+    "a pgbench variable inside a string": (
+        lambda loot: job_with(
+            builtin="",
+            scripts=[{"name": "s", "body": "SELECT 'PRO' AS x \\gset\nSELECT ':x';"}],
+        ),
+        "workload.scripts[0].body: line 2: pgbench variable :x inside a string",
+    ),
     "COPY TO PROGRAM in setup": (
         lambda loot: job_with(
             setup=[f"CREATE TABLE t (a int);\ncopy t TO /* x */ Program 'id > {loot}/owned'"]
@@ -166,6 +193,10 @@ ATTACKS = {
     "archive_command in the overrides": (
         lambda loot: job_with(config_overrides={"archive_command": f"id > {loot}/owned"}),
         "config_overrides.archive_command: setting archive_command runs a shell command",
+    ),
+    "plperl.on_init in the overrides": (
+        lambda loot: job_with(config_overrides={"plperl.on_init": f"`id > {loot}/owned`"}),
+        "config_overrides.plperl.on_init: setting plperl.on_init runs code",
     ),
     "pgbench writes a log file anywhere": (
         lambda loot: job_with(options=["-l", f"--log-prefix={loot}/owned"]),
@@ -206,6 +237,29 @@ def test_attack_sql_the_checker_cannot_see_meets_a_role_that_is_not_superuser(ho
 
 
 @SLOW
+def test_attack_a_stored_search_path_does_not_reach_the_agents_superuser_sessions(host):
+    """Only this runs the whole agent: the job's role, as the agent creates it, may not store a
+    default its later superuser sessions inherit, even through SQL the checker cannot read.
+    (Each layer alone: test_attacks_sessions.py.)"""
+    shell = f"id > {host['loot']}/owned"
+    setup = [
+        "CREATE SCHEMA evil",
+        "CREATE FUNCTION evil.boom() RETURNS int LANGUAGE plpgsql AS $$ BEGIN "
+        f"EXECUTE 'CO' || 'PY (SELECT 1) TO PRO' || 'GRAM ' || quote_literal('{shell}'); "
+        "RETURN 1; END $$",
+        "CREATE VIEW evil.pg_stat_activity AS SELECT evil.boom() AS boom",
+        "CREATE VIEW evil.pg_stat_bgwriter AS SELECT evil.boom() AS boom",
+        "DO $$ BEGIN EXECUTE 'ALTER DATA' || 'BASE postgres SET search_path = evil, pg_catalog';"
+        " END $$",
+    ]
+    stand_in = run_agent(host, job_with(setup=setup))
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "setup"), stand_in.output
+    assert "must be owner of database" in finish["message"], finish["message"]
+    assert not (host["loot"] / "owned").exists()
+
+
+@SLOW
 def test_attack_a_trusted_host_runs_job_code_unprivileged_without_the_agents_environment(host):
     loot = host["loot"]
     job = job_with(setup=[f"\\! id > {loot}/id.txt; env > {loot}/env.txt"])
@@ -224,6 +278,23 @@ def test_attack_a_trusted_host_runs_job_code_unprivileged_without_the_agents_env
     assert names <= given | {"PWD", "SHLVL", "_", "PGSYSCONFDIR", "PGLOCALEDIR"}, names
     uploads = [body for path, body in stand_in.requests if path == "/api/v1/runs/"]
     assert len(uploads) == 1 and uploads[0]["results"][0]["tps"] > 0
+
+
+@SLOW
+def test_attack_a_process_job_code_leaves_running_ends_with_the_job(host):
+    """Only this runs the whole agent: job code (on a host that trusts it, so `\\!` runs) starts
+    processes that leave its session; they die when the job ends, and the job's own account,
+    which ran them, is gone."""
+    loot = host["loot"]
+    background = "setsid sh -c 'sleep 3601 & sleep 3602 & wait' >/dev/null 2>&1 &"
+    job = job_with(setup=[f"\\! id > {loot}/id.txt; {background}"])
+    stand_in = run_agent(host, job, trusted=True)
+    finish = stand_in.finish()
+    assert finish["outcome"] == "done", (finish, stand_in.output)
+    assert "(bhjob-41-1)" in (loot / "id.txt").read_text()
+    left = subprocess.run(["pgrep", "-f", "sleep 360[12]"], capture_output=True, text=True)
+    assert left.stdout.strip() == ""
+    assert subprocess.run(["id", "bhjob-41-1"], capture_output=True).returncode != 0
 
 
 def test_attack_no_agent_secret_reaches_job_or_build_programs(monkeypatch, tmp_path):

@@ -84,7 +84,7 @@ def select_only_tps(installation: Installation, *, seconds: int = 4) -> float:
     )
     try:
         with cluster:
-            cluster.sql("CREATE EXTENSION pg_stat_statements")
+            cluster.sql("CREATE EXTENSION pg_stat_statements SCHEMA public")
             target = ["-h", str(cluster.socket_dir), "-p", str(cluster.port), "-U", "postgres"]
             subprocess.run([str(bindir / "pgbench"), *target, "-i", "-s", "1", "-q", "postgres"],
                            check=True, capture_output=True)  # fmt: skip
@@ -93,7 +93,8 @@ def select_only_tps(installation: Installation, *, seconds: int = 4) -> float:
                 check=True, capture_output=True, text=True,
             )  # fmt: skip
             calls = cluster.sql(
-                "SELECT sum(calls) FROM pg_stat_statements WHERE query LIKE '%pgbench_accounts%'"
+                "SELECT sum(calls) FROM public.pg_stat_statements "
+                "WHERE query LIKE '%pgbench_accounts%'"
             )
             assert int(calls) > 0, "pg_stat_statements saw no pgbench query"
         match = re.search(r"tps = ([\d.]+)", done.stdout)

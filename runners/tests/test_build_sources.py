@@ -4,8 +4,11 @@ made from the 15.18 tarball, releases and tarballs from a real local HTTP mirror
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
 import os
+import pwd
 import shutil
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +16,7 @@ import pytest
 from build_helpers import commit_file, git, http_server, release_mirror, repo_from_tarball
 from conftest import PG15_SHA256, open_tmpdir
 
+from benchhub_runner.account import RUNNER_USER
 from benchhub_runner.build import BuildError, BuildSettings, commit_range, resolve_source
 from benchhub_runner.build.sources import SourceCache
 from benchhub_runner.build.spec import GitSource, ReleaseSource, TarballSource
@@ -165,20 +169,87 @@ def test_it_says_when_the_mirror_has_no_such_release(mirror, cache_dir) -> None:
 
 def test_it_takes_tarballs_by_url_or_path_and_checks_them(mirror, pg15_tarball) -> None:
     url = f"{mirror['url']}/v15.18/postgresql-15.18.tar.bz2"
+    allowed = (pg15_tarball.parent,)
     for source in (TarballSource(sha256=PG15_SHA256, url=url),
                    TarballSource(sha256=PG15_SHA256, path=str(pg15_tarball))):  # fmt: skip
         cache = open_tmpdir("benchhub-tarball-")
         try:
-            resolved = resolve(source, cache)
+            resolved = resolve(source, cache, source_dirs=allowed)
             assert resolved.digest == f"tarball:{PG15_SHA256}"
             assert resolved.location == (source.url or source.path)
             assert os.path.getsize(resolved.tarball) == os.path.getsize(pg15_tarball)
+            # Owner-only, owned by the user that unpacks it.
+            assert stat.S_IMODE(os.stat(resolved.tarball).st_mode) == 0o600
+            assert os.stat(resolved.tarball).st_uid == pwd.getpwnam(RUNNER_USER).pw_uid
         finally:
             shutil.rmtree(cache, ignore_errors=True)
     wrong = TarballSource(sha256="1" * 64, path=str(pg15_tarball))
-    with pytest.raises(BuildError, match="expected 1111") as caught:
-        resolve(wrong, open_tmpdir("benchhub-tarball-"))
+    with pytest.raises(BuildError, match="does not have the sha256 the source gives") as caught:
+        resolve(wrong, open_tmpdir("benchhub-tarball-"), source_dirs=allowed)
     assert caught.value.stage == "fetch"
+    assert PG15_SHA256 not in str(caught.value) and PG15_SHA256 not in caught.value.log_tail
+
+
+@pytest.fixture
+def host_files() -> Iterator[dict[str, Path]]:
+    """A directory the host owner lists, holding a tarball, a secret only root may read and a
+    link out of the directory, and a secret beside it."""
+    root = open_tmpdir("benchhub-host-files-")
+    listed = root / "tarballs"
+    listed.mkdir(mode=0o755)
+    secret = root / "token"
+    secret.write_text("bhr_the-agents-token\n")
+    private = listed / "private.tar.bz2"
+    private.write_text("root only\n")
+    private.chmod(0o600)
+    (listed / "escape.tar.bz2").symlink_to(secret)
+    yield {"listed": listed, "secret": secret, "private": private}
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", ["secret", "escape", "dotdot"])
+def test_it_reads_a_path_source_only_under_the_directories_the_host_lists(host_files, name):
+    listed, secret = host_files["listed"], host_files["secret"]
+    path = {
+        "secret": secret,
+        "escape": listed / "escape.tar.bz2",
+        "dotdot": Path(f"{listed}/../token"),
+    }[name]
+    digest = hashlib.sha256(secret.read_bytes()).hexdigest()
+    cache = open_tmpdir("benchhub-tarball-")
+    try:
+        with pytest.raises(BuildError, match="not under a directory this agent takes") as caught:
+            resolve(TarballSource(sha256=digest, path=str(path)), cache, source_dirs=(listed,))
+        assert caught.value.stage == "fetch"
+        assert not list((cache / "builds" / "sources" / "tarballs").iterdir())
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_it_reads_a_listed_path_as_the_build_user_and_says_nothing_of_its_contents(host_files):
+    private = host_files["private"]
+    digest = hashlib.sha256(private.read_bytes()).hexdigest()
+    cache = open_tmpdir("benchhub-tarball-")
+    try:
+        source = TarballSource(sha256="2" * 64, path=str(private))
+        with pytest.raises(BuildError, match=f"cannot read {private} as user {RUNNER_USER}"):
+            resolve(source, cache, source_dirs=(host_files["listed"],))
+        private.chmod(0o644)
+        with pytest.raises(BuildError) as caught:
+            resolve(source, cache, source_dirs=(host_files["listed"],))
+        assert digest not in str(caught.value) and digest not in caught.value.log_tail
+        assert "root only" not in caught.value.log_tail
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_it_takes_no_path_source_when_the_host_lists_no_directory(pg15_tarball) -> None:
+    cache = open_tmpdir("benchhub-tarball-")
+    try:
+        with pytest.raises(BuildError, match=r"source_dirs in its configuration: none"):
+            resolve(TarballSource(sha256=PG15_SHA256, path=str(pg15_tarball)), cache)
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 # --- a bisection's range ---------------------------------------------------------------------

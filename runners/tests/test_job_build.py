@@ -109,7 +109,7 @@ def test_a_patch_that_does_not_apply_fails_the_job_at_build_with_the_hunk(
         work_dir=work_dir,
         client_bindir=client_bindir,
         heartbeat_interval_s=0.2,
-        build=BuildSettings(ccache="off"),
+        build=BuildSettings(ccache="off", source_dirs=(pg15_tarball.parent,)),
     )
 
     outcome = Agent(config=config, client=client_for(server.url)).once()

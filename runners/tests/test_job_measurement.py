@@ -118,7 +118,7 @@ def _rows(runner: JobRunner) -> int:
     cluster = runner.runs[0].cluster
     cluster.start()
     try:
-        return int(cluster.sql("SELECT count(*) FROM hits").strip())
+        return int(cluster.sql("SELECT count(*) FROM public.hits").strip())
     finally:
         cluster.stop()
 

@@ -201,3 +201,45 @@ def test_it_names_every_field_of_a_whole_job():
 def test_it_passes_a_plain_job():
     workload = {"builtin": "select-only", "setup": ["CREATE TABLE x (a int)"], "options": ["-n"]}
     assert job_code_check(workload=workload, config_overrides={"shared_buffers": "1GB"}) == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "shared_buffers",
+        "Work_Mem",
+        "max_wal_size",
+        "checkpoint_segments",
+        "enable_seqscan",
+        "autovacuum_naptime",
+        "max_parallel_workers_per_gather",
+        "log_min_duration_statement",
+        "pg_stat_statements.track",
+    ],
+)
+def test_it_lets_a_job_override_the_settings_a_benchmark_varies(name):
+    assert check_settings({name: "1"}, field="config_overrides") == []
+
+
+@pytest.mark.parametrize(
+    ("name", "words"),
+    [
+        ("plperl.on_init", "runs code when the server starts an interpreter"),
+        ("plperl.on_plperlu_init", "runs code when the server starts an interpreter"),
+        ("plpython3u.anything", "is not one a job may override"),
+        ("session_preload_libraries", "loads a shared library"),
+        ("restore_command", "runs a shell command"),
+        ("cluster_name", "is not one a job may override"),
+        ("search_path", "is not one a job may override"),
+        ("logging_collector", "is not one a job may override"),
+    ],
+)
+def test_it_refuses_any_other_setting_override_naming_it(name, words):
+    (refused,) = check_settings({"shared_buffers": "1GB", name: "x"}, field="config_overrides")
+    assert refused.field == f"config_overrides.{name}"
+    assert words in refused.reason
+
+
+def test_it_refuses_setting_an_interpreters_start_code_in_sql():
+    (refused,) = check_sql("SET plperl.on_init = 'system(1)'", field="workload.setup[0]")
+    assert "plperl.on_init: runs code" in refused.reason

@@ -67,6 +67,16 @@ def with_workload(**fields):
             "config_overrides.shared_preload_libraries",
             "loads a shared library",
         ),
+        (
+            {**JOB, "config_overrides": {"plperl.on_init": "system('id')"}},
+            "config_overrides.plperl.on_init",
+            "runs code when the server starts an interpreter",
+        ),
+        (
+            {**JOB, "config_overrides": {"shared_buffers": "64MB", "cluster_name": "x"}},
+            "config_overrides.cluster_name",
+            "is not one a job may override",
+        ),
     ],
 )
 def test_it_refuses_to_queue_job_code_naming_the_field_and_line(staff_client, body, field, words):

@@ -95,7 +95,11 @@ def ensure_build(
         raise BuildError("configure", str(exc)) from None
     steps = _steps(cache, account, toolchain, progress=progress, stop=stop)
     try:
-        sources = SourceCache(cache.root / "sources", release_url=settings.release_url)
+        sources = SourceCache(
+            cache.root / "sources",
+            release_url=settings.release_url,
+            source_dirs=settings.source_dirs,
+        )
         resolved = sources.resolve(spec.source, steps)
         key = install_key(_key_inputs(spec, resolved, toolchain))
         hold = cache.hold(key)
@@ -134,7 +138,11 @@ def resolve_source(
     env = clean_env(home=cache.root, extra=_git_env())
     steps = Steps(log_path=cache.new_log(), account=None, env=env, progress=progress, stop=stop)
     try:
-        sources = SourceCache(cache.root / "sources", release_url=settings.release_url)
+        sources = SourceCache(
+            cache.root / "sources",
+            release_url=settings.release_url,
+            source_dirs=settings.source_dirs,
+        )
         resolved = sources.resolve(source, steps)
     finally:
         steps.close()

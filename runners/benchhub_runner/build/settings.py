@@ -9,6 +9,10 @@ Read from the ``[build]`` table of the agent's configuration (see ``config.py``)
     ccache = "auto"          # "auto" (when installed), "on" (required), "off"
     ccache_dir = "/var/cache/benchhub-ccache"   # default <cache_dir>/builds/ccache
     cc = "gcc"
+    source_dirs = ["/srv/postgresql-tarballs"]   # where a tarball source's `path` may point
+
+A tarball source given by ``path`` names a file on this host; only files under ``source_dirs``
+(none by default) may be used, so a job cannot make the agent read the host's other files.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ class BuildSettings:
     ccache: CcacheMode = "auto"
     ccache_dir: Path | None = None
     cc: str = "gcc"
+    source_dirs: tuple[Path, ...] = ()
 
     @property
     def make_jobs(self) -> int:
@@ -44,7 +49,7 @@ class BuildSettings:
 
 def build_settings_from(values: Mapping[str, Any]) -> BuildSettings:
     """Settings from a ``[build]`` table; ValueError names the key that is wrong."""
-    known = {"release_url", "max_cache_gb", "jobs", "ccache", "ccache_dir", "cc"}
+    known = {"release_url", "max_cache_gb", "jobs", "ccache", "ccache_dir", "cc", "source_dirs"}
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"unknown [build] keys: {', '.join(unknown)}")
@@ -58,6 +63,11 @@ def build_settings_from(values: Mapping[str, Any]) -> BuildSettings:
     max_gb = float(values.get("max_cache_gb", 20))
     if jobs < 0 or max_gb <= 0:
         raise ValueError("[build] jobs must be >= 0 and max_cache_gb > 0")
+    dirs = values.get("source_dirs", [])
+    if not isinstance(dirs, list) or not all(
+        isinstance(d, str) and d.startswith("/") for d in dirs
+    ):
+        raise ValueError("[build] source_dirs must be a list of absolute directory paths")
     return BuildSettings(
         release_url=str(values.get("release_url", DEFAULT_RELEASE_URL)).rstrip("/"),
         max_cache_gb=max_gb,
@@ -65,4 +75,5 @@ def build_settings_from(values: Mapping[str, Any]) -> BuildSettings:
         ccache=ccache,
         ccache_dir=Path(values["ccache_dir"]) if values.get("ccache_dir") else None,
         cc=cc,
+        source_dirs=tuple(Path(d) for d in dirs),
     )

@@ -22,10 +22,12 @@ import hashlib
 import os
 import re
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..account import Account, runner_account
 from ..provision import ProvisionError, _open_url
 from .installs import flock_waiting
 from .spec import GitSource, ReleaseSource, Source, TarballSource
@@ -92,9 +94,13 @@ class CommitRange:
 
 
 class SourceCache:
-    def __init__(self, root: Path, *, release_url: str) -> None:
+    """`source_dirs`: the only directories a tarball source's `path` may name a file under
+    (the host owner's list, [build] source_dirs)."""
+
+    def __init__(self, root: Path, *, release_url: str, source_dirs: tuple[Path, ...] = ()) -> None:
         self.root = root
         self.release_url = release_url.rstrip("/")
+        self.source_dirs = source_dirs
         for sub in ("git", "tarballs", "releases", "tmp"):
             (root / sub).mkdir(parents=True, exist_ok=True)
 
@@ -131,15 +137,34 @@ class SourceCache:
             self._download(source.url, sha256=source.sha256, steps=steps)
         else:
             assert source.path is not None
+            path = self._allowed(source.path, steps)
             steps.note("fetch", f"copying {source.path}")
-            self._copy(Path(source.path), sha256=source.sha256, steps=steps)
+            self._copy(path, sha256=source.sha256, steps=steps)
         return cached
+
+    def _allowed(self, path: str, steps: Steps) -> Path:
+        """`path` with its links resolved, when that is under one of `source_dirs`; the
+        failure names the path the job gave, never anything read from the file."""
+        real = Path(os.path.realpath(path))
+        for allowed in self.source_dirs:
+            root = Path(os.path.realpath(allowed))
+            if real == root or root in real.parents:
+                return real
+        listed = ", ".join(str(d) for d in self.source_dirs) or "none"
+        raise steps.fail(
+            "fetch",
+            f"source.path {path} is not under a directory this agent takes tarballs from "
+            f"([build] source_dirs in its configuration: {listed})",
+        )
 
     def _download(self, url: str, *, sha256: str, steps: Steps) -> None:
         staging = self._staging(sha256)
         digest = hashlib.sha256()
         try:
-            with _open_url(url, timeout=DOWNLOAD_TIMEOUT_S) as response, open(staging, "wb") as out:
+            with (
+                _open_url(url, timeout=DOWNLOAD_TIMEOUT_S) as response,
+                _open_private(staging) as out,
+            ):
                 while chunk := response.read(_CHUNK):
                     steps.check_stop("fetch")
                     digest.update(chunk)
@@ -150,17 +175,38 @@ class SourceCache:
         self._publish(staging, digest.hexdigest(), sha256=sha256, what=url, steps=steps)
 
     def _copy(self, path: Path, *, sha256: str, steps: Steps) -> None:
+        """Copy the file as the build's unprivileged user (cat run as it), never as root: a
+        file that user may not read is not copied, whatever the agent could read."""
         staging = self._staging(sha256)
         digest = hashlib.sha256()
+        account = _build_user()
         try:
-            with open(path, "rb") as src, open(staging, "wb") as out:
-                while chunk := src.read(_CHUNK):
+            with _open_private(staging) as out:
+                reader = subprocess.Popen(
+                    ["cat", "--", str(path)],
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.DEVNULL,
+                    env={"PATH": "/usr/bin:/bin", "LC_ALL": "C"},
+                    **(account.popen_kwargs() if account is not None else {}),
+                )
+                assert reader.stdout is not None
+                while chunk := reader.stdout.read(_CHUNK):
                     digest.update(chunk)
                     out.write(chunk)
+                failed = reader.wait() != 0
         except OSError as exc:
             staging.unlink(missing_ok=True)
             raise steps.fail("fetch", f"cannot read {path}: {exc.strerror or exc}") from exc
-        self._publish(staging, digest.hexdigest(), sha256=sha256, what=str(path), steps=steps)
+        if failed:
+            staging.unlink(missing_ok=True)
+            who = f"user {account.name}" if account is not None else "the agent"
+            raise steps.fail("fetch", f"cannot read {path} as {who}")
+        if digest.hexdigest() != sha256:
+            # The file is the host's, not the job's: say that it differs, not what it holds.
+            staging.unlink(missing_ok=True)
+            raise steps.fail("fetch", f"{path} does not have the sha256 the source gives")
+        self._publish(staging, sha256, sha256=sha256, what=str(path), steps=steps)
 
     def _staging(self, sha256: str) -> Path:
         return self.root / "tmp" / f"{sha256}.{os.getpid()}.part"
@@ -169,7 +215,10 @@ class SourceCache:
         if got != sha256:
             staging.unlink(missing_ok=True)
             raise steps.fail("fetch", f"sha256 of {what} is {got}, expected {sha256}")
-        staging.chmod(0o644)
+        # Owner-only; the build's unprivileged user owns it, as it unpacks it.
+        staging.chmod(0o600)
+        if (account := _build_user()) is not None:
+            os.chown(staging, account.uid, account.gid)
         os.replace(staging, self.tarball_path(sha256))
 
     # --- releases ------------------------------------------------------------------------------
@@ -358,3 +407,13 @@ def _range_commit(record: str) -> RangeCommit:
 
 def _utc(iso: str) -> str:
     return dt.datetime.fromisoformat(iso).astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
+def _open_private(path: Path) -> Any:
+    """A new file only its owner may read, open for writing."""
+    return os.fdopen(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600), "wb")
+
+
+def _build_user() -> Account | None:
+    """The unprivileged user builds run as (None: the agent is not root and builds as itself)."""
+    return runner_account()

@@ -49,7 +49,7 @@ def probe(cluster: Cluster) -> Server:
     found = "coalesce(string_agg(viewname, ','), '')"
     where = f"schemaname = 'pg_catalog' AND viewname IN ({names})"
     version = "current_setting('server_version_num')"
-    query = f"SELECT {version} || '|' || {found} FROM pg_views WHERE {where}"  # noqa: S608
+    query = f"SELECT {version} || '|' || {found} FROM pg_catalog.pg_views WHERE {where}"  # noqa: S608
     out = cluster.sql(query, timeout=60)
     version, _, views = out.strip().partition("|")
     present = set(views.split(","))
@@ -63,15 +63,15 @@ def snapshot_query(server: Server) -> str:
     lsn = "pg_current_wal_lsn()" if server.version_num >= 100000 else "pg_current_xlog_location()"
     parts = [
         f"'lsn', {lsn}::text",
-        "'database', (SELECT row_to_json(v) FROM pg_stat_database v "
+        "'database', (SELECT row_to_json(v) FROM pg_catalog.pg_stat_database v "
         "WHERE datname = current_database())",
     ]
     for key in sorted(server.views):
         view = VIEWS[key]
         if key in SUMMED:
-            parts.append(f"'{key}', (SELECT json_agg(row_to_json(v)) FROM {view} v)")  # noqa: S608
+            parts.append(f"'{key}', (SELECT json_agg(row_to_json(v)) FROM pg_catalog.{view} v)")  # noqa: S608
         else:
-            parts.append(f"'{key}', (SELECT row_to_json(v) FROM {view} v)")  # noqa: S608
+            parts.append(f"'{key}', (SELECT row_to_json(v) FROM pg_catalog.{view} v)")  # noqa: S608
     return f"SELECT json_build_object({', '.join(parts)})::text"
 
 
@@ -147,7 +147,7 @@ def settle(cluster: Cluster, server: Server, *, prefix: str = "") -> None:
     """Wait until the measured clients' backends are gone (they report their last counts as
     they exit), and before 15 for the statistics collector to have them."""
     query = (
-        "SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'benchhub-%' "
+        "SELECT count(*) FROM pg_catalog.pg_stat_activity WHERE application_name LIKE 'benchhub-%' "
         "AND application_name NOT LIKE 'benchhub-background-%'"
     )
     deadline = time.monotonic() + BACKENDS_GONE_S

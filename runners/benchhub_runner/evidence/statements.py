@@ -1,8 +1,9 @@
 """Top statements of a measurement from pg_stat_statements, where the build has it.
 
 The module must be preloaded (the cluster's base settings name it when the installation ships
-its control file) and the extension created in the benchmark database. Its counters are reset
-just before the measurement and read just after, so the top statements are the measurement's.
+its control file) and the extension created in the benchmark database, in the agent's own schema
+(a job may own `public`), and read there by its qualified name. Its counters are reset just
+before the measurement and read just after, so the top statements are the measurement's.
 Times are in milliseconds; 13 renamed total_time/mean_time to total_exec_time/mean_exec_time.
 """
 
@@ -12,10 +13,11 @@ import csv
 import io
 from typing import Any
 
-from ..cluster import SUPERUSER, Cluster, ClusterError
+from ..cluster import AGENT_SCHEMA, SUPERUSER, Cluster, ClusterError
 from ..provision import Installation
 
 MODULE = "pg_stat_statements"
+VIEW = f"{AGENT_SCHEMA}.{MODULE}"
 TOP = 10
 QUERY_CHARS = 2000
 # The agent's own statements (reset, snapshots) are not tracked.
@@ -35,15 +37,20 @@ def in_build(installation: Installation) -> bool:
 def enable(cluster: Cluster) -> str | None:
     """Create the extension in the benchmark database; returns why it is unavailable, or None."""
     try:
-        cluster.sql(f"CREATE EXTENSION IF NOT EXISTS {MODULE}", timeout=60, user=SUPERUSER)
-        cluster.sql(f"SELECT 1 FROM {MODULE} LIMIT 0", timeout=60)  # noqa: S608 (a constant)
+        cluster.sql(
+            f"CREATE SCHEMA IF NOT EXISTS {AGENT_SCHEMA}; "
+            f"CREATE EXTENSION IF NOT EXISTS {MODULE} SCHEMA {AGENT_SCHEMA}",
+            timeout=60,
+            user=SUPERUSER,
+        )
+        cluster.sql(f"SELECT 1 FROM {VIEW} LIMIT 0", timeout=60)  # noqa: S608 (a constant)
     except ClusterError as exc:
         return f"{MODULE} could not be used: {str(exc)[-300:]}"
     return None
 
 
 def reset(cluster: Cluster) -> None:
-    cluster.sql(f"{UNTRACKED}SELECT {MODULE}_reset()", timeout=60)
+    cluster.sql(f"{UNTRACKED}SELECT {AGENT_SCHEMA}.{MODULE}_reset()", timeout=60)
 
 
 def top_query(version_num: int) -> str:
@@ -54,10 +61,10 @@ def top_query(version_num: int) -> str:
     columns = f"left(query, {QUERY_CHARS}), calls, {total}, {mean}"
     # The SET of UNTRACKED itself is recorded before it takes effect.
     here = (
-        "dbid = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+        "dbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database()) "
         "AND query NOT LIKE 'SET pg_stat_statements.track%'"
     )
-    select = f"SELECT {columns} FROM {MODULE} WHERE {here} ORDER BY {total} DESC LIMIT {TOP}"  # noqa: S608
+    select = f"SELECT {columns} FROM {VIEW} WHERE {here} ORDER BY {total} DESC LIMIT {TOP}"  # noqa: S608
     return f"COPY ({select}) TO STDOUT WITH (FORMAT csv)"
 
 

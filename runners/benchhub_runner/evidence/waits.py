@@ -31,7 +31,7 @@ def waits_query(version_num: int) -> str:
     client_only = " AND backend_type = 'client backend'" if version_num >= 100000 else ""
     event = "coalesce(wait_event_type || ':' || wait_event, 'CPU')"
     where = f"state = 'active' AND pid <> pg_backend_pid(){client_only}"
-    return f"SELECT {event}, count(*) FROM pg_stat_activity WHERE {where} GROUP BY 1"  # noqa: S608
+    return f"SELECT {event}, count(*) FROM pg_catalog.pg_stat_activity WHERE {where} GROUP BY 1"  # noqa: S608
 
 
 def shares(counts: dict[str, int], *, limit: int = MAX_EVENTS) -> dict[str, float]:

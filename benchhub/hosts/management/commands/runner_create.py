@@ -2,10 +2,10 @@
 
 from datetime import timedelta
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
-from benchhub.hosts.services import runner_token_create
+from benchhub.hosts.services import HostNameTaken, runner_token_create
 
 
 class Command(BaseCommand):
@@ -17,7 +17,10 @@ class Command(BaseCommand):
 
     def handle(self, *args, name: str, expires_days: int | None, **options) -> None:
         expires_at = timezone.now() + timedelta(days=expires_days) if expires_days else None
-        _, plaintext = runner_token_create(host_name=name, expires_at=expires_at)
+        try:
+            _, plaintext = runner_token_create(host_name=name, expires_at=expires_at)
+        except HostNameTaken as exc:
+            raise CommandError(exc.detail) from None
         # The token alone on stdout, so `TOKEN=$(manage.py runner_create h1)` works.
         self.stdout.write(plaintext)
         self.stderr.write(f"Token for host '{name}' created; it is not shown again.")
