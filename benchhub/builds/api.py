@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from benchhub.api.errors import error_response
 from benchhub.api.fields import StrictCharField
 from benchhub.api.permissions import IsPersonOrReadOnly, is_runner, request_person
+from benchhub.api.serializers import InSerializer
 from benchhub.builds import services
 from benchhub.builds.models import Build, Patch, Recipe
 from benchhub.builds.selectors import build_list, can_define_recipes, recipe_get, recipe_list
@@ -60,12 +61,12 @@ class BuildsView(APIView):
 # --- recipes ---------------------------------------------------------------------------------
 
 
-class PatchInlineInSerializer(serializers.Serializer):
+class PatchInlineInSerializer(InSerializer):
     name = StrictCharField(max_length=100)
     text = StrictCharField(max_length=MAX_INLINE_PATCH_CHARS)
 
 
-class RecipeInSerializer(serializers.Serializer):
+class RecipeInSerializer(InSerializer):
     name = StrictCharField(max_length=100)
     base = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
     description = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
@@ -156,7 +157,7 @@ class RecipeDetailView(APIView):
         return Response(RecipeOutSerializer(recipe).data)
 
 
-class PatchUploadInSerializer(serializers.Serializer):
+class PatchUploadInSerializer(InSerializer):
     file = serializers.FileField(
         max_length=100, allow_empty_file=False, help_text="the patch (multipart upload)"
     )
