@@ -137,9 +137,7 @@ def _runs_for_versions(
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
         raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
-    runs = runs_compared(include_invalid).filter(
-        versions_q(versions), workload__name=workload, aggregated_at__isnull=False
-    )
+    runs = runs_compared(include_invalid).filter(versions_q(versions), workload__name=workload)
     if same_hardware and chosen.current_facts is not None:
         runs = runs.filter(host_facts__fingerprint=chosen.current_facts.fingerprint)
     else:
@@ -284,7 +282,7 @@ def _baseline_first(
 
 def runs_pooled(runs: list[Run], *, include_invalid: bool = False) -> dict[int, list[Run]]:
     """For each run, the runs whose repeats its verdicts pool: itself, then every other
-    aggregated run of its build under its comparability key, newest first, at most
+    run of its build under its comparability key, newest first, at most
     MAX_POOLED_RUNS. One query."""
     pooled: dict[int, list[Run]] = {run.id: [run] for run in runs}
     if not runs:
@@ -292,9 +290,7 @@ def runs_pooled(runs: list[Run], *, include_invalid: bool = False) -> dict[int, 
     same = Q()
     for run in runs:
         same |= Q(build_id=run.build_id, comparability_key=run.comparability_key)
-    others = Run.objects.filter(same, aggregated_at__isnull=False).exclude(
-        pk__in=[run.id for run in runs]
-    )
+    others = Run.objects.filter(same).exclude(pk__in=[run.id for run in runs])
     if not include_invalid:
         others = others.filter(invalid=False)
     rows = others.only("id", "uuid", "build_id", "comparability_key", "started_at", "job_id")
