@@ -6,10 +6,12 @@ version: the newest (by `started_at`) aggregated run of that version matching th
 host (or hardware fingerprint) under the comparability key most versions share, leaving out runs
 marked invalid unless asked for; a version with no run under that key takes its newest, and the
 comparison says it mixes keys. Older runs of the same version are history (see `history_get`),
-not repeats: repeats live inside a run. The verdicts pool the repeats of every aggregated run of
-that run's build under its comparability key (the same host hardware, configuration, workload,
-scale and length), so more repeats queued later ("settle it") join the comparison; a comparison
-of runs named by UUID pools nothing. The baseline is the first version, unless another version's
+not repeats: repeats live inside a run. Each version is one set of runs: that run and every run
+of its build under its comparability key (the same host hardware, configuration, workload,
+scale and length) on the same host, or on any host of that hardware when `same_hardware` asks,
+so more repeats queued later ("settle it") join the comparison. The per-level numbers, the
+change % and the verdicts are all made of that set; a comparison of runs named by UUID pools
+nothing. The baseline is the first version, unless another version's
 run is marked baseline (review) or the `baseline` parameter names one.
 
 Both selectors run a fixed number of SQL queries whatever the number of runs stored: one per
@@ -29,7 +31,7 @@ from benchhub.compare.describe import Difference, differences, series_labels
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
-from benchhub.results.selectors import RUN_RELATIONS
+from benchhub.results.selectors import RUN_RELATIONS, level_aggregate_of
 from benchhub.workloads.models import Workload
 
 RUN_DEFERRED = (
@@ -73,8 +75,9 @@ class Series:
     run: Run
     levels: dict[int, LevelAggregate]
     threads: list[int]
-    # The runs whose repeats the verdicts pool: `run` first, then the other runs of its build
-    # under its comparability key, newest first.
+    # The set of runs everything shown for the version is made of: `run` first, then the other
+    # runs of its build under its comparability key (on its host, unless same_hardware), newest
+    # first.
     pooled: list[Run] = field(default_factory=list)
 
     @property
@@ -258,7 +261,7 @@ def comparison_get(
     comparison = _comparison(
         chosen,
         missing=[w for w in versions if w not in picked],
-        pooled=runs_pooled(chosen, include_invalid=include_invalid),
+        pooled=runs_pooled(chosen, include_invalid=include_invalid, same_hardware=same_hardware),
     )
     comparison.baseline_marked = marked
     comparison.mixed_keys = mixed
@@ -280,30 +283,68 @@ def _baseline_first(
     return [first, *(run for run in chosen if run.id != first.id)], marked
 
 
-def runs_pooled(runs: list[Run], *, include_invalid: bool = False) -> dict[int, list[Run]]:
-    """For each run, the runs whose repeats its verdicts pool: itself, then every other
-    run of its build under its comparability key, newest first, at most
-    MAX_POOLED_RUNS. One query."""
+def runs_pooled(
+    runs: list[Run], *, include_invalid: bool = False, same_hardware: bool = False
+) -> dict[int, list[Run]]:
+    """For each run, the set of runs everything its version shows is made of: itself, then
+    every other run of its build under its comparability key on its own host (`same_hardware`:
+    on any host whose hardware shares the key), newest first, at most MAX_POOLED_RUNS. Hosts
+    with the same hardware facts share a key, so without the host a twin host's runs would
+    join unasked. One query."""
     pooled: dict[int, list[Run]] = {run.id: [run] for run in runs}
     if not runs:
         return pooled
     same = Q()
     for run in runs:
-        same |= Q(build_id=run.build_id, comparability_key=run.comparability_key)
+        mine = Q(build_id=run.build_id, comparability_key=run.comparability_key)
+        same |= mine if same_hardware else mine & Q(host_id=run.host_id)
     others = Run.objects.filter(same).exclude(pk__in=[run.id for run in runs])
     if not include_invalid:
         others = others.filter(invalid=False)
-    rows = others.only("id", "uuid", "build_id", "comparability_key", "started_at", "job_id")
+    rows = others.select_related("host").only(
+        "id", "uuid", "build_id", "comparability_key", "started_at", "job_id", "host__name"
+    )
     for other in rows.order_by("-started_at", "-id")[: MAX_POOLED_RUNS * len(runs)]:
         for run in runs:
-            mine = pooled[run.id]
-            same_series = (other.build_id, other.comparability_key) == (
-                run.build_id,
-                run.comparability_key,
-            )
-            if same_series and len(mine) < MAX_POOLED_RUNS:
-                mine.append(other)
+            mine_runs = pooled[run.id]
+            if _same_set(run, other, same_hardware) and len(mine_runs) < MAX_POOLED_RUNS:
+                mine_runs.append(other)
     return pooled
+
+
+def _same_set(run: Run, other: Run, same_hardware: bool) -> bool:
+    if (other.build_id, other.comparability_key) != (run.build_id, run.comparability_key):
+        return False
+    return same_hardware or other.host_id == run.host_id
+
+
+def pooled_levels(
+    runs: list[Run], pooled: dict[int, list[Run]]
+) -> dict[int, dict[int, LevelAggregate]]:
+    """For each run, its per-level aggregates over the repeats of its whole set (runs_pooled;
+    results.selectors.level_aggregate_of), so the table, the charts and the change % read the
+    runs the verdicts read. One query, whatever the sets hold."""
+    sets = {run.id: pooled.get(run.id) or [run] for run in runs}
+    if not runs:
+        return {}
+    members = {member.id for group in sets.values() for member in group}
+    rows = Result.objects.filter(run__in=members).only(
+        "run_id", "clients", "tps", "latency_avg_ms", "aborted"
+    )
+    by_run: dict[int, list[Result]] = {}
+    for row in rows:
+        by_run.setdefault(row.run_id, []).append(row)
+    levels: dict[int, dict[int, LevelAggregate]] = {}
+    for run in runs:
+        by_level: dict[int, list[Result]] = {}
+        for member in sets[run.id]:
+            for row in by_run.get(member.id, []):
+                by_level.setdefault(row.clients, []).append(row)
+        levels[run.id] = {
+            clients: level_aggregate_of(run=run, clients=clients, results=rows)
+            for clients, rows in sorted(by_level.items())
+        }
+    return levels
 
 
 def run_levels(runs: list[Run]) -> dict[int, dict[int, LevelAggregate]]:
@@ -335,16 +376,19 @@ def comparison_build(
     levels: dict[int, dict[int, LevelAggregate]],
     threads: dict[int, list[int]],
     pooled: dict[int, list[Run]] | None = None,
+    pooled_at: dict[int, dict[int, LevelAggregate]] | None = None,
 ) -> Comparison:
     """A Comparison of `runs` (baseline first) from aggregates and threads already read
     (run_levels, run_threads), so several comparisons can share their queries. With `pooled`
-    (runs_pooled), a level the run lacks takes the newest pooled run's aggregate."""
+    (runs_pooled) and `pooled_at` (pooled_levels), a run that pools others shows the aggregates
+    of its whole set."""
     pooled = pooled or {run.id: [run] for run in runs}
+    pooled_at = pooled_at or {}
     series = [
         Series(
             label=label,
             run=run,
-            levels=_merged_levels(pooled[run.id], levels),
+            levels=pooled_at.get(run.id) or _merged_levels(pooled[run.id], levels),
             threads=threads[run.id],
             pooled=pooled[run.id],
         )
@@ -390,13 +434,14 @@ def _merged_levels(
 def _comparison(
     runs: list[Run], *, missing: list[str], pooled: dict[int, list[Run]] | None = None
 ) -> Comparison:
-    every = [run for group in (pooled or {}).values() for run in group] or runs
+    # Runs named by UUID stand alone: their stored aggregates. A version's set: computed.
     return comparison_build(
         runs,
         missing=missing,
-        levels=run_levels(every),
+        levels={} if pooled is not None else run_levels(runs),
         threads=run_threads(runs),
         pooled=pooled,
+        pooled_at=pooled_levels(runs, pooled) if pooled is not None else None,
     )
 
 

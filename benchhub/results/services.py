@@ -17,7 +17,6 @@ from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.jobs.services import job_upload_check
-from benchhub.results.aggregates import summarize
 from benchhub.results.comparability import comparability_key
 from benchhub.results.copying import instances_copy, progress_copy
 from benchhub.results.models import (
@@ -28,7 +27,7 @@ from benchhub.results.models import (
     Run,
     StreamResult,
 )
-from benchhub.results.selectors import run_get
+from benchhub.results.selectors import level_aggregate_of, run_get
 from benchhub.workloads.services import workload_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -315,7 +314,7 @@ def _levels_write(*, run: Run, results: list[Result]) -> int:
     for result in results:
         by_level.setdefault(result.clients, []).append(result)
     LevelAggregate.objects.bulk_create(
-        [_level_aggregate(run=run, clients=c, results=rs) for c, rs in sorted(by_level.items())]
+        [level_aggregate_of(run=run, clients=c, results=rs) for c, rs in sorted(by_level.items())]
     )
     return len(by_level)
 
@@ -426,29 +425,3 @@ def detection_enqueue(*, run_id: int) -> None:
     from benchhub.regressions.services import detect_enqueue
 
     detect_enqueue(run_id=run_id)
-
-
-def _level_aggregate(*, run: Run, clients: int, results: list[Result]) -> LevelAggregate:
-    valid = [r for r in results if not r.aborted]
-    tps = summarize([r.tps for r in valid if r.tps is not None])
-    latency = summarize([r.latency_avg_ms for r in valid if r.latency_avg_ms is not None])
-    return LevelAggregate(
-        run=run,
-        clients=clients,
-        comparability_key=run.comparability_key,
-        host_id=run.host_id,
-        build_id=run.build_id,
-        workload_id=run.workload_id,
-        samples=len(valid),
-        aborted=len(results) - len(valid),
-        tps_median=tps.median,
-        tps_mean=tps.mean,
-        tps_stddev=tps.stddev,
-        tps_min=tps.minimum,
-        tps_max=tps.maximum,
-        latency_median_ms=latency.median,
-        latency_mean_ms=latency.mean,
-        latency_stddev_ms=latency.stddev,
-        latency_min_ms=latency.minimum,
-        latency_max_ms=latency.maximum,
-    )

@@ -1,0 +1,91 @@
+"""One set of runs per comparison: the per-level numbers, change % and verdicts of a version all
+come from the runs the API lists for it; by default those are the compared host's own, and runs
+of another host with the same hardware join only when asked (`same_hardware`), named.
+
+The twin hosts: bench-01 and bench-02 report the same hardware facts, so their runs share the
+comparability key. On bench-01, 14.0 is 10% faster than 13.3; on bench-02 the two versions were
+measured with the same repeats in another order."""
+
+import pytest
+
+from benchhub.compare.tests.uploads import upload
+
+SPREAD = (1.00, 1.01, 0.99)
+LEVELS = (1, 4)
+
+
+def _runs(agent, version: str, factors: tuple[float, ...], day: int) -> None:
+    """One run per factor, each one repeat a level at 1000 tps a client times the factor."""
+    for n, factor in enumerate(factors):
+        upload(
+            agent,
+            version=version,
+            tps={c: [1000.0 * c * factor] for c in LEVELS},
+            started_at=f"2026-11-{day:02d}T1{n}:00:00Z",
+        )
+
+
+@pytest.fixture
+def twins(agent, other_agent):
+    _runs(agent, "13.3", SPREAD, 10)
+    _runs(agent, "14.0", tuple(1.1 * f for f in SPREAD), 11)
+    _runs(other_agent, "13.3", SPREAD, 12)
+    _runs(other_agent, "14.0", (0.99, 1.00, 1.01), 13)
+
+
+def _compare(client, host: str, *extra: str) -> dict:
+    url = f"/api/v1/compare/?workload=select-only&host={host}&versions=13.3,14.0"
+    response = client.get("&".join((url, *extra)))
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def _verdicts(body: dict) -> dict[int, str]:
+    return {row["clients"]: row["versions"][1]["verdict"] for row in body["rows"]}
+
+
+def test_the_twin_host_compares_its_own_runs_only(anon_client, twins):
+    body = _compare(anon_client, "bench-02")
+    assert body["missing"] == []
+    for series in body["series"]:
+        assert {run["host"] for run in series["runs"]} == {"bench-02"}
+        assert len(series["runs"]) == len(series["pooled_runs"]) == 3
+    assert body["pooled_hosts"] == ["bench-02"]
+    assert not {"faster", "slower"} & set(_verdicts(body).values())
+    changes = [row["versions"][1]["change_pct"] for row in body["rows"]]
+    assert changes == pytest.approx([0.0, 0.0], abs=1e-9)
+    levels = body["verdicts"][0]["levels"]
+    assert [level["repeats"] for level in levels] == [[3, 3], [3, 3]]
+
+
+def test_the_faster_host_is_faster_at_every_level(anon_client, twins):
+    body = _compare(anon_client, "bench-01")
+    assert _verdicts(body) == {1: "faster", 4: "faster"}
+    assert [row["versions"][1]["change_pct"] for row in body["rows"]] == pytest.approx([10, 10])
+    assert body["pooled_hosts"] == ["bench-01"]
+
+
+def test_same_hardware_pools_both_hosts_and_names_them(anon_client, twins):
+    body = _compare(anon_client, "bench-02", "same_hardware=1")
+    assert body["pooled_hosts"] == ["bench-01", "bench-02"]
+    for series in body["series"]:
+        assert len(series["runs"]) == 6
+    # The table reads the same six runs a side as the verdict: the median of 14.0's six
+    # repeats (0.99, 1.00, 1.01 and 1.089, 1.1, 1.111 x) against 13.3's (1.00 x).
+    levels = body["verdicts"][0]["levels"]
+    assert [level["repeats"] for level in levels] == [[6, 6], [6, 6]]
+    row = body["rows"][0]["versions"]
+    assert row[0]["tps"] == pytest.approx(1000.0)
+    assert row[1]["tps"] == pytest.approx(1000.0 * (1.01 + 1.1 * 0.99) / 2)
+
+
+def test_the_page_lists_each_set_and_names_the_hosts_pooled(client, twins):
+    url = "/compare/?workload=select-only&host=bench-02&versions=13.3,14.0"
+    own = client.get(url).content.decode()
+    assert "13.3: 3 runs on bench-02, 2026-11-12" in own
+    assert "14.0: 3 runs on bench-02, 2026-11-13" in own
+    sets = own[own.index('id="run-sets"') : own.index("</ul>", own.index('id="run-sets"'))]
+    assert "on bench-02 only" in sets and "bench-01" not in sets
+    pooled = client.get(url + "&same_hardware=1").content.decode()
+    assert '<strong id="pooled-hosts">bench-01, bench-02</strong>' in pooled
+    assert "14.0: 6 runs on bench-01, bench-02, 2026-11-11 to 2026-11-13" in pooled
