@@ -27,7 +27,7 @@ from typing import Any
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from benchhub.builds.versions import PATCH_MARK, VersionError, version_parse
-from benchhub.compare.describe import Difference, differences, series_labels
+from benchhub.compare.describe import Difference, differences, held_differences, series_labels
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
@@ -95,6 +95,16 @@ class PartialNote:
     completed: list[int]
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """Runs of a version's build under its key that its set leaves out, and why: they differ
+    from the run that stands for the version in what can move tps (describe.HELD_IN_A_SET)."""
+
+    label: str
+    runs: int
+    reasons: list[str]
+
+
 @dataclass
 class Comparison:
     series: list[Series]
@@ -107,6 +117,7 @@ class Comparison:
     mixed_keys: list[str] = field(default_factory=list)
     # The baseline is the version a reviewer marked baseline rather than the first one asked.
     baseline_marked: bool = False
+    left_out: list[LeftOut] = field(default_factory=list)
 
     @property
     def baseline(self) -> Series | None:
@@ -258,11 +269,15 @@ def comparison_get(
     )
     picked = versions_pick(versions, chosen)
     chosen, marked = _baseline_first(chosen, picked, baseline)
+    left: dict[int, list[tuple[Run, list[str]]]] = {}
     comparison = _comparison(
         chosen,
         missing=[w for w in versions if w not in picked],
-        pooled=runs_pooled(chosen, include_invalid=include_invalid, same_hardware=same_hardware),
+        pooled=runs_pooled(
+            chosen, include_invalid=include_invalid, same_hardware=same_hardware, left_out=left
+        ),
     )
+    comparison.left_out = _left_out(comparison.series, left)
     comparison.baseline_marked = marked
     comparison.mixed_keys = mixed
     return comparison
@@ -283,14 +298,35 @@ def _baseline_first(
     return [first, *(run for run in chosen if run.id != first.id)], marked
 
 
+def _left_out(series: list[Series], left: dict[int, list[tuple[Run, list[str]]]]) -> list[LeftOut]:
+    notes = []
+    for s in series:
+        mine = left.get(s.run.id, [])
+        if mine:
+            reasons: dict[str, int] = {}
+            for _, lines in mine:
+                for line in lines:
+                    reasons[line] = reasons.get(line, 0) + 1
+            texts = [f"{line}: {n} run{'s' if n != 1 else ''}" for line, n in reasons.items()]
+            notes.append(LeftOut(label=s.label, runs=len(mine), reasons=texts))
+    return notes
+
+
 def runs_pooled(
-    runs: list[Run], *, include_invalid: bool = False, same_hardware: bool = False
+    runs: list[Run],
+    *,
+    include_invalid: bool = False,
+    same_hardware: bool = False,
+    left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
 ) -> dict[int, list[Run]]:
     """For each run, the set of runs everything its version shows is made of: itself, then
     every other run of its build under its comparability key on its own host (`same_hardware`:
     on any host whose hardware shares the key), newest first, at most MAX_POOLED_RUNS. Hosts
     with the same hardware facts share a key, so without the host a twin host's runs would
-    join unasked. One query."""
+    join unasked. A run that differs from the one standing for the version in what can move tps
+    besides the key (describe.HELD_IN_A_SET: pgbench client major, kernel, warm-up, huge pages,
+    CPU governor) stays out, recorded with its differences in `left_out` (run id -> [(run,
+    differences)]). One query."""
     pooled: dict[int, list[Run]] = {run.id: [run] for run in runs}
     if not runs:
         return pooled
@@ -301,15 +337,37 @@ def runs_pooled(
     others = Run.objects.filter(same).exclude(pk__in=[run.id for run in runs])
     if not include_invalid:
         others = others.filter(invalid=False)
-    rows = others.select_related("host").only(
-        "id", "uuid", "build_id", "comparability_key", "started_at", "job_id", "host__name"
+    rows = others.select_related("host", "host_facts").only(
+        *POOLED_COLUMNS,
+        "host__name",
+        "host_facts__kernel",
+        "host_facts__extra",
+        "host_facts__sysctl",
     )
     for other in rows.order_by("-started_at", "-id")[: MAX_POOLED_RUNS * len(runs)]:
         for run in runs:
             mine_runs = pooled[run.id]
-            if _same_set(run, other, same_hardware) and len(mine_runs) < MAX_POOLED_RUNS:
+            if not _same_set(run, other, same_hardware) or len(mine_runs) >= MAX_POOLED_RUNS:
+                continue
+            differs = held_differences(run, other)
+            if not differs:
                 mine_runs.append(other)
+            elif left_out is not None:
+                left_out.setdefault(run.id, []).append((other, differs))
     return pooled
+
+
+POOLED_COLUMNS = (
+    "id",
+    "uuid",
+    "build_id",
+    "comparability_key",
+    "started_at",
+    "job_id",
+    "host_id",
+    "pgbench_version",
+    "warmup_s",
+)
 
 
 def _same_set(run: Run, other: Run, same_hardware: bool) -> bool:

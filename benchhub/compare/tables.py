@@ -156,6 +156,7 @@ def comparison_data(comparison: Comparison, assessment: Assessment) -> dict[str,
             for s in comparison.series
         ],
         "pooled_hosts": pooled_hosts(comparison),
+        "left_out": [vars(note) for note in comparison.left_out],
         "baseline": base.label if base else None,
         "baseline_marked": comparison.baseline_marked,
         "aa": assessment.aa,

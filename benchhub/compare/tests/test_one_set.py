@@ -9,6 +9,7 @@ measured with the same repeats in another order."""
 import pytest
 
 from benchhub.compare.tests.uploads import upload
+from benchhub.testing.payloads import host_facts, result, run_payload
 
 SPREAD = (1.00, 1.01, 0.99)
 LEVELS = (1, 4)
@@ -89,3 +90,36 @@ def test_the_page_lists_each_set_and_names_the_hosts_pooled(client, twins):
     pooled = client.get(url + "&same_hardware=1").content.decode()
     assert '<strong id="pooled-hosts">bench-01, bench-02</strong>' in pooled
     assert "14.0: 6 runs on bench-01, bench-02, 2026-11-11 to 2026-11-13" in pooled
+
+
+def test_a_run_that_differs_in_what_moves_tps_is_left_out_and_said_why(
+    anon_client, client, other_agent, twins
+):
+    facts = host_facts(other_agent.host_name)
+    facts["facts"]["kernel"] = "6.8.0-40-generic"
+    payload = run_payload(
+        version="14.0",
+        host=other_agent.host_name,
+        clients=LEVELS,
+        repeats=1,
+        started_at="2026-11-14T10:00:00Z",
+        pgbench_version="16.4",
+    )
+    payload.update(host=facts, results=[result(c, 1, 2000.0 * c) for c in LEVELS])
+    response = other_agent.client.post("/api/v1/runs/", payload, format="json")
+    assert response.status_code == 201, response.content
+    body = _compare(anon_client, "bench-02")
+    # The newest run stands for 14.0; the three before it ran on another kernel and client.
+    assert len(body["series"][1]["runs"]) == 1
+    assert body["left_out"] == [
+        {
+            "label": "14.0",
+            "runs": 3,
+            "reasons": [
+                "pgbench client 15 (not 16): 3 runs",
+                "kernel 6.1.0-26-amd64 (not 6.8.0-40-generic): 3 runs",
+            ],
+        }
+    ]
+    html = client.get("/compare/?workload=select-only&host=bench-02&versions=13.3,14.0")
+    assert "3 runs of 14.0 left out, not like with like: pgbench client 15" in html.content.decode()
