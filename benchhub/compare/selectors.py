@@ -276,6 +276,7 @@ def comparison_get(
         pooled=runs_pooled(
             chosen, include_invalid=include_invalid, same_hardware=same_hardware, left_out=left
         ),
+        left_out=left,
     )
     comparison.left_out = _left_out(comparison.series, left)
     comparison.baseline_marked = marked
@@ -377,21 +378,30 @@ def _same_set(run: Run, other: Run, same_hardware: bool) -> bool:
 
 
 def pooled_levels(
-    runs: list[Run], pooled: dict[int, list[Run]]
+    runs: list[Run],
+    pooled: dict[int, list[Run]],
+    *,
+    left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
 ) -> dict[int, dict[int, LevelAggregate]]:
     """For each run, its per-level aggregates over the repeats of its whole set (runs_pooled;
     results.selectors.level_aggregate_of), so the table, the charts and the change % read the
-    runs the verdicts read. One query, whatever the sets hold."""
-    sets = {run.id: pooled.get(run.id) or [run] for run in runs}
+    runs the verdicts read. A member whose pgbench threads at a level differ from the run's at
+    that level first leaves the set (`pooled` is changed in place, the member recorded in
+    `left_out` as runs_pooled does). One query, whatever the sets hold."""
     if not runs:
         return {}
-    members = {member.id for group in sets.values() for member in group}
+    members = {member.id for run in runs for member in pooled.get(run.id) or [run]}
     rows = Result.objects.filter(run__in=members).only(
-        "run_id", "clients", "tps", "latency_avg_ms", "aborted"
+        "run_id", "clients", "threads", "tps", "latency_avg_ms", "aborted"
     )
     by_run: dict[int, list[Result]] = {}
     for row in rows:
         by_run.setdefault(row.run_id, []).append(row)
+    sets = {
+        run.id: _same_threads(run, pooled.get(run.id) or [run], by_run, left_out) for run in runs
+    }
+    if pooled:
+        pooled.update(sets)
     levels: dict[int, dict[int, LevelAggregate]] = {}
     for run in runs:
         by_level: dict[int, list[Result]] = {}
@@ -403,6 +413,30 @@ def pooled_levels(
             for clients, rows in sorted(by_level.items())
         }
     return levels
+
+
+def _same_threads(
+    run: Run,
+    members: list[Run],
+    by_run: dict[int, list[Result]],
+    left_out: dict[int, list[tuple[Run, list[str]]]] | None,
+) -> list[Run]:
+    """`members` without those whose pgbench threads at a level differ from `run`'s there."""
+    mine = {r.clients: r.threads for r in by_run.get(run.id, []) if r.threads is not None}
+    kept = []
+    for member in members:
+        differs = sorted(
+            {
+                f"threads {r.threads} at {r.clients} clients (not {mine[r.clients]})"
+                for r in by_run.get(member.id, [])
+                if r.threads is not None and mine.get(r.clients, r.threads) != r.threads
+            }
+        )
+        if not differs or member.id == run.id:
+            kept.append(member)
+        elif left_out is not None:
+            left_out.setdefault(run.id, []).append((member, differs))
+    return kept
 
 
 def run_levels(runs: list[Run]) -> dict[int, dict[int, LevelAggregate]]:
@@ -490,16 +524,22 @@ def _merged_levels(
 
 
 def _comparison(
-    runs: list[Run], *, missing: list[str], pooled: dict[int, list[Run]] | None = None
+    runs: list[Run],
+    *,
+    missing: list[str],
+    pooled: dict[int, list[Run]] | None = None,
+    left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
 ) -> Comparison:
-    # Runs named by UUID stand alone: their stored aggregates. A version's set: computed.
+    # Runs named by UUID stand alone: their stored aggregates. A version's set: computed (and
+    # narrowed to the runs of the same threads) before anything reads it.
+    pooled_at = None if pooled is None else pooled_levels(runs, pooled, left_out=left_out)
     return comparison_build(
         runs,
         missing=missing,
         levels={} if pooled is not None else run_levels(runs),
         threads=run_threads(runs),
         pooled=pooled,
-        pooled_at=pooled_levels(runs, pooled) if pooled is not None else None,
+        pooled_at=pooled_at,
     )
 
 

@@ -123,3 +123,21 @@ def test_a_run_that_differs_in_what_moves_tps_is_left_out_and_said_why(
     ]
     html = client.get("/compare/?workload=select-only&host=bench-02&versions=13.3,14.0")
     assert "3 runs of 14.0 left out, not like with like: pgbench client 15" in html.content.decode()
+
+
+def test_a_run_of_other_pgbench_threads_is_left_out(anon_client, other_agent, twins):
+    payload = run_payload(
+        version="14.0",
+        host=other_agent.host_name,
+        clients=LEVELS,
+        repeats=1,
+        started_at="2026-11-01T10:00:00Z",
+    )
+    payload["results"] = [result(c, 1, 5000.0 * c, threads=1) for c in LEVELS]
+    assert other_agent.client.post("/api/v1/runs/", payload, format="json").status_code == 201
+    body = _compare(anon_client, "bench-02")
+    assert len(body["series"][1]["runs"]) == 3
+    assert body["left_out"] == [
+        {"label": "14.0", "runs": 1, "reasons": ["threads 1 at 4 clients (not 4): 1 run"]}
+    ]
+    assert [level["repeats"] for level in body["verdicts"][0]["levels"]] == [[3, 3], [3, 3]]
