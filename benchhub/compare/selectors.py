@@ -79,6 +79,9 @@ class Series:
     # runs of its build under its comparability key (on its host, unless same_hardware), newest
     # first.
     pooled: list[Run] = field(default_factory=list)
+    # Client levels at which a repeat of the set was flagged client-bound (pgbench itself the
+    # bottleneck): there a verdict measures the client, not the server.
+    client_bound: set[int] = field(default_factory=set)
 
     @property
     def is_summary(self) -> bool:
@@ -382,17 +385,19 @@ def pooled_levels(
     pooled: dict[int, list[Run]],
     *,
     left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
+    client_bound: dict[int, set[int]] | None = None,
 ) -> dict[int, dict[int, LevelAggregate]]:
     """For each run, its per-level aggregates over the repeats of its whole set (runs_pooled;
     results.selectors.level_aggregate_of), so the table, the charts and the change % read the
     runs the verdicts read. A member whose pgbench threads at a level differ from the run's at
     that level first leaves the set (`pooled` is changed in place, the member recorded in
-    `left_out` as runs_pooled does). One query, whatever the sets hold."""
+    `left_out` as runs_pooled does). `client_bound` gets, for each run, the levels at which a
+    valid repeat of its set was flagged client-bound. One query, whatever the sets hold."""
     if not runs:
         return {}
     members = {member.id for run in runs for member in pooled.get(run.id) or [run]}
     rows = Result.objects.filter(run__in=members).only(
-        "run_id", "clients", "threads", "tps", "latency_avg_ms", "aborted"
+        "run_id", "clients", "threads", "tps", "latency_avg_ms", "aborted", "client_bound"
     )
     by_run: dict[int, list[Result]] = {}
     for row in rows:
@@ -412,6 +417,12 @@ def pooled_levels(
             clients: level_aggregate_of(run=run, clients=clients, results=rows)
             for clients, rows in sorted(by_level.items())
         }
+        if client_bound is not None:
+            client_bound[run.id] = {
+                clients
+                for clients, rows in by_level.items()
+                if any(r.client_bound for r in rows if not r.aborted)
+            }
     return levels
 
 
@@ -530,17 +541,22 @@ def _comparison(
     pooled: dict[int, list[Run]] | None = None,
     left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
 ) -> Comparison:
-    # Runs named by UUID stand alone: their stored aggregates. A version's set: computed (and
-    # narrowed to the runs of the same threads) before anything reads it.
-    pooled_at = None if pooled is None else pooled_levels(runs, pooled, left_out=left_out)
-    return comparison_build(
+    # A version's set (runs named by UUID: each run alone) is narrowed to the runs of the same
+    # threads and aggregated before anything reads it.
+    pooled = pooled if pooled is not None else {run.id: [run] for run in runs}
+    bound: dict[int, set[int]] = {}
+    pooled_at = pooled_levels(runs, pooled, left_out=left_out, client_bound=bound)
+    comparison = comparison_build(
         runs,
         missing=missing,
-        levels={} if pooled is not None else run_levels(runs),
+        levels={},
         threads=run_threads(runs),
         pooled=pooled,
         pooled_at=pooled_at,
     )
+    for series in comparison.series:
+        series.client_bound = bound.get(series.run.id, set())
+    return comparison
 
 
 @dataclass

@@ -31,6 +31,8 @@ class Cell:
     samples: int
     change_pct: float | None
     verdict: LevelRow | None = None
+    # pgbench itself was the bottleneck at this level, on this side or the baseline's.
+    client_bound: bool = False
 
 
 @dataclass
@@ -77,6 +79,7 @@ def comparison_rows(comparison: Comparison, assessment: Assessment | None = None
                         base_level.tps_median if base_level else None, level.tps_median
                     ),
                     verdict=assessment.row(series, clients) if assessment else None,
+                    client_bound=clients in series.client_bound | base.client_bound,
                 )
             )
         rows.append(Row(clients=clients, cells=cells))

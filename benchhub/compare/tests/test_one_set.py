@@ -141,3 +141,16 @@ def test_a_run_of_other_pgbench_threads_is_left_out(anon_client, other_agent, tw
         {"label": "14.0", "runs": 1, "reasons": ["threads 1 at 4 clients (not 4): 1 run"]}
     ]
     assert [level["repeats"] for level in body["verdicts"][0]["levels"]] == [[3, 3], [3, 3]]
+
+
+def test_a_client_bound_level_says_it_measures_the_client(anon_client, client, agent):
+    for version, tps in (("13.3", 1000.0), ("14.0", 1100.0)):
+        payload = run_payload(version=version, host=agent.host_name, clients=LEVELS, repeats=1)
+        payload["results"] = [
+            result(c, 1, tps * c, client_bound=(c == 4 and version == "14.0")) for c in LEVELS
+        ]
+        assert agent.client.post("/api/v1/runs/", payload, format="json").status_code == 201
+    body = _compare(anon_client, "bench-01")
+    assert [row["versions"][1]["client_bound"] for row in body["rows"]] == [False, True]
+    html = client.get("/compare/?workload=select-only&host=bench-01&versions=13.3,14.0")
+    assert html.content.decode().count("client-bound: measures the client, not the server") == 1
