@@ -18,9 +18,10 @@ from benchhub.accounts.services import (
 from benchhub.api.errors import error_response
 from benchhub.api.fields import StrictCharField
 from benchhub.api.permissions import NOT_FOR_TOKENS, IsPerson, request_person
+from benchhub.api.serializers import InSerializer
 
 
-class TokenInSerializer(serializers.Serializer):
+class TokenInSerializer(InSerializer):
     name = StrictCharField(max_length=100)
     scopes = serializers.ListField(
         child=serializers.ChoiceField(choices=PersonalToken.Scope.choices),

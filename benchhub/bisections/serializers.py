@@ -8,6 +8,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
+from benchhub.api.serializers import InSerializer
 from benchhub.bisections.decide import ChangeError, given_change
 from benchhub.bisections.models import Bisection, BisectionCommit
 from benchhub.bisections.origins import (
@@ -29,7 +30,7 @@ MAX_FILES = 100
 JOB_FIELDS = ("workload", "scale", "duration_s", "warmup_s", "config_overrides", "host")
 
 
-class BisectionInSerializer(serializers.Serializer):
+class BisectionInSerializer(InSerializer):
     """A bisection request. Started from two runs (`good_run`, `bad_run`) or a regression, the
     request needs nothing else: every field it leaves out comes from them (bisections.origins);
     otherwise recipe, good, bad, host, workload, clients and duration_s are required."""
@@ -229,7 +230,7 @@ class RangeCommitsField(serializers.Field):
         return value
 
 
-class RangeInSerializer(serializers.Serializer):
+class RangeInSerializer(InSerializer):
     attempt = StrictIntegerField(min_value=1, help_text="the attempt from the claim")
     good = StrictCharField(max_length=40, help_text="the good end, resolved: 40 hex")
     bad = StrictCharField(max_length=40, help_text="the bad end, resolved (the first commit)")

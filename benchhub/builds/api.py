@@ -18,6 +18,7 @@ from benchhub.api.permissions import (
     is_runner,
     request_person,
 )
+from benchhub.api.serializers import InSerializer
 from benchhub.builds import services
 from benchhub.builds.models import Build, Patch, Recipe
 from benchhub.builds.selectors import build_list, can_define_recipes, recipe_get, recipe_list
@@ -67,12 +68,12 @@ class BuildsView(APIView):
 # --- recipes ---------------------------------------------------------------------------------
 
 
-class PatchInlineInSerializer(serializers.Serializer):
+class PatchInlineInSerializer(InSerializer):
     name = StrictCharField(max_length=100)
     text = StrictCharField(max_length=MAX_INLINE_PATCH_CHARS)
 
 
-class RecipeInSerializer(serializers.Serializer):
+class RecipeInSerializer(InSerializer):
     name = StrictCharField(max_length=100)
     base = StrictCharField(max_length=100, required=False, allow_blank=True, default="")
     description = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
@@ -163,7 +164,7 @@ class RecipeDetailView(APIView):
         return Response(RecipeOutSerializer(recipe).data)
 
 
-class PatchUploadInSerializer(serializers.Serializer):
+class PatchUploadInSerializer(InSerializer):
     file = serializers.FileField(
         max_length=100, allow_empty_file=False, help_text="the patch (multipart upload)"
     )

@@ -9,8 +9,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from benchhub.builds.provenance import build_facts
+from benchhub.builds.versions import VersionError, version_major
 from benchhub.configs.hashing import settings_diff
-from benchhub.hosts.tuning import host_tuning, tuning_differences, tuning_digest
+from benchhub.hosts.tuning import (
+    EXTRA_ITEMS,
+    NOT_RECORDED,
+    host_tuning,
+    tuning_differences,
+    tuning_digest,
+)
 from benchhub.results.models import Run
 
 if TYPE_CHECKING:
@@ -96,6 +103,38 @@ ASPECTS: list[tuple[str, Any]] = [
     ("threads", lambda r, s: ", ".join(map(str, s.threads)) or "unknown"),
     ("source", lambda r, s: r.source),
 ]
+
+
+def client_major(run: Run) -> str:
+    """The major of the pgbench client that measured the run ("15.19" -> "15")."""
+    try:
+        return version_major(run.pgbench_version) if run.pgbench_version else "unknown"
+    except VersionError:
+        return run.pgbench_version
+
+
+# What can move tps besides the version and is not in the comparability key (the key holds the
+# hardware, configuration, workload, scale and length): the runs of one version's set agree on
+# each, or the run is left out of the set. (name, value of a run).
+HELD_IN_A_SET: list[tuple[str, Any]] = [
+    ("pgbench client", client_major),
+    ("kernel", lambda r: r.host_facts.kernel or "unknown"),
+    ("warm-up", warmup_text),
+    *(
+        (label, lambda r, label=label: host_tuning(r.host_facts).get(label, NOT_RECORDED))
+        for label, _ in EXTRA_ITEMS
+    ),
+]
+
+
+def held_differences(run: Run, other: Run) -> list[str]:
+    """What `other` differs in from `run` among HELD_IN_A_SET, each as `name other (run)`."""
+    lines = []
+    for name, value in HELD_IN_A_SET:
+        mine, theirs = value(run), value(other)
+        if mine != theirs:
+            lines.append(f"{name} {theirs} (not {mine})")
+    return lines
 
 
 def build_text(facts: dict[str, str]) -> str:

@@ -134,9 +134,7 @@ def experiment_index() -> dict[str, list[Ran]]:
     """Experiment id -> the hosts with valid aggregated runs of its workloads. One query."""
     entries = {entry: e.id for e in EXPERIMENTS for entry in e.catalog_entries}
     rows = (
-        Run.objects.filter(
-            invalid=False, aggregated_at__isnull=False, workload__catalog_entry__in=entries
-        )
+        Run.objects.filter(invalid=False, workload__catalog_entry__in=entries)
         .values_list("workload__catalog_entry", "host__name", "build__version", "workload__name")
         .order_by("host__name", "build__sort_key", "build__version", "workload__name")
         .distinct()[:MAX_INDEX_ROWS]
@@ -160,7 +158,6 @@ def experiment_newest_host(*, experiment: str) -> str | None:
     return (
         Run.objects.filter(
             invalid=False,
-            aggregated_at__isnull=False,
             workload__catalog_entry__in=chosen.catalog_entries,
         )
         .order_by("-started_at", "-id")
@@ -211,7 +208,6 @@ def experiment_get(
             versions_q(versions),
             host=chosen,
             workload__catalog_entry__in=chosen_experiment.catalog_entries,
-            aggregated_at__isnull=False,
         )
         # DISTINCT ON keeps the newest run of each (workload, version), as ORDER BY puts it first.
         .order_by("workload_id", "build__version", "-started_at", "-id")

@@ -75,7 +75,8 @@ def run_mean(
 ) -> RunMean:
     """The RunMean of one repeat from its steady-state per-second `samples` (same unit as
     `overall`), falling back to `overall` (pgbench's figure for the whole run) when there are
-    fewer than MIN_SECONDS samples. Deterministic for a given seed.
+    fewer than MIN_SECONDS samples. Deterministic for a given seed. With `replicates` 0 the
+    block bootstrap (the slow part) is left out: `within_se` and `block` are 0 until it runs.
 
     Raises ValueError for a non-finite sample, or when neither gives a positive value.
     """
@@ -89,6 +90,8 @@ def run_mean(
     mean = float(values.mean())
     if np.ptp(values) == 0:
         return RunMean(value=mean, seconds=int(values.size), block=1)
+    if replicates == 0:
+        return RunMean(value=mean, seconds=int(values.size))
     block = block_length(values)
     bootstrap = CircularBlockBootstrap(block, values, seed=np.random.default_rng(seed))
     means = bootstrap.apply(np.mean, replicates)
@@ -135,14 +138,18 @@ def repeat(
     latency_ms: float | None = None,
     latency_samples: Sequence[float] | np.ndarray = (),
     seed: int = 0,
+    replicates: int = WITHIN_REPLICATES,
 ) -> Repeat:
     """A Repeat from what pgbench reports: overall tps and latency (ms), and the per-second
-    samples of the steady-state window. Latency is left out when neither is given."""
+    samples of the steady-state window. Latency is left out when neither is given.
+    `replicates`: of each mean's block bootstrap (0: none, see run_mean)."""
     has_latency = latency_ms is not None or len(latency_samples) >= MIN_SECONDS
     return Repeat(
-        tps=run_mean(overall=tps, samples=tps_samples, seed=seed),
+        tps=run_mean(overall=tps, samples=tps_samples, seed=seed, replicates=replicates),
         latency=(
-            run_mean(overall=latency_ms, samples=latency_samples, seed=seed + 1)
+            run_mean(
+                overall=latency_ms, samples=latency_samples, seed=seed + 1, replicates=replicates
+            )
             if has_latency
             else None
         ),

@@ -6,10 +6,12 @@ version: the newest (by `started_at`) aggregated run of that version matching th
 host (or hardware fingerprint) under the comparability key most versions share, leaving out runs
 marked invalid unless asked for; a version with no run under that key takes its newest, and the
 comparison says it mixes keys. Older runs of the same version are history (see `history_get`),
-not repeats: repeats live inside a run. The verdicts pool the repeats of every aggregated run of
-that run's build under its comparability key (the same host hardware, configuration, workload,
-scale and length), so more repeats queued later ("settle it") join the comparison; a comparison
-of runs named by UUID pools nothing. The baseline is the first version, unless another version's
+not repeats: repeats live inside a run. Each version is one set of runs: that run and every run
+of its build under its comparability key (the same host hardware, configuration, workload,
+scale and length) on the same host, or on any host of that hardware when `same_hardware` asks,
+so more repeats queued later ("settle it") join the comparison. The per-level numbers, the
+change % and the verdicts are all made of that set; a comparison of runs named by UUID pools
+nothing. The baseline is the first version, unless another version's
 run is marked baseline (review) or the `baseline` parameter names one.
 
 Both selectors run a fixed number of SQL queries whatever the number of runs stored: one per
@@ -25,11 +27,11 @@ from typing import Any
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from benchhub.builds.versions import PATCH_MARK, VersionError, version_parse
-from benchhub.compare.describe import Difference, differences, series_labels
+from benchhub.compare.describe import Difference, differences, held_differences, series_labels
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
-from benchhub.results.selectors import RUN_RELATIONS
+from benchhub.results.selectors import RUN_RELATIONS, level_aggregate_of
 from benchhub.workloads.models import Workload
 
 RUN_DEFERRED = (
@@ -73,9 +75,13 @@ class Series:
     run: Run
     levels: dict[int, LevelAggregate]
     threads: list[int]
-    # The runs whose repeats the verdicts pool: `run` first, then the other runs of its build
-    # under its comparability key, newest first.
+    # The set of runs everything shown for the version is made of: `run` first, then the other
+    # runs of its build under its comparability key (on its host, unless same_hardware), newest
+    # first.
     pooled: list[Run] = field(default_factory=list)
+    # Client levels at which a repeat of the set was flagged client-bound (pgbench itself the
+    # bottleneck): there a verdict measures the client, not the server.
+    client_bound: set[int] = field(default_factory=set)
 
     @property
     def is_summary(self) -> bool:
@@ -92,6 +98,16 @@ class PartialNote:
     completed: list[int]
 
 
+@dataclass(frozen=True)
+class LeftOut:
+    """Runs of a version's build under its key that its set leaves out, and why: they differ
+    from the run that stands for the version in what can move tps (describe.HELD_IN_A_SET)."""
+
+    label: str
+    runs: int
+    reasons: list[str]
+
+
 @dataclass
 class Comparison:
     series: list[Series]
@@ -104,6 +120,7 @@ class Comparison:
     mixed_keys: list[str] = field(default_factory=list)
     # The baseline is the version a reviewer marked baseline rather than the first one asked.
     baseline_marked: bool = False
+    left_out: list[LeftOut] = field(default_factory=list)
 
     @property
     def baseline(self) -> Series | None:
@@ -137,9 +154,7 @@ def _runs_for_versions(
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
         raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
-    runs = runs_compared(include_invalid).filter(
-        versions_q(versions), workload__name=workload, aggregated_at__isnull=False
-    )
+    runs = runs_compared(include_invalid).filter(versions_q(versions), workload__name=workload)
     if same_hardware and chosen.current_facts is not None:
         runs = runs.filter(host_facts__fingerprint=chosen.current_facts.fingerprint)
     else:
@@ -257,11 +272,16 @@ def comparison_get(
     )
     picked = versions_pick(versions, chosen)
     chosen, marked = _baseline_first(chosen, picked, baseline)
+    left: dict[int, list[tuple[Run, list[str]]]] = {}
     comparison = _comparison(
         chosen,
         missing=[w for w in versions if w not in picked],
-        pooled=runs_pooled(chosen, include_invalid=include_invalid),
+        pooled=runs_pooled(
+            chosen, include_invalid=include_invalid, same_hardware=same_hardware, left_out=left
+        ),
+        left_out=left,
     )
+    comparison.left_out = _left_out(comparison.series, left)
     comparison.baseline_marked = marked
     comparison.mixed_keys = mixed
     return comparison
@@ -282,32 +302,152 @@ def _baseline_first(
     return [first, *(run for run in chosen if run.id != first.id)], marked
 
 
-def runs_pooled(runs: list[Run], *, include_invalid: bool = False) -> dict[int, list[Run]]:
-    """For each run, the runs whose repeats its verdicts pool: itself, then every other
-    aggregated run of its build under its comparability key, newest first, at most
-    MAX_POOLED_RUNS. One query."""
+def _left_out(series: list[Series], left: dict[int, list[tuple[Run, list[str]]]]) -> list[LeftOut]:
+    notes = []
+    for s in series:
+        mine = left.get(s.run.id, [])
+        if mine:
+            reasons: dict[str, int] = {}
+            for _, lines in mine:
+                for line in lines:
+                    reasons[line] = reasons.get(line, 0) + 1
+            texts = [f"{line}: {n} run{'s' if n != 1 else ''}" for line, n in reasons.items()]
+            notes.append(LeftOut(label=s.label, runs=len(mine), reasons=texts))
+    return notes
+
+
+def runs_pooled(
+    runs: list[Run],
+    *,
+    include_invalid: bool = False,
+    same_hardware: bool = False,
+    left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
+) -> dict[int, list[Run]]:
+    """For each run, the set of runs everything its version shows is made of: itself, then
+    every other run of its build under its comparability key on its own host (`same_hardware`:
+    on any host whose hardware shares the key), newest first, at most MAX_POOLED_RUNS. Hosts
+    with the same hardware facts share a key, so without the host a twin host's runs would
+    join unasked. A run that differs from the one standing for the version in what can move tps
+    besides the key (describe.HELD_IN_A_SET: pgbench client major, kernel, warm-up, huge pages,
+    CPU governor) stays out, recorded with its differences in `left_out` (run id -> [(run,
+    differences)]). One query."""
     pooled: dict[int, list[Run]] = {run.id: [run] for run in runs}
     if not runs:
         return pooled
     same = Q()
     for run in runs:
-        same |= Q(build_id=run.build_id, comparability_key=run.comparability_key)
-    others = Run.objects.filter(same, aggregated_at__isnull=False).exclude(
-        pk__in=[run.id for run in runs]
-    )
+        mine = Q(build_id=run.build_id, comparability_key=run.comparability_key)
+        same |= mine if same_hardware else mine & Q(host_id=run.host_id)
+    others = Run.objects.filter(same).exclude(pk__in=[run.id for run in runs])
     if not include_invalid:
         others = others.filter(invalid=False)
-    rows = others.only("id", "uuid", "build_id", "comparability_key", "started_at", "job_id")
+    rows = others.select_related("host", "host_facts").only(
+        *POOLED_COLUMNS,
+        "host__name",
+        "host_facts__kernel",
+        "host_facts__extra",
+        "host_facts__sysctl",
+    )
     for other in rows.order_by("-started_at", "-id")[: MAX_POOLED_RUNS * len(runs)]:
         for run in runs:
-            mine = pooled[run.id]
-            same_series = (other.build_id, other.comparability_key) == (
-                run.build_id,
-                run.comparability_key,
-            )
-            if same_series and len(mine) < MAX_POOLED_RUNS:
-                mine.append(other)
+            mine_runs = pooled[run.id]
+            if not _same_set(run, other, same_hardware) or len(mine_runs) >= MAX_POOLED_RUNS:
+                continue
+            differs = held_differences(run, other)
+            if not differs:
+                mine_runs.append(other)
+            elif left_out is not None:
+                left_out.setdefault(run.id, []).append((other, differs))
     return pooled
+
+
+POOLED_COLUMNS = (
+    "id",
+    "uuid",
+    "build_id",
+    "comparability_key",
+    "started_at",
+    "job_id",
+    "host_id",
+    "pgbench_version",
+    "warmup_s",
+)
+
+
+def _same_set(run: Run, other: Run, same_hardware: bool) -> bool:
+    if (other.build_id, other.comparability_key) != (run.build_id, run.comparability_key):
+        return False
+    return same_hardware or other.host_id == run.host_id
+
+
+def pooled_levels(
+    runs: list[Run],
+    pooled: dict[int, list[Run]],
+    *,
+    left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
+    client_bound: dict[int, set[int]] | None = None,
+) -> dict[int, dict[int, LevelAggregate]]:
+    """For each run, its per-level aggregates over the repeats of its whole set (runs_pooled;
+    results.selectors.level_aggregate_of), so the table, the charts and the change % read the
+    runs the verdicts read. A member whose pgbench threads at a level differ from the run's at
+    that level first leaves the set (`pooled` is changed in place, the member recorded in
+    `left_out` as runs_pooled does). `client_bound` gets, for each run, the levels at which a
+    valid repeat of its set was flagged client-bound. One query, whatever the sets hold."""
+    if not runs:
+        return {}
+    members = {member.id for run in runs for member in pooled.get(run.id) or [run]}
+    rows = Result.objects.filter(run__in=members).only(
+        "run_id", "clients", "threads", "tps", "latency_avg_ms", "aborted", "client_bound"
+    )
+    by_run: dict[int, list[Result]] = {}
+    for row in rows:
+        by_run.setdefault(row.run_id, []).append(row)
+    sets = {
+        run.id: _same_threads(run, pooled.get(run.id) or [run], by_run, left_out) for run in runs
+    }
+    if pooled:
+        pooled.update(sets)
+    levels: dict[int, dict[int, LevelAggregate]] = {}
+    for run in runs:
+        by_level: dict[int, list[Result]] = {}
+        for member in sets[run.id]:
+            for row in by_run.get(member.id, []):
+                by_level.setdefault(row.clients, []).append(row)
+        levels[run.id] = {
+            clients: level_aggregate_of(run=run, clients=clients, results=rows)
+            for clients, rows in sorted(by_level.items())
+        }
+        if client_bound is not None:
+            client_bound[run.id] = {
+                clients
+                for clients, rows in by_level.items()
+                if any(r.client_bound for r in rows if not r.aborted)
+            }
+    return levels
+
+
+def _same_threads(
+    run: Run,
+    members: list[Run],
+    by_run: dict[int, list[Result]],
+    left_out: dict[int, list[tuple[Run, list[str]]]] | None,
+) -> list[Run]:
+    """`members` without those whose pgbench threads at a level differ from `run`'s there."""
+    mine = {r.clients: r.threads for r in by_run.get(run.id, []) if r.threads is not None}
+    kept = []
+    for member in members:
+        differs = sorted(
+            {
+                f"threads {r.threads} at {r.clients} clients (not {mine[r.clients]})"
+                for r in by_run.get(member.id, [])
+                if r.threads is not None and mine.get(r.clients, r.threads) != r.threads
+            }
+        )
+        if not differs or member.id == run.id:
+            kept.append(member)
+        elif left_out is not None:
+            left_out.setdefault(run.id, []).append((member, differs))
+    return kept
 
 
 def run_levels(runs: list[Run]) -> dict[int, dict[int, LevelAggregate]]:
@@ -339,16 +479,19 @@ def comparison_build(
     levels: dict[int, dict[int, LevelAggregate]],
     threads: dict[int, list[int]],
     pooled: dict[int, list[Run]] | None = None,
+    pooled_at: dict[int, dict[int, LevelAggregate]] | None = None,
 ) -> Comparison:
     """A Comparison of `runs` (baseline first) from aggregates and threads already read
     (run_levels, run_threads), so several comparisons can share their queries. With `pooled`
-    (runs_pooled), a level the run lacks takes the newest pooled run's aggregate."""
+    (runs_pooled) and `pooled_at` (pooled_levels), a run that pools others shows the aggregates
+    of its whole set."""
     pooled = pooled or {run.id: [run] for run in runs}
+    pooled_at = pooled_at or {}
     series = [
         Series(
             label=label,
             run=run,
-            levels=_merged_levels(pooled[run.id], levels),
+            levels=pooled_at.get(run.id) or _merged_levels(pooled[run.id], levels),
             threads=threads[run.id],
             pooled=pooled[run.id],
         )
@@ -392,16 +535,28 @@ def _merged_levels(
 
 
 def _comparison(
-    runs: list[Run], *, missing: list[str], pooled: dict[int, list[Run]] | None = None
+    runs: list[Run],
+    *,
+    missing: list[str],
+    pooled: dict[int, list[Run]] | None = None,
+    left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
 ) -> Comparison:
-    every = [run for group in (pooled or {}).values() for run in group] or runs
-    return comparison_build(
+    # A version's set (runs named by UUID: each run alone) is narrowed to the runs of the same
+    # threads and aggregated before anything reads it.
+    pooled = pooled if pooled is not None else {run.id: [run] for run in runs}
+    bound: dict[int, set[int]] = {}
+    pooled_at = pooled_levels(runs, pooled, left_out=left_out, client_bound=bound)
+    comparison = comparison_build(
         runs,
         missing=missing,
-        levels=run_levels(every),
+        levels={},
         threads=run_threads(runs),
         pooled=pooled,
+        pooled_at=pooled_at,
     )
+    for series in comparison.series:
+        series.client_bound = bound.get(series.run.id, set())
+    return comparison
 
 
 @dataclass

@@ -31,6 +31,8 @@ class Cell:
     samples: int
     change_pct: float | None
     verdict: LevelRow | None = None
+    # pgbench itself was the bottleneck at this level, on this side or the baseline's.
+    client_bound: bool = False
 
 
 @dataclass
@@ -77,6 +79,7 @@ def comparison_rows(comparison: Comparison, assessment: Assessment | None = None
                         base_level.tps_median if base_level else None, level.tps_median
                     ),
                     verdict=assessment.row(series, clients) if assessment else None,
+                    client_bound=clients in series.client_bound | base.client_bound,
                 )
             )
         rows.append(Row(clients=clients, cells=cells))
@@ -148,12 +151,15 @@ def comparison_data(comparison: Comparison, assessment: Assessment) -> dict[str,
                 "version": s.run.build.version,
                 "run": str(s.run.uuid),
                 "pooled_runs": [str(r.uuid) for r in s.pooled or [s.run]],
+                "runs": [_run_data(r) for r in s.pooled or [s.run]],
                 "source": s.run.source,
                 "invalid": s.run.invalid,
                 "measured_on": measured_on(s.run),
             }
             for s in comparison.series
         ],
+        "pooled_hosts": pooled_hosts(comparison),
+        "left_out": [vars(note) for note in comparison.left_out],
         "baseline": base.label if base else None,
         "baseline_marked": comparison.baseline_marked,
         "aa": assessment.aa,
@@ -187,6 +193,37 @@ def comparison_data(comparison: Comparison, assessment: Assessment) -> dict[str,
         "summary": [vars(s) for s in comparison_summary(comparison, assessment)],
         "verdicts": [_version_data(v) for v in assessment.versions],
         "noise": assessment.noise_text,
+    }
+
+
+def set_lines(comparison: Comparison) -> list[str]:
+    """Each version's set of runs in a sentence: how many, on which hosts, from which jobs,
+    over which dates (`13.3: 3 runs on bench-02 (jobs 4, 7), 2026-11-12 to 2026-11-13`)."""
+    lines = []
+    for s in comparison.series:
+        runs = s.pooled or [s.run]
+        hosts = sorted({r.host.name for r in runs})
+        jobs = sorted({r.job_id for r in runs if r.job_id is not None})
+        days = sorted({r.started_at.date().isoformat() for r in runs})
+        text = f"{s.label}: {len(runs)} run{'s' if len(runs) != 1 else ''} on {', '.join(hosts)}"
+        if jobs:
+            text += f" (job{'s' if len(jobs) != 1 else ''} {', '.join(map(str, jobs[:10]))})"
+        text += f", {days[0]}" + (f" to {days[-1]}" if len(days) > 1 else "")
+        lines.append(text)
+    return lines
+
+
+def pooled_hosts(comparison: Comparison) -> list[str]:
+    """The hosts whose runs the comparison's sets hold, by name."""
+    return sorted({r.host.name for s in comparison.series for r in s.pooled or [s.run]})
+
+
+def _run_data(run: Run) -> dict[str, Any]:
+    return {
+        "uuid": str(run.uuid),
+        "host": run.host.name,
+        "job": run.job_id,
+        "started_at": run.started_at.isoformat(),
     }
 
 

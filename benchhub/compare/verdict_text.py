@@ -59,10 +59,16 @@ def _values_text(repeats: tuple[int, int], seconds: Sequence[int], blocks: Seque
     measured = [s for s in seconds if s]
     if not measured:
         return f"Each run counts as one value, pgbench's overall tps; {runs}."
-    block = statistics.median(b for b in blocks if b)
+    bootstrapped = [b for b in blocks if b]
+    # A run just uploaded has its means; the bootstrap of their noise follows in the worker.
+    noise = (
+        f"their noise from a block bootstrap, blocks of {statistics.median(bootstrapped):.0f} s"
+        if bootstrapped
+        else "their noise within the run not yet computed"
+    )
     how = (
         f"the mean of its steady-state seconds (median {statistics.median(measured):.0f} s; "
-        f"their noise from a block bootstrap, blocks of {block:.0f} s)"
+        f"{noise})"
     )
     if len(measured) < len(seconds):
         how += ", or pgbench's overall tps without per-second samples"

@@ -22,6 +22,8 @@ from benchhub.compare.tables import (
     comparison_summary,
     history_rows,
     measured_on,
+    pooled_hosts,
+    set_lines,
 )
 from benchhub.compare.why import why_get
 from benchhub.dashboard import charts, query
@@ -90,6 +92,8 @@ def _comparison_context(
             zip(comparison.series, comparison_summary(comparison, assessment), strict=True)
         ),
         "captions": captions(comparison),
+        "set_lines": set_lines(comparison),
+        "pooled_hosts": pooled_hosts(comparison),
         "tps_figure": charts.tps_figure(comparison, title=f"tps: {title}"),
         "latency_figure": charts.latency_figure(comparison, title=f"latency: {title}"),
         "permalink": permalink,

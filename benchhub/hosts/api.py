@@ -15,6 +15,7 @@ from rest_framework.views import APIView
 
 from benchhub.api.fields import StrictCharField, StrictIntegerField
 from benchhub.api.permissions import IsPerson, IsRunner, request_person
+from benchhub.api.serializers import InSerializer
 from benchhub.hosts.access import host_grant_check
 from benchhub.hosts.authentication import request_runner_token
 from benchhub.hosts.models import Host, HostFacts, HostGrant
@@ -61,7 +62,7 @@ class HostsView(APIView):
         return Response(HostOutSerializer(host_list(), many=True).data)
 
 
-class SetAsideRunInSerializer(serializers.Serializer):
+class SetAsideRunInSerializer(InSerializer):
     """One run the agent's spool set aside, with the server's answer to it."""
 
     run_uuid = StrictCharField(max_length=36)
@@ -86,7 +87,7 @@ class SetAsideRunInSerializer(serializers.Serializer):
         return value
 
 
-class HostSpoolReportInSerializer(serializers.Serializer):
+class HostSpoolReportInSerializer(InSerializer):
     set_aside = SetAsideRunInSerializer(many=True, max_length=50)  # type: ignore[call-arg]
 
 
@@ -107,7 +108,7 @@ class HostSpoolReportView(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class GrantInSerializer(serializers.Serializer):
+class GrantInSerializer(InSerializer):
     user = serializers.SlugRelatedField(
         slug_field="username",
         queryset=get_user_model().objects.all(),

@@ -17,6 +17,7 @@ from benchhub.api.fields import (
     StrictIntegerField,
     StringMapField,
 )
+from benchhub.api.serializers import InSerializer
 from benchhub.builds.selectors import recipe_names_among
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.models import Host
@@ -65,7 +66,7 @@ def _check_version(value: str) -> str:
     return value.strip()
 
 
-class JobInSerializer(serializers.Serializer):
+class JobInSerializer(InSerializer):
     versions = serializers.ListField(
         child=StrictCharField(max_length=100, validators=[_check_version]),
         min_length=1,
@@ -262,7 +263,7 @@ def _builds_without_recipe(versions: list[str]) -> list[str]:
     return [v for v in builds if v.strip().lower() not in recipes]
 
 
-class HeartbeatInSerializer(serializers.Serializer):
+class HeartbeatInSerializer(InSerializer):
     progress = serializers.DictField(required=False, default=dict)
     attempt = _attempt_field()
 
@@ -278,7 +279,7 @@ class HeartbeatInSerializer(serializers.Serializer):
         return value
 
 
-class FinishInSerializer(serializers.Serializer):
+class FinishInSerializer(InSerializer):
     outcome = serializers.ChoiceField(choices=[Job.State.DONE, Job.State.FAILED])
     attempt = _attempt_field()
     stage = StrictCharField(max_length=STAGE_MAX, required=False, allow_blank=True, default="")
@@ -290,7 +291,7 @@ class FinishInSerializer(serializers.Serializer):
         return attrs
 
 
-class ReleaseInSerializer(serializers.Serializer):
+class ReleaseInSerializer(InSerializer):
     attempt = _attempt_field()
     reason = StrictCharField(
         max_length=2000, required=False, allow_blank=True, default="the agent stopped"
@@ -394,7 +395,7 @@ class JobDetailOutSerializer(JobOutSerializer):
         }
 
 
-class ScheduleInSerializer(serializers.Serializer):
+class ScheduleInSerializer(InSerializer):
     name = StrictCharField(max_length=200)
     crontab = StrictCharField(max_length=100)
     template = JobInSerializer()

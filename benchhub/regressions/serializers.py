@@ -6,6 +6,7 @@ from typing import Any
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField
+from benchhub.api.serializers import InSerializer
 from benchhub.regressions.models import (
     MAX_NOTE,
     MAX_WEBHOOK_URL,
@@ -25,7 +26,7 @@ class RegressionQuerySerializer(serializers.Serializer):
     clients = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
 
 
-class StateInSerializer(serializers.Serializer):
+class StateInSerializer(InSerializer):
     state = serializers.ChoiceField(choices=Regression.State.choices)
     note = StrictCharField(max_length=MAX_NOTE, required=False, allow_blank=True, default="")
 
@@ -92,7 +93,7 @@ class RegressionDetailOutSerializer(RegressionOutSerializer):
         return RegressionEventOutSerializer(self.context["events"], many=True).data
 
 
-class SubscriptionInSerializer(serializers.Serializer):
+class SubscriptionInSerializer(InSerializer):
     host = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
     workload = StrictCharField(max_length=200, required=False, allow_blank=True, default="")
 
@@ -106,7 +107,7 @@ class SubscriptionOutSerializer(serializers.ModelSerializer):
         fields = ["id", "host", "workload", "created_at"]
 
 
-class WebhookInSerializer(serializers.Serializer):
+class WebhookInSerializer(InSerializer):
     # A plain string: the service checks scheme, host and length and names the field.
     url = StrictCharField(max_length=MAX_WEBHOOK_URL)
 

@@ -11,6 +11,7 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
+from benchhub.api.serializers import InSerializer
 from benchhub.workloads.models import Workload
 
 MAX_OUTPUTS = 1000
@@ -37,7 +38,7 @@ class ColumnReferenceField(serializers.Field):
         return value
 
 
-class ImportOutputInSerializer(serializers.Serializer):
+class ImportOutputInSerializer(InSerializer):
     text = StrictCharField(max_length=10_000_000, help_text="one pgbench output, as pasted")
     name = StrictCharField(required=False, allow_blank=True, max_length=200)
     clients = StrictIntegerField(
@@ -48,7 +49,7 @@ class ImportOutputInSerializer(serializers.Serializer):
     )
 
 
-class ImportOutputsInSerializer(serializers.Serializer):
+class ImportOutputsInSerializer(InSerializer):
     host = StrictCharField(max_length=200)
     version = StrictCharField(
         required=False, allow_blank=True, max_length=100, help_text="else the outputs' banner"
@@ -68,14 +69,14 @@ class ImportOutputsInSerializer(serializers.Serializer):
     note = StrictCharField(required=False, allow_blank=True, max_length=2000)
 
 
-class ImportColumnInSerializer(serializers.Serializer):
+class ImportColumnInSerializer(InSerializer):
     column = ColumnReferenceField()
     version = StrictCharField(
         required=False, allow_blank=True, max_length=100, help_text="else read from the header"
     )
 
 
-class ImportSummaryInSerializer(serializers.Serializer):
+class ImportSummaryInSerializer(InSerializer):
     table = StrictCharField(max_length=1_000_000, help_text="the table as published")
     host = StrictCharField(max_length=200, help_text="a name for the machine the table was made on")
     clients_column = ColumnReferenceField(required=False, allow_null=True)

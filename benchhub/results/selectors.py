@@ -6,6 +6,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
+from benchhub.results.aggregates import summarize
 from benchhub.results.models import LevelAggregate, ProgressSample, Result, ResultEvidence, Run
 
 RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
@@ -134,4 +135,33 @@ def run_dimensions() -> RunDimensions:
         hosts=sorted({h for _, h, _ in measured}),
         versions=list(dict.fromkeys(v for _, _, v in measured)),
         measured=measured,
+    )
+
+
+def level_aggregate_of(*, run: Run, clients: int, results: list[Result]) -> LevelAggregate:
+    """The (unsaved) LevelAggregate of `results` at one client level, filed under `run`:
+    aborted results counted and left out of every statistic. `results` need clients, tps,
+    latency_avg_ms and aborted; they may come from several runs (a comparison's pooled set)."""
+    valid = [r for r in results if not r.aborted]
+    tps = summarize([r.tps for r in valid if r.tps is not None])
+    latency = summarize([r.latency_avg_ms for r in valid if r.latency_avg_ms is not None])
+    return LevelAggregate(
+        run=run,
+        clients=clients,
+        comparability_key=run.comparability_key,
+        host_id=run.host_id,
+        build_id=run.build_id,
+        workload_id=run.workload_id,
+        samples=len(valid),
+        aborted=len(results) - len(valid),
+        tps_median=tps.median,
+        tps_mean=tps.mean,
+        tps_stddev=tps.stddev,
+        tps_min=tps.minimum,
+        tps_max=tps.maximum,
+        latency_median_ms=latency.median,
+        latency_mean_ms=latency.mean,
+        latency_stddev_ms=latency.stddev,
+        latency_min_ms=latency.minimum,
+        latency_max_ms=latency.maximum,
     )

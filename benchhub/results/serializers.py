@@ -23,6 +23,7 @@ from benchhub.api.fields import (
     StrictIntegerField,
     StringMapField,
 )
+from benchhub.api.serializers import InSerializer
 from benchhub.builds.models import Build
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.api import HostFactsOutSerializer
@@ -233,7 +234,7 @@ TELEMETRY_SPEC = {
 }
 
 
-class FactsSerializer(serializers.Serializer):
+class FactsSerializer(InSerializer):
     cpu_model = StrictCharField(max_length=300, required=False, allow_blank=True)
     sockets = StrictIntegerField(min_value=1, required=False, allow_null=True)
     cores = StrictIntegerField(min_value=1, required=False, allow_null=True)
@@ -249,7 +250,7 @@ class FactsSerializer(serializers.Serializer):
     virtualization = StrictCharField(max_length=100, required=False, allow_blank=True)
 
 
-class HostInSerializer(serializers.Serializer):
+class HostInSerializer(InSerializer):
     name = StrictCharField(validators=[check_name])
     facts = FactsSerializer(required=False, default=dict)
     lscpu = StrictCharField(max_length=200000, required=False, allow_blank=True, default="")
@@ -260,7 +261,7 @@ class HostInSerializer(serializers.Serializer):
 MAX_PROVENANCE_CHARS = 100_000
 
 
-class BuildInSerializer(serializers.Serializer):
+class BuildInSerializer(InSerializer):
     version = StrictCharField(max_length=100)
     commit = StrictCharField(max_length=40, required=False, allow_blank=True, default="")
     configure_flags = StrictCharField(max_length=5000, required=False, allow_blank=True, default="")
@@ -294,7 +295,7 @@ class BuildInSerializer(serializers.Serializer):
         return value.lower()
 
 
-class ConfigurationInSerializer(serializers.Serializer):
+class ConfigurationInSerializer(InSerializer):
     settings = StringMapField()
     sources = StringMapField(required=False, default=dict)
     overrides = StringMapField(required=False, default=dict)
@@ -312,7 +313,7 @@ class ConfigurationInSerializer(serializers.Serializer):
         return attrs
 
 
-class InitInSerializer(serializers.Serializer):
+class InitInSerializer(InSerializer):
     output = StrictCharField(max_length=1_000_000, required=False, allow_blank=True, default="")
     timings = serializers.DictField(
         child=StrictFloatField(min_value=0), required=False, default=dict
@@ -329,7 +330,7 @@ def errors_field() -> serializers.ListField:
     )
 
 
-class StreamResultInSerializer(serializers.Serializer):
+class StreamResultInSerializer(InSerializer):
     name = StrictCharField(max_length=50)
     role = serializers.ChoiceField(choices=["measured", "background"])
     processes = StrictIntegerField(min_value=1, default=1)
@@ -352,7 +353,7 @@ class StreamResultInSerializer(serializers.Serializer):
     raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
 
 
-class ResultInSerializer(serializers.Serializer):
+class ResultInSerializer(InSerializer):
     clients = StrictIntegerField(min_value=1)
     repeat = StrictIntegerField(min_value=1, default=1)
     threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
@@ -414,7 +415,7 @@ class ResultInSerializer(serializers.Serializer):
         return attrs
 
 
-class StoppedInSerializer(serializers.Serializer):
+class StoppedInSerializer(InSerializer):
     """Where and why a partial run's sweep stopped."""
 
     stage = StrictCharField(max_length=100)
@@ -422,12 +423,12 @@ class StoppedInSerializer(serializers.Serializer):
     clients = StrictIntegerField(min_value=1, help_text="the client level that failed")
 
 
-class JobRefSerializer(serializers.Serializer):
+class JobRefSerializer(InSerializer):
     id = StrictIntegerField(min_value=1)
     attempt = StrictIntegerField(min_value=1)
 
 
-class RunUploadSerializer(serializers.Serializer):
+class RunUploadSerializer(InSerializer):
     run_uuid = serializers.UUIDField()
     job = JobRefSerializer(required=False, help_text="the job and attempt this run belongs to")
     host = HostInSerializer()

@@ -9,7 +9,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchhub.builds.services import build_get_or_create
-from benchhub.compare.repeats import Repeat, steady_state
+from benchhub.compare.repeats import WITHIN_REPLICATES, Repeat, steady_state
 from benchhub.compare.repeats import repeat as repeat_from_samples
 from benchhub.configs.services import config_get_or_create
 from benchhub.digests import json_digest
@@ -17,7 +17,6 @@ from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.jobs.services import job_upload_check
-from benchhub.results.aggregates import summarize
 from benchhub.results.comparability import comparability_key
 from benchhub.results.copying import instances_copy, progress_copy
 from benchhub.results.models import (
@@ -28,7 +27,7 @@ from benchhub.results.models import (
     Run,
     StreamResult,
 )
-from benchhub.results.selectors import run_get
+from benchhub.results.selectors import level_aggregate_of, run_get
 from benchhub.workloads.services import workload_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -137,7 +136,10 @@ def run_submit(
 
     Idempotent on `data["run_uuid"]`: a retry with the same digest returns the stored run;
     different content under a stored UUID raises RunConflict. Everything is written in one
-    transaction, so a failure stores nothing. Queues the aggregation of the run on commit.
+    transaction, so a failure stores nothing. The run joins comparisons, History and lists in
+    that transaction: its per-level aggregates and each repeat's steady-state means are
+    computed from what the request carries. Queues on commit what is slow, the within-run
+    standard errors (a block bootstrap per repeat), and what follows them (run_aggregate).
     """
     check_run_host(host_name=data["host"]["name"], runner_token=runner_token)
     check_import_host(host_name=data["host"]["name"], runner_token=runner_token)
@@ -234,13 +236,14 @@ def _run_create(
         job_attempt=data["job"]["attempt"] if job else None,
         submitted_by=user if user is not None and user.is_authenticated else None,
     )
-    _results_create(run=run, results=data["results"])
+    rows = _results_create(run=run, results=data["results"])
+    _levels_write(run=run, results=rows)
     if runner_token is not None:  # only an agent's call says its host is online
         Host.objects.filter(pk=host.pk).update(last_seen_at=timezone.now())
     return run
 
 
-def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
+def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
     rows = [
         Result(
             run=run,
@@ -249,6 +252,10 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
         )
         for r in results
     ]
+    for row, r in zip(rows, results, strict=True):
+        # Written by the COPY below; the bootstrap of their standard errors is the worker's.
+        samples = [(s["t"], s.get("tps"), s.get("latency_ms")) for s in r["progress"]]
+        _steady_set(row, _steady(run, row, samples, replicates=0) if _measured(row) else None)
     instances_copy(rows)
     ResultEvidence.objects.bulk_create(
         ResultEvidence(result=row, **r["evidence"])
@@ -263,6 +270,7 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> None:
     progress_copy(
         (row.pk, sample) for row, r in zip(rows, results, strict=True) for sample in r["progress"]
     )
+    return rows
 
 
 def aggregate_enqueue(*, run_id: int) -> None:
@@ -280,22 +288,19 @@ def aggregate_enqueue(*, run_id: int) -> None:
 
 @transaction.atomic
 def run_aggregate(*, run_id: int) -> int:
-    """Recompute the run's LevelAggregate rows from its results; returns how many levels.
+    """Recompute the run's LevelAggregate rows and each repeat's steady-state means, now with
+    their within-run standard errors (the block bootstrap the upload leaves to this task), and
+    mark the run aggregated; returns how many levels.
 
     Aborted results are counted but left out of every statistic. Idempotent: running it twice
     leaves the same rows. Locks the run row so two workers don't interleave their writes.
     Queues change detection over the run's series on commit (regressions.tasks.detect_run).
     """
     run = Run.objects.select_for_update().get(pk=run_id)
-    by_level: dict[int, list[Result]] = {}
     results = list(run.results.only("clients", "tps", "latency_avg_ms", "aborted"))
-    for result in results:
-        by_level.setdefault(result.clients, []).append(result)
     _steady_state(run=run, results=results)
     LevelAggregate.objects.filter(run=run).delete()
-    LevelAggregate.objects.bulk_create(
-        [_level_aggregate(run=run, clients=c, results=rs) for c, rs in sorted(by_level.items())]
-    )
+    levels = _levels_write(run=run, results=results)
     run.aggregated_at = timezone.now()
     run.save(update_fields=["aggregated_at"])
     # Change detection reads these aggregates, so it is queued once they have committed.
@@ -304,6 +309,17 @@ def run_aggregate(*, run_id: int) -> int:
     job_id = run.job_id
     if job_id is not None:
         transaction.on_commit(lambda: bisection_enqueue(job_id=job_id))
+    return levels
+
+
+def _levels_write(*, run: Run, results: list[Result]) -> int:
+    """Create the run's LevelAggregate rows from its results; returns how many levels."""
+    by_level: dict[int, list[Result]] = {}
+    for result in results:
+        by_level.setdefault(result.clients, []).append(result)
+    LevelAggregate.objects.bulk_create(
+        [level_aggregate_of(run=run, clients=c, results=rs) for c, rs in sorted(by_level.items())]
+    )
     return len(by_level)
 
 
@@ -330,15 +346,20 @@ def _steady_state(*, run: Run, results: list[Result]) -> None:
         samples.setdefault(result_id, []).append((t, tps, latency))
     for result in results:
         mine = samples.get(result.pk, [])
-        steady = None
-        if not result.aborted and result.tps:
-            steady = _steady(run, result, mine)
-        _steady_set(result, steady)
+        _steady_set(result, _steady(run, result, mine) if _measured(result) else None)
     Result.objects.bulk_update(results, STEADY_FIELDS)
 
 
+def _measured(result: Result) -> bool:
+    return not result.aborted and bool(result.tps)
+
+
 def _steady(
-    run: Run, result: Result, samples: list[tuple[float, float | None, float | None]]
+    run: Run,
+    result: Result,
+    samples: list[tuple[float, float | None, float | None]],
+    *,
+    replicates: int = WITHIN_REPLICATES,
 ) -> Repeat | None:
     latency = result.latency_avg_ms if result.latency_avg_ms else None
     try:
@@ -349,7 +370,8 @@ def _steady(
             latency_samples=steady_state(
                 [(t, v) for t, _, v in samples], duration_s=run.duration_s
             ),
-            seed=result.pk,
+            seed=result.pk or 0,
+            replicates=replicates,
         )
     except ValueError:
         # A stalled run (every steady second at 0 tps, or no latency): no mean to compare.
@@ -407,29 +429,3 @@ def detection_enqueue(*, run_id: int) -> None:
     from benchhub.regressions.services import detect_enqueue
 
     detect_enqueue(run_id=run_id)
-
-
-def _level_aggregate(*, run: Run, clients: int, results: list[Result]) -> LevelAggregate:
-    valid = [r for r in results if not r.aborted]
-    tps = summarize([r.tps for r in valid if r.tps is not None])
-    latency = summarize([r.latency_avg_ms for r in valid if r.latency_avg_ms is not None])
-    return LevelAggregate(
-        run=run,
-        clients=clients,
-        comparability_key=run.comparability_key,
-        host_id=run.host_id,
-        build_id=run.build_id,
-        workload_id=run.workload_id,
-        samples=len(valid),
-        aborted=len(results) - len(valid),
-        tps_median=tps.median,
-        tps_mean=tps.mean,
-        tps_stddev=tps.stddev,
-        tps_min=tps.minimum,
-        tps_max=tps.maximum,
-        latency_median_ms=latency.median,
-        latency_mean_ms=latency.mean,
-        latency_stddev_ms=latency.stddev,
-        latency_min_ms=latency.minimum,
-        latency_max_ms=latency.maximum,
-    )

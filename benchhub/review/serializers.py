@@ -3,12 +3,13 @@
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField
+from benchhub.api.serializers import InSerializer
 from benchhub.review.markdown import markdown_render
 from benchhub.review.models import Comment, ReviewEvent, RunTag
 from benchhub.review.services import MAX_BODY
 
 
-class CommentInSerializer(serializers.Serializer):
+class CommentInSerializer(InSerializer):
     body = StrictCharField(max_length=MAX_BODY)
 
 
@@ -16,11 +17,11 @@ class ComparisonCommentInSerializer(CommentInSerializer):
     key = StrictCharField(max_length=2000, help_text="the compare permalink or its query string")
 
 
-class TagInSerializer(serializers.Serializer):
+class TagInSerializer(InSerializer):
     name = StrictCharField(max_length=50)
 
 
-class MarkInSerializer(serializers.Serializer):
+class MarkInSerializer(InSerializer):
     baseline = serializers.BooleanField(required=False, allow_null=True, default=None)
     invalid = serializers.BooleanField(required=False, allow_null=True, default=None)
     reason = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")

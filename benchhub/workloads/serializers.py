@@ -7,6 +7,7 @@ from drf_spectacular.utils import PolymorphicProxySerializer, extend_schema_fiel
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField, StrictIntegerField
+from benchhub.api.serializers import InSerializer
 from benchhub.workloads.models import Workload
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,199}$")
@@ -21,7 +22,7 @@ def check_name(value: str) -> str:
     return value
 
 
-class ScriptInSerializer(serializers.Serializer):
+class ScriptInSerializer(InSerializer):
     """One script of a workload: a custom `body`, or a `builtin` by name (a weighted builtin,
     `-b select-only@9`). A builtin's name defaults to the builtin's own."""
 
@@ -55,7 +56,7 @@ def check_weights(builtin: str, scripts: list[dict[str, Any]]) -> None:
 MAX_STREAMS = 8
 
 
-class StreamInSerializer(serializers.Serializer):
+class StreamInSerializer(InSerializer):
     """One pgbench process (or, with per_client, one per client) of a multi-stream workload."""
 
     name = StrictCharField(validators=[check_name], max_length=50)
@@ -85,7 +86,7 @@ class StreamInSerializer(serializers.Serializer):
         return attrs
 
 
-class WorkloadInSerializer(serializers.Serializer):
+class WorkloadInSerializer(InSerializer):
     name = StrictCharField(validators=[check_name])
     builtin = serializers.ChoiceField(
         choices=Workload.Builtin.choices, required=False, allow_blank=True, default=""
@@ -144,7 +145,7 @@ class WorkloadInSerializer(serializers.Serializer):
             )
 
 
-class CatalogWorkloadInSerializer(serializers.Serializer):
+class CatalogWorkloadInSerializer(InSerializer):
     """A workload named by its catalog entry; the server expands it (workloads/catalog.py)."""
 
     catalog = StrictCharField(max_length=100, help_text="a catalog entry id, e.g. e1-pk-lookup")
