@@ -10,7 +10,7 @@ argv the agent builds (`-P 1 -r`, -j = clients). Each repeat counts as its stead
 the comparison gets the verdicts the compare page shows: per level (level_verdict) and over
 the curve (curve_verdict: Holm, geometric-mean interval). A comparison is called different at
 the whole-curve level when any level is faster or slower after Holm, or when the
-geometric-mean interval excludes 1. Goal (issue 13): at most 1 of 20.
+geometric-mean interval excludes 1. Goal: at most 1 of 20, the 5% that 95% intervals allow.
 
     .venv/bin/python -m bench.aa --comparisons 20      # about 12 minutes here
 """

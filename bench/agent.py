@@ -36,7 +36,8 @@ from bench.intervals import curve_interval, mean_interval
 
 VERSION = "14"
 WORKLOAD = {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"}
-# Issue 17: agent tps within 2% of bare pgbench, with the interval inside [0.97, 1.03].
+# The target (docs/performance.md): agent tps within 2% of bare pgbench, with the interval
+# inside [0.97, 1.03].
 TARGET_BAND = (0.97, 1.03)
 TARGET_RATIO_TEXT = "within 2%: interval inside 0.97 .. 1.03"
 TARGET_CPU_PCT = 2.0  # of one core

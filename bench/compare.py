@@ -20,10 +20,11 @@ from bench.figures import Figure
 from bench.history import HOST_PREFIX, default_shape, history_ensure
 from bench.intervals import percentile_interval
 
-# Issue 17: at 10 million results, every page p95 < 100 ms with a constant number of queries.
+# The targets (docs/performance.md): at 10 million results, every page p95 < 100 ms with a
+# constant number of queries.
 TARGET_P95_MS = 100.0
 TARGET_P95_TEXT = "< 100 ms (at 10M results)"
-# Issue 17: change detection after an upload, bounded per affected series.
+# The targets: change detection after an upload, bounded per affected series.
 TARGET_DETECT_MS = 50.0
 TARGET_DETECT_TEXT = "< 50 ms per series (at 10M results)"
 

@@ -1,5 +1,5 @@
 """Years of history, bulk-generated in SQL: runs, results, aggregates, progress samples and
-detected regressions: a performance farm's repository (issue 17).
+detected regressions: a performance farm's repository.
 
 A run is a sweep of 9 client levels x 3 repeats (27 results) on one of `hosts` hosts (two
 hardware generations), of one of `workloads` workloads (the three pgbench builtins, two custom
@@ -26,8 +26,9 @@ from django.db import connection, transaction
 
 LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 REPEATS = 3
-# The farm of issue 17 at 10M results, and the smaller shape of the earlier figures, whose
-# series are long enough at 100k and 1M results (at 1M the farm's would hold ~5 runs each).
+# A performance farm at 10M results (the scale of the targets), and the smaller shape of the
+# earlier figures, whose series are long enough at 100k and 1M results (at 1M the farm's would
+# hold ~5 runs each).
 FARM_HOSTS, FARM_WORKLOADS = 200, 40
 HOSTS, WORKLOADS = 24, 5
 FARM_FROM_RESULTS = 10_000_000

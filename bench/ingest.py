@@ -48,7 +48,7 @@ TPCB_STATEMENTS = (
 )
 
 
-# Issue 17's targets.
+# The targets (docs/performance.md).
 TARGET_MEDIAN_RATIO = 2.0
 TARGET_MEDIAN_TEXT = "<= 2 x (upload median within 2x of the COPY floor)"
 TARGET_RATE_SHARE = 0.7

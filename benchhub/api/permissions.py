@@ -10,6 +10,9 @@ operation needs: a view says which in `token_scopes` ({method: scope}); by defau
 `read` and writes `queue`, and a method mapped to None is not for tokens at all (creating and
 revoking tokens is for a signed-in session, so a leaked token cannot mint more). A session or a
 runner token is not scoped here.
+
+This module imports no app: a write that takes a right of an app's own (defining build recipes)
+is checked by WriteRuleOrReadOnly with a rule the view names, a function its app provides.
 """
 
 from typing import Any
@@ -119,3 +122,19 @@ class IsAuthenticatedOrReadOnly(ScopedPermission):
 
     def allowed(self, request: Request, view: Any) -> bool:
         return permissions.IsAuthenticatedOrReadOnly().has_permission(request, view)
+
+
+class WriteRuleOrReadOnly(ScopedPermission):
+    """Anyone but agents may read; a write takes the view's own rule: `write_rule(user) -> bool`,
+    a function of the view's app (e.g. builds.selectors.can_define_recipes), refused with the
+    view's `write_refusal`, a sentence saying who may."""
+
+    message = "You may not change this."
+
+    def allowed(self, request: Request, view: Any) -> bool:
+        if request.method in SAFE_METHODS:
+            return not is_runner(request)
+        if view.write_rule(request.user):
+            return True
+        self.message = getattr(view, "write_refusal", self.message)
+        return False

@@ -12,12 +12,7 @@ from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
 from benchhub.api.fields import StrictCharField
-from benchhub.api.permissions import (
-    IsPersonOrReadOnly,
-    ScopedPermission,
-    is_runner,
-    request_person,
-)
+from benchhub.api.permissions import IsPersonOrReadOnly, WriteRuleOrReadOnly, request_person
 from benchhub.api.serializers import InSerializer
 from benchhub.builds import services
 from benchhub.builds.models import Build, Patch, Recipe
@@ -27,16 +22,9 @@ from benchhub.builds.specs import recipe_source
 MAX_INLINE_PATCH_CHARS = services.MAX_RECIPE_PATCH_BYTES
 
 
-class CanDefineRecipes(ScopedPermission):
-    """Staff or the builds.add_recipe permission; with a personal token, within its scopes
-    (defining a recipe is a write: `queue`), as every other write is."""
-
-    message = "Defining recipes takes staff status or the builds.add_recipe permission."
-
-    def allowed(self, request: Request, view: object) -> bool:
-        if request.method in ("GET", "HEAD", "OPTIONS"):
-            return not is_runner(request)
-        return can_define_recipes(request.user)
+# Defining a recipe takes staff or the builds.add_recipe permission; with a personal token,
+# within its scopes (defining a recipe is a write: `queue`), as every other write is.
+RECIPE_REFUSAL = "Defining recipes takes staff status or the builds.add_recipe permission."
 
 
 class BuildOutSerializer(serializers.ModelSerializer):
@@ -130,7 +118,9 @@ class RecipeOutSerializer(serializers.ModelSerializer):
 
 
 class RecipesView(APIView):
-    permission_classes = [CanDefineRecipes]
+    permission_classes = [WriteRuleOrReadOnly]
+    write_rule = staticmethod(can_define_recipes)
+    write_refusal = RECIPE_REFUSAL
 
     @extend_schema(responses=RecipeOutSerializer(many=True))
     def get(self, request: Request) -> Response:
@@ -177,7 +167,9 @@ class RecipePatchesView(APIView):
     """Append a patch to a recipe: multipart `file` (and an optional `name`), applied after
     the patches it has."""
 
-    permission_classes = [CanDefineRecipes]
+    permission_classes = [WriteRuleOrReadOnly]
+    write_rule = staticmethod(can_define_recipes)
+    write_refusal = RECIPE_REFUSAL
     parser_classes = [MultiPartParser, JSONParser]
 
     @extend_schema(request=PatchUploadInSerializer, responses={201: RecipeOutSerializer})

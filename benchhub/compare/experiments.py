@@ -1,6 +1,6 @@
-"""The five published experiments (docs: /work/shared/WORKLOADS.md) and the reads behind their
-pages: which catalog workloads make each one, what has been run of them, and the runs of one
-experiment on one host for the chosen versions.
+"""The five published experiments, as the published experiments' descriptions define them, and
+the reads behind their pages: which catalog workloads make each one, what has been run of them,
+and the runs of one experiment on one host for the chosen versions.
 
 An experiment is a list of catalog ids (workloads.catalog); every workload made from one of
 them, whatever its size parameters, belongs to the experiment. `experiment_get` returns one

@@ -1,4 +1,4 @@
-"""A comparison's "why" section (issue 14): at one client level, what each version's server
+"""A comparison's "why" section: at one client level, what each version's server
 did, side by side, from the evidence its agent sent (results.evidence) and its OS telemetry.
 
 The level is the one asked for (`?why=<clients>`), else the one with the largest difference

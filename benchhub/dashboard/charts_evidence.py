@@ -1,4 +1,4 @@
-"""The evidence figures (issue 14) as plotly figure dicts: wait events as stacked bars, latency
+"""The evidence figures as plotly figure dicts: wait events as stacked bars, latency
 percentiles over clients, the latency distribution at one level, flame graphs and a
 differential flame graph.
 

@@ -1,4 +1,4 @@
-"""The evidence sections as page context (issue 14): the Compare page's why section
+"""The evidence sections as page context: the Compare page's why section
 (compare.why) and the run page's evidence per level (results.evidence), with their figures
 (dashboard.charts_evidence) keyed by element id for the page's JS."""
 

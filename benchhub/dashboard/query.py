@@ -8,27 +8,21 @@ message next to that field.
 """
 
 import uuid
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.http import HttpRequest, QueryDict
 
 from benchhub.errors import ApplicationError
-
-TRUE = ("1", "true", "on", "yes")
+from benchhub.querystrings import flag as flag  # pages read their flags through this module
 
 
 class SignedInRequest(HttpRequest):
     user: User
 
 
-def flag(value: Any) -> bool:
-    """A checkbox or `?name=1`: on for 1, true, on, yes (any case); off otherwise."""
-    return str(value).lower() in TRUE
-
-
 def flag_or_none(value: str | None) -> bool | None:
-    """A flag that may be left out: None when absent, so "leave as it is" differs from "off"."""
+    """A checkbox or `?name=1` (read by querystrings.flag) that may be left out: None when
+    absent, so "leave as it is" differs from "off"."""
     return None if value is None else flag(value)
 
 

@@ -1,5 +1,8 @@
-"""The Compare and History pages. Views parse the query, call one selector, build the figures
-(dashboard.charts) and render; the numbers come from compare.tables, as in the API."""
+"""The Compare and History pages. Compare reads the comparison (compare.selectors), assesses
+it (compare.assessment), then gathers what the page shows of it (its rows, summary and captions
+from compare.tables, its presentation, its why section) and its figures (dashboard.charts);
+History reads one series and the regressions marked on it. The numbers come from compare.tables,
+as in the API."""
 
 from urllib.parse import parse_qsl, urlencode
 

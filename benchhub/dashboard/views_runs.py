@@ -34,8 +34,8 @@ def _get_run(run_uuid: Any) -> Run:
 def _levels(
     results: list, evidence: dict[int, ResultEvidence], points: dict[int, ProgressPoints]
 ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """The results grouped by client level, with each level's evidence (issue 14), and the
-    charts of every level for run.js."""
+    """The results grouped by client level, with each level's evidence, and the charts of
+    every level for run.js."""
     levels: list[dict[str, Any]] = []
     charts: list[dict[str, Any]] = []
     for clients, grouped in groupby(results, key=lambda r: r.clients):

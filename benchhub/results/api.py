@@ -10,6 +10,7 @@ from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
 from benchhub.api.permissions import IsAuthenticatedOrReadOnly, IsPerson, is_runner, request_person
 from benchhub.hosts.authentication import request_runner_token
+from benchhub.querystrings import flag
 from benchhub.results import imports, selectors, services
 from benchhub.results.import_serializers import (
     ImportOutputsInSerializer,
@@ -89,8 +90,8 @@ class RunResultsView(APIView):
         run = selectors.run_get(run_uuid=run_uuid)
         if run is None:
             return error_response("not_found", f"No run {run_uuid}.", status.HTTP_404_NOT_FOUND)
-        with_progress = request.query_params.get("progress", "").lower() in ("1", "true", "yes")
-        with_evidence = request.query_params.get("evidence", "").lower() in ("1", "true", "yes")
+        with_progress = flag(request.query_params.get("progress"))
+        with_evidence = flag(request.query_params.get("evidence"))
         results = list(
             selectors.result_list(run=run, with_progress=with_progress, with_evidence=with_evidence)
         )

@@ -8,8 +8,8 @@ from drf_spectacular.extensions import OpenApiSerializerFieldExtension
 from drf_spectacular.plumbing import build_array_type, build_basic_type
 from drf_spectacular.types import OpenApiTypes
 
+from benchhub.api.fields import RecordListField
 from benchhub.results.evidence_serializers import PARTS, EvidenceField
-from benchhub.results.serializers import RecordListField
 
 KINDS = {"float": OpenApiTypes.FLOAT, "int": OpenApiTypes.INT, "str": OpenApiTypes.STR}
 

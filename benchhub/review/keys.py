@@ -9,6 +9,7 @@ keep their order (the first version is the baseline), and flags are kept only wh
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from benchhub.errors import ApplicationError
+from benchhub.querystrings import flag
 from benchhub.review.models import MAX_KEY
 
 PARAMETERS = ("host", "invalid", "runs", "same_hardware", "versions", "workload")
@@ -29,7 +30,7 @@ def comparison_key(query: str) -> str:
     for name in PARAMETERS:
         value = pairs.get(name, "").strip()
         if name in FLAGS:
-            if value in ("1", "true", "on"):
+            if flag(value):
                 kept[name] = "1"
         elif value:
             kept[name] = ",".join(part.strip() for part in value.split(",") if part.strip())

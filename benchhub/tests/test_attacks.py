@@ -1,4 +1,4 @@
-"""The attack suite, server half (issue 15): each attack a person without rights, a person with a
+"""The attack suite, server half: each attack a person without rights, a person with a
 read-only token, or another host's agent could try against a running BenchHub, tried against a
 real gunicorn on the test database over HTTP. Each must be refused with a clear error (the API's
 error shape, naming the host, scope or field), and must change nothing.

@@ -1,7 +1,10 @@
 """Command-line entry point of the BenchHub runner (``benchhub-runner``).
 
-Subcommands live in :mod:`benchhub_runner.commands`, one module each; ``parse`` is the first.
-``run``, ``once`` and ``import`` will be added by listing their modules in :data:`COMMANDS`.
+Subcommands live in :mod:`benchhub_runner.commands`, one module each, listed in
+:data:`COMMANDS`: ``parse`` prints pgbench output as JSON; ``run`` works a server's queue until
+stopped and ``once`` runs at most one job; ``import`` uploads historical pgbench outputs as a run;
+``build`` builds PostgreSQL from a build spec; ``spool`` lists and retries the runs waiting for
+the server; ``configure`` writes the agent's configuration file.
 """
 
 from __future__ import annotations

@@ -154,8 +154,10 @@ class Client:
             "POST", f"/api/v1/jobs/{job_id}/release/", {"reason": reason[:2000]}, attempts=2
         )
 
-    def upload(self, payload: dict[str, Any]) -> dict[str, Any]:
-        return _object(self.request("POST", "/api/v1/runs/", payload).body)
+    def upload(self, payload: dict[str, Any], *, attempts: int | None = None) -> dict[str, Any]:
+        """Send one run (`POST /api/v1/runs/`): the spool and imports both upload through here.
+        Returns the stored run as the server answers it, or {} for an answer not a JSON object."""
+        return _object(self.request("POST", "/api/v1/runs/", payload, attempts=attempts).body)
 
     def spool_report(self, set_aside: list[dict[str, Any]]) -> None:
         """Tell the server which runs this host's spool has set aside (replaces the last list)."""

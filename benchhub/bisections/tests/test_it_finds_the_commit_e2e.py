@@ -1,5 +1,5 @@
-"""Issue 12's "Done when", end to end: a local git repository made from the PostgreSQL 15.18
-source tarball with 8 commits of its own, one of which makes every transaction 2 ms slower and
+"""A bisection end to end: a local git repository made from the PostgreSQL 15.18 source
+tarball with 8 commits of its own, one of which makes every transaction 2 ms slower and
 one of which does not compile. A bisection from the tarball's commit to the last one, with real
 builds (the suite's warm ccache), a real agent and a real server (its Celery worker advances the
 bisection), finds the slow commit in at most 4 measured steps, skips the broken one, and its page

@@ -96,6 +96,7 @@ def test_it_lists_a_patched_build_right_after_its_base(alice_client):
 def test_it_lets_only_staff_or_holders_of_the_permission_define_recipes(bob, bob_client, agent):
     refused = bob_client.post("/api/v1/recipes/", RECIPE, format="json")
     assert refused.status_code == 403
+    assert "builds.add_recipe permission" in refused.json()["detail"]
     assert agent.client.get("/api/v1/recipes/").status_code == 403
     assert Recipe.objects.count() == 0
 

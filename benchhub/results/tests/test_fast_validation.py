@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework import serializers
 
-from benchhub.api.fields import StringMapField
-from benchhub.results.serializers import PROGRESS_SPEC, STATEMENT_SPEC, RecordListField
+from benchhub.api.fields import RecordListField, StringMapField
+from benchhub.results.serializers import PROGRESS_SPEC, STATEMENT_SPEC
 
 VALUES = st.one_of(
     st.none(),
