@@ -95,6 +95,9 @@ def plain(pg15_release_builds: ReleaseBuilds) -> Any:
 
 
 def test_it_builds_a_release_and_runs_pgbench_on_it(plain: Any, env: dict[str, Any]) -> None:
+    """What only this test proves: the cold path. A release named by its version, fetched from
+    a mirror and compiled whole (from an empty ccache on a fresh machine: the session's one cold
+    compile), with its provenance, sealed install and a pgbench run with pg_stat_statements."""
     assert not plain.reused
     stages = [u.stage for u in plain.updates]
     for stage in ("fetch", "unpack", "configure", "make", "install", "done"):

@@ -115,6 +115,10 @@ def next_job_or_end(bisection_id: int, timeout_s: float = 120) -> bool:
 def test_it_finds_the_slow_commit_and_skips_the_broken_one(
     server, work_dir, build_env, alice, repository, capsys
 ):
+    """What only this test proves: a bisection over real commits, from the API to the culprit on
+    its page, with a real agent compiling each commit in its kept tree, a real server whose
+    Celery worker advances it, a commit that does not compile skipped, and pgbench's verdicts
+    deciding the rest."""
     started = time.monotonic()
     repo, shas = repository
     recipe_create(name="15devel", source={"kind": "git", "url": str(repo), "ref": "master"})

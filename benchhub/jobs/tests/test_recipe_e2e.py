@@ -54,6 +54,9 @@ def run_agent(env: dict[str, str]) -> str:
 def test_it_builds_two_recipes_runs_them_and_shows_their_provenance(
     server, work_dir, build_env, alice, pg15_release_builds
 ):
+    """What only this test proves: recipes sent through the API reach a real agent as specs
+    whose installs it finds by their inputs, are measured in one job, and their provenance and
+    verdicts (the patched one slower at every level) show on the run and compare pages."""
     started = time.monotonic()
     tarball = installs.pg15_source_tarball()
     patch = pgsource.slow_commit_patch(tarball)
