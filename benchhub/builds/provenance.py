@@ -50,7 +50,9 @@ def provenance_rows(build: Build) -> list[tuple[str, str]]:
         ("Compiler", f"{compiler.get('cc', '?')}: {compiler.get('version', '?')}"),
         (
             "Build time",
-            f"{took}, make -j{p.get('jobs', '?')}" + (", ccache" if ccache.get("used") else ""),
+            f"{took}, make -j{p.get('jobs', '?')}"
+            + (", ccache" if ccache.get("used") else "")
+            + (f", {p['build_mode']}" if p.get("build_mode") else ""),
         ),
         ("Install key", str(p.get("key", ""))),
     ]

@@ -1,8 +1,10 @@
 """Real builds of PostgreSQL 15.18 from source, run with the real Cluster and pgbench.
 
-Slow: the first build on a fresh machine compiles all of PostgreSQL (7 to 13 minutes on the shared
-2-core development VM); later ones hit ccache, whose directory is kept in the prebuilt-server
-cache between sessions. The installs themselves are built anew every session.
+Slow: the plain release build (``pg15_release_builds``, the session's one build that may start
+from a cold ccache) compiles all of PostgreSQL on a fresh machine (7 to 13 minutes on the shared
+2-core development VM); later builds hit ccache, kept in the test cache between sessions. The
+installs live in the session's one build cache (benchhub.testing.builds), which the server's
+end-to-end tests share: they reuse these installs, as an agent on a benchmark host would.
 """
 
 from __future__ import annotations
@@ -16,30 +18,15 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from build_helpers import (
-    XACT_C,
-    http_server,
-    release_mirror,
-    repo_from_tarball,
-    slow_commit_patch,
-    unified_patch,
-    xact_source,
-)
+from benchhub.testing.builds import ReleaseBuilds, build_cache, release_spec
+from build_helpers import commit_file, repo_from_tarball, stale_patch
 from conftest import PG15_SHA256, RUNNERS, open_tmpdir
 
-from benchhub_runner.build import (
-    BuildError,
-    BuildProgress,
-    BuildSettings,
-    BuildStopped,
-    ensure_build,
-    spec_parse,
-)
+from benchhub_runner.build import BuildError, BuildProgress, BuildStopped, ensure_build, spec_parse
 from benchhub_runner.build.installs import MARKER
 from benchhub_runner.cluster import Cluster, free_port
 from benchhub_runner.provision import Installation
@@ -48,27 +35,16 @@ pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(scope="module")
-def env(pg15_tarball: Path, prebuilt_cache: Path) -> Iterator[dict[str, Any]]:
-    cache_dir = open_tmpdir("benchhub-builds-")
-    # Kept between sessions like the prebuilt servers: only a fresh machine builds cold.
-    ccache_dir = prebuilt_cache / "ccache-builds"
-    mirror_root = open_tmpdir("benchhub-mirror-")
-    release_mirror(mirror_root, pg15_tarball)
-    with http_server(mirror_root) as url:
-        settings = BuildSettings(release_url=f"{url}/pub/source", ccache_dir=ccache_dir)
-        yield {"cache_dir": cache_dir, "settings": settings, "mirror": f"{url}/pub/source"}
-    shutil.rmtree(cache_dir, ignore_errors=True)
-    shutil.rmtree(mirror_root, ignore_errors=True)
+def env(pg15_release_builds: ReleaseBuilds) -> dict[str, Any]:
+    """The session's build cache (shared with every build of the session), its mirror and
+    settings."""
+    return {"cache_dir": build_cache(), "settings": pg15_release_builds.settings,
+            "mirror": pg15_release_builds.mirror}  # fmt: skip
 
 
 def build(env: dict[str, Any], data: dict[str, Any], **kwargs: Any) -> Any:
     spec = spec_parse({"name": "test", **data})
     return ensure_build(spec, cache_dir=env["cache_dir"], settings=env["settings"], **kwargs)
-
-
-def release_spec(**extra: Any) -> dict[str, Any]:
-    source = {"kind": "release", "version": "15.18"}
-    return {"name": "15.18", "source": source, "contrib": ["pg_stat_statements"], **extra}
 
 
 def select_only_tps(installation: Installation, *, seconds: int = 4) -> float:
@@ -113,15 +89,16 @@ def sha256_of(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def plain(env: dict[str, Any]) -> Iterator[Any]:
-    updates: list[BuildProgress] = []
-    result = build(env, release_spec(), progress=updates.append)
-    result.updates = updates
-    yield result
-    result.close()
+def plain(pg15_release_builds: ReleaseBuilds) -> Any:
+    result = pg15_release_builds.plain
+    result.updates = pg15_release_builds.plain_updates
+    return result
 
 
 def test_it_builds_a_release_and_runs_pgbench_on_it(plain: Any, env: dict[str, Any]) -> None:
+    """What only this test proves: the cold path. A release named by its version, fetched from
+    a mirror and compiled whole (from an empty ccache on a fresh machine: the session's one cold
+    compile), with its provenance, sealed install and a pgbench run with pg_stat_statements."""
     assert not plain.reused
     stages = [u.stage for u in plain.updates]
     for stage in ("fetch", "unpack", "configure", "make", "install", "done"):
@@ -188,24 +165,22 @@ def test_it_prints_a_reused_build_from_the_command_line(plain: Any, env: dict[st
 
 
 def test_it_builds_a_patch_that_makes_every_transaction_slower(
-    plain: Any, env: dict[str, Any], pg15_tarball: Path
+    plain: Any, pg15_release_builds: ReleaseBuilds
 ) -> None:
-    text = slow_commit_patch(pg15_tarball)
-    patch = {"name": "slow-commit.patch", "sha256": hashlib.sha256(text.encode()).hexdigest(),
-             "text": text}  # fmt: skip
-    with build(env, release_spec(patches=[patch])) as patched:
-        assert not patched.reused
-        prov = patched.provenance
-        assert prov["patches"] == [{"name": "slow-commit.patch", "sha256": patch["sha256"]}]
-        assert prov["key"] != plain.provenance["key"]
-        # The fixed build tree lets ccache serve nearly every file from the plain build.
-        assert prov["ccache"]["hits"] > prov["ccache"]["misses"]
-        postgres = Path("bin") / "postgres"
-        assert sha256_of(patched.installation.bindir.parent / postgres) != sha256_of(
-            plain.installation.bindir.parent / postgres
-        )
-        fast = select_only_tps(plain.installation)
-        slow = select_only_tps(patched.installation)
+    patch = pg15_release_builds.patch
+    patched = pg15_release_builds.patched
+    assert not patched.reused
+    prov = patched.provenance
+    assert prov["patches"] == [{"name": "slow-commit.patch", "sha256": patch["sha256"]}]
+    assert prov["key"] != plain.provenance["key"]
+    # The fixed build tree lets ccache serve nearly every file from the plain build.
+    assert prov["ccache"]["hits"] > prov["ccache"]["misses"]
+    postgres = Path("bin") / "postgres"
+    assert sha256_of(patched.installation.bindir.parent / postgres) != sha256_of(
+        plain.installation.bindir.parent / postgres
+    )
+    fast = select_only_tps(plain.installation)
+    slow = select_only_tps(patched.installation)
     # 2 ms per commit caps one client near 500 tps; select-only unpatched runs far above it.
     assert slow < 600 < fast, (fast, slow)
 
@@ -214,9 +189,7 @@ def test_it_builds_a_patch_that_makes_every_transaction_slower(
 
 
 def test_it_fails_at_patch_with_the_rejected_hunk(env: dict[str, Any], pg15_tarball: Path) -> None:
-    before = xact_source(pg15_tarball)
-    stale = before.replace("CommitTransaction(void)", "CommitTransactionGone(void)", 1)
-    text = unified_patch(XACT_C, stale, stale.replace("Gone(void)", "Renamed(void)", 1))
+    text = stale_patch(pg15_tarball)
     patch = {"name": "stale.patch", "sha256": hashlib.sha256(text.encode()).hexdigest(),
              "text": text}  # fmt: skip
     with pytest.raises(BuildError) as caught:
@@ -271,16 +244,84 @@ def _cwd(pid: int) -> str:
 # --- a git source ----------------------------------------------------------------------------
 
 
-def test_it_builds_a_commit_of_a_git_repository(env: dict[str, Any], pg15_tarball: Path) -> None:
+VERSION_C = "src/backend/utils/adt/version.c"
+
+
+def test_it_moves_a_git_tree_to_the_next_commit_and_installs_what_a_clean_build_does(
+    env: dict[str, Any], pg15_tarball: Path
+) -> None:
+    """What only this test proves: a git commit built in the kept tree moved from the commit
+    before it (one backend file changed) installs the same files, the same pg_config and a
+    server that answers a query as a clean build of that commit does; and a tree that fails
+    its incremental build is built again clean rather than trusted. Three builds from a warm
+    ccache (two clean, one incremental): about 4 minutes on the shared 2-core VM."""
     root = open_tmpdir("benchhub-origin-")
     try:
-        commit = repo_from_tarball(root / "postgresql", pg15_tarball)
-        source = {"kind": "git", "url": str(root / "postgresql"), "ref": commit[:10]}
-        with build(env, release_spec(name=f"master@{commit[:7]}", source=source)) as built:
-            prov = built.provenance
-            assert prov["source"]["commit"] == commit
+        repo = root / "postgresql"
+        base = repo_from_tarball(repo, pg15_tarball)
+        version_c = (repo / VERSION_C).read_text()
+        marked = version_c.replace("PG_VERSION_STR", 'PG_VERSION_STR " (moved tree)"', 1)
+        assert marked != version_c
+        commit = commit_file(repo, VERSION_C, marked, date="2021-05-01T12:00:00Z",
+                             message="version() says which tree")  # fmt: skip
+
+        def git_build(sha: str, **kwargs: Any) -> Any:
+            source = {"kind": "git", "url": str(repo), "ref": sha}
+            return build(env, release_spec(name=f"master@{sha[:7]}", source=source), **kwargs)
+
+        with git_build(base) as first:
+            prov = first.provenance
+            assert prov["source"]["commit"] == base
             assert prov["source"]["commit_date"] == "2021-04-30T12:00:00Z"
-            assert built.installation.version == "15.18"
-            assert select_only_tps(built.installation) > 0
+            assert prov["build_mode"] == "clean"
+            assert first.installation.version == "15.18"
+            assert select_only_tps(first.installation) > 0
+            assert "(moved tree)" not in server_version(first.installation)
+        moving: list[BuildProgress] = []
+        with git_build(commit, progress=moving.append) as moved:
+            assert moved.provenance["build_mode"] == f"incremental from {base}"
+            # One backend file changed: configure is not run again, one file is compiled.
+            assert any("not run again" in u.line for u in moving), moving
+            assert moved.provenance["ccache"]["hits"] + moved.provenance["ccache"]["misses"] < 5
+            assert moved.provenance["build_tree"] == prov["build_tree"]
+            incremental = install_facts(moved)
+            assert "(moved tree)" in incremental["version()"]
+        assert moved.provenance["build_seconds"] < prov["build_seconds"], (moved, prov)
+        # The same commit again, after its install was evicted and with an object in the tree
+        # that no longer links: the incremental attempt fails at make and is retried clean.
+        shutil.rmtree(moved.provenance["install_dir"])
+        garbage = Path(prov["build_tree"]) / "src" / "src/backend/utils/adt/version.o"
+        garbage.write_bytes(b"not an object file")
+        updates: list[BuildProgress] = []
+        with git_build(commit, progress=updates.append) as again:
+            assert again.provenance["build_mode"] == "clean"
+            assert any("building" in u.line and "clean" in u.line for u in updates), updates
+            assert install_facts(again) == incremental
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def server_version(installation: Installation) -> str:
+    workdir = open_tmpdir("benchhub-cluster-")
+    cluster = Cluster(installation=installation, client_bindir=installation.bindir,
+                      workdir=workdir, port=free_port())  # fmt: skip
+    try:
+        with cluster:
+            return cluster.sql("SELECT version()").strip()
+    finally:
+        cluster.stop(mode="immediate")
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+def install_facts(built: Any) -> dict[str, Any]:
+    """What an install is: every file's sha256 (not the build's own log and records), its
+    pg_config and its server's answer to SELECT version()."""
+    prefix = Path(built.provenance["install_dir"])
+    own = {"build.log", "provenance.json", MARKER, ".benchhub-used"}
+    files = {}
+    for path in sorted(prefix.rglob("*")):
+        if path.is_file() and not path.is_symlink() and path.name not in own:
+            files[str(path.relative_to(prefix))] = sha256_of(path)
+    pg_config = {k: v for k, v in built.provenance["pg_config"].items()}
+    return {"files": files, "pg_config": pg_config,
+            "version()": server_version(built.installation)}  # fmt: skip

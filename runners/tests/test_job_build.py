@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from build_helpers import XACT_C, unified_patch, xact_source
+from build_helpers import stale_patch
 from conftest import PG15_SHA256, open_tmpdir
 from test_agent_plumbing import FakeServer, client_for
 
@@ -97,9 +97,7 @@ def test_a_build_spec_the_agent_cannot_use_fails_the_claim_naming_it(builds, fie
 def test_a_patch_that_does_not_apply_fails_the_job_at_build_with_the_hunk(
     server: FakeServer, work_dir: Path, pg15_tarball: Path, client_bindir: Path
 ) -> None:
-    before = xact_source(pg15_tarball)
-    stale = before.replace("CommitTransaction(void)", "CommitTransactionGone(void)", 1)
-    text = unified_patch(XACT_C, stale, stale.replace("Gone(void)", "Renamed(void)", 1))
+    text = stale_patch(pg15_tarball)
     spec = tarball_spec("15.18+stale", pg15_tarball, [patch("stale.patch", text)])
     server.replies = [(200, claim({"15.18+stale": spec}, ["15.18+stale"]))]
     config = Config(

@@ -1,9 +1,11 @@
 """A bisection end to end: a local git repository made from the PostgreSQL 15.18 source
 tarball with 8 commits of its own, one of which makes every transaction 2 ms slower and
 one of which does not compile. A bisection from the tarball's commit to the last one, with real
-builds (the suite's warm ccache), a real agent and a real server (its Celery worker advances the
-bisection), finds the slow commit in at most 4 measured steps, skips the broken one, and its page
-names the culprit.
+builds (the suite's warm ccache; after its first build, the agent moves its kept tree from commit
+to commit), a real agent and a real server (its Celery worker advances the bisection), finds the
+slow commit in at most 4 measured steps, skips the broken one, and its page names the culprit.
+It prints each job's time and each build's time and mode (docs/performance.md, "A bisection
+step").
 """
 
 import shutil
@@ -19,7 +21,8 @@ from benchhub.bisections.models import Bisection
 from benchhub.builds.services import recipe_create
 from benchhub.hosts.services import runner_token_create
 from benchhub.jobs.models import Job
-from benchhub.testing import installs, processes
+from benchhub.results.models import Run
+from benchhub.testing import builds, installs, processes
 
 XACT_C = "src/backend/access/transam/xact.c"
 BROKEN_C = "src/backend/utils/adt/int8.c"
@@ -89,13 +92,10 @@ def repository():
 
 
 @pytest.fixture
-def build_env(work_dir):
-    cache_dir = processes.agent_work_dir()
-    config = work_dir / "agent.toml"
-    ccache = installs.prebuilt_cache() / "ccache-builds"
-    config.write_text(f'heartbeat_interval_s = 1\n\n[build]\nccache_dir = "{ccache}"\n')
-    yield {"BENCHHUB_CONFIG": str(config), "BENCHHUB_CACHE_DIR": str(cache_dir)}
-    shutil.rmtree(cache_dir, ignore_errors=True)
+def build_env(work_dir, pg15_release_builds):
+    """The agent builds in the session's build cache with the kept ccache. The session's release
+    builds come first: they are the one build allowed to compile from a cold ccache."""
+    return builds.agent_build_env(work_dir)
 
 
 def next_job_or_end(bisection_id: int, timeout_s: float = 120) -> bool:
@@ -115,6 +115,10 @@ def next_job_or_end(bisection_id: int, timeout_s: float = 120) -> bool:
 def test_it_finds_the_slow_commit_and_skips_the_broken_one(
     server, work_dir, build_env, alice, repository, capsys
 ):
+    """What only this test proves: a bisection over real commits, from the API to the culprit on
+    its page, with a real agent compiling each commit in its kept tree, a real server whose
+    Celery worker advances it, a commit that does not compile skipped, and pgbench's verdicts
+    deciding the rest."""
     started = time.monotonic()
     repo, shas = repository
     recipe_create(name="15devel", source={"kind": "git", "url": str(repo), "ref": "master"})
@@ -156,6 +160,12 @@ def test_it_finds_the_slow_commit_and_skips_the_broken_one(
     assert len(tried) <= 4, [(c.subject, c.verdict) for c in tried]
     broken = bisection.commits.get(sha=shas["c4"])
     assert broken.verdict == "skipped" and "build" in broken.reason, broken.reason
+    # After the first build, the agent moves its kept tree from commit to commit.
+    modes = [
+        run.build.provenance.get("build_mode", "")
+        for run in Run.objects.filter(job__bisection=bisection).select_related("build")
+    ]
+    assert any(mode.startswith("incremental from ") for mode in modes), modes
     page = Client().get(f"/bisections/{bisection_id}/").content.decode()
     assert "slow commit" in page and shas["c6"] in page and XACT_C in page
     with capsys.disabled():  # in CI's log too: docs/performance.md, "A bisection step"
@@ -175,7 +185,8 @@ def job_times(bisection: Bisection) -> list[str]:
     for job in bisection.jobs.order_by("created_at", "id"):
         wall = (job.finished_at - job.claimed_at).total_seconds()
         builds = [
-            f"{run.build.version} built in {run.build.provenance.get('build_seconds')} s"
+            f"{run.build.version} built in {run.build.provenance.get('build_seconds')} s "
+            f"({run.build.provenance.get('build_mode')})"
             for run in job.runs.select_related("build").order_by("id")
         ]
         what = "listing" if job.bisect_range else ", ".join(job.versions)

@@ -14,6 +14,7 @@ from benchhub.results.services import run_aggregate
 from benchhub.testing.payloads import run_payload
 
 COMMIT = "9f1c2d3e4b5a69788796a5b4c3d2e1f001122334"
+PREVIOUS = "0a1b2c3d4e5f60718293a4b5c6d7e8f9a0b1c2d3"
 SHA = "11df0df97fe3ea4ba9a791faaf39cee1d2fe571e78885b5b55d8517d27c323b4"
 
 
@@ -32,6 +33,7 @@ def provenance(*, key: str, patches: list[dict] | None = None) -> dict:
         "patches": patches or [],
         "configure_flags": ["--enable-debug"],
         "configure_args": ["--prefix=/var/cache/x", "--enable-debug", "CC=ccache gcc"],
+        "build_mode": f"incremental from {PREVIOUS}",
         "cflags": "-O2",
         "contrib": ["pg_stat_statements"],
         "compiler": {"cc": "gcc", "version": "gcc (Debian 12.2.0-14) 12.2.0"},
@@ -120,6 +122,8 @@ def test_it_shows_the_provenance_on_the_run_page_and_in_the_diff(agent, alice):
     assert COMMIT in page and "2021-05-01T10:00:00+00:00" in page
     assert f"pgxact-split.patch (sha256 {SHA})" in page
     assert "gcc (Debian 12.2.0-14) 12.2.0" in page and "93.4 s" in page
+    # How the agent built it: its kept tree, moved from the commit before.
+    assert f"incremental from {PREVIOUS}" in page
     assert "PostgreSQL 18devel" in page
     diff = Client().get(f"/diff/?a={patched['run_uuid']}&b={plain['run_uuid']}").content.decode()
     assert "Build" in diff and "pgxact-split.patch" in diff

@@ -2,17 +2,15 @@
 a patch that makes every commit 2 ms slower) queued in one job through the API, claimed by a real
 agent (`benchhub-runner once`), built, measured with pgbench, and shown with their provenance.
 
-The builds share the ccache of the agent's build tests (in the prebuilt cache, kept between
-sessions), so only a fresh machine compiles PostgreSQL cold; the installs are new every session.
+The agent builds in the session's one build cache (benchhub.testing.builds), as an agent on a
+benchmark host keeps one: the session's 15.18 builds, made by ``pg15_release_builds`` from a
+release name, are the installs the agent finds for these recipes by their inputs, so nothing is
+compiled here. Compiling in a job is what the bisection's end-to-end test does, commit by commit.
 """
 
-import difflib
 import hashlib
 import re
-import shutil
-import tarfile
 import time
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -23,9 +21,8 @@ from benchhub.builds.models import Build
 from benchhub.hosts.services import runner_token_create
 from benchhub.jobs.models import Job
 from benchhub.results.models import Run
-from benchhub.testing import installs, processes
+from benchhub.testing import builds, installs, pgsource, processes
 
-XACT_C = "src/backend/access/transam/xact.c"
 JOB = {
     "versions": ["15.18", "15.18+slow-commit"],
     "workload": {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"},
@@ -40,52 +37,10 @@ JOB = {
 COMPARE = "/compare/?workload=select-only&host=e2e-host&versions=15.18,15.18%2Bslow-commit"
 
 
-def slow_commit_patch(tarball: Path, *, sleep_us: int = 2000) -> str:
-    """A patch sleeping `sleep_us` at the start of every CommitTransaction (as the agent's build
-    tests make it): every transaction, read-only ones included, gets that much slower."""
-    with tarfile.open(tarball) as archive:
-        member = archive.extractfile(f"postgresql-15.18/{XACT_C}")
-        assert member is not None
-        before = member.read().decode()
-    start = before.index("\nCommitTransaction(void)\n{\n")
-    line = "\tis_parallel_worker = (s->blockState == TBLOCK_PARALLEL_INPROGRESS);\n"
-    at = before.index(line, start) + len(line)
-    after = before[:at] + f"\n\tpg_usleep({sleep_us});\t/* benchhub test */\n" + before[at:]
-    diff = difflib.unified_diff(
-        before.splitlines(keepends=True),
-        after.splitlines(keepends=True),
-        fromfile=f"a/{XACT_C}",
-        tofile=f"b/{XACT_C}",
-    )
-    return "".join(diff)
-
-
-def stale_patch(tarball: Path) -> str:
-    """A patch written against a CommitTransaction renamed in someone else's tree: its hunks
-    do not apply to 15.18."""
-    with tarfile.open(tarball) as archive:
-        member = archive.extractfile(f"postgresql-15.18/{XACT_C}")
-        assert member is not None
-        theirs = member.read().decode().replace("CommitTransaction(void)", "CommitGone(void)", 1)
-    renamed = theirs.replace("CommitGone(void)", "CommitRenamed(void)", 1)
-    diff = difflib.unified_diff(
-        theirs.splitlines(keepends=True),
-        renamed.splitlines(keepends=True),
-        fromfile=f"a/{XACT_C}",
-        tofile=f"b/{XACT_C}",
-    )
-    return "".join(diff)
-
-
 @pytest.fixture
 def build_env(work_dir):
-    """The agent's configuration for building: its own build cache, the suite's ccache."""
-    cache_dir = processes.agent_work_dir()
-    config = work_dir / "agent.toml"
-    ccache = installs.prebuilt_cache() / "ccache-builds"
-    config.write_text(f'heartbeat_interval_s = 1\n\n[build]\nccache_dir = "{ccache}"\n')
-    yield {"BENCHHUB_CONFIG": str(config), "BENCHHUB_CACHE_DIR": str(cache_dir)}
-    shutil.rmtree(cache_dir, ignore_errors=True)
+    """The agent's configuration for building: the session's build cache and the kept ccache."""
+    return builds.agent_build_env(work_dir)
 
 
 def run_agent(env: dict[str, str]) -> str:
@@ -97,11 +52,14 @@ def run_agent(env: dict[str, str]) -> str:
 
 @pytest.mark.slow
 def test_it_builds_two_recipes_runs_them_and_shows_their_provenance(
-    server, work_dir, build_env, alice
+    server, work_dir, build_env, alice, pg15_release_builds
 ):
+    """What only this test proves: recipes sent through the API reach a real agent as specs
+    whose installs it finds by their inputs, are measured in one job, and their provenance and
+    verdicts (the patched one slower at every level) show on the run and compare pages."""
     started = time.monotonic()
     tarball = installs.pg15_source_tarball()
-    patch = slow_commit_patch(tarball)
+    patch = pgsource.slow_commit_patch(tarball)
     api = APIClient()
     api.force_login(alice)
     source = {"kind": "tarball", "path": str(tarball), "sha256": installs.PG15_SHA256}
@@ -128,9 +86,13 @@ def test_it_builds_two_recipes_runs_them_and_shows_their_provenance(
 
     job.refresh_from_db()
     assert job.state == "done", (job.failure_stage, job.failure_message, output)
+    # The server's specs of both recipes are the inputs the session built from a release name.
+    assert "15.18: reusing /" in output and "15.18+slow-commit: reusing /" in output, output
     runs = {r.build.version: r for r in Run.objects.filter(job=job).select_related("build")}
     assert set(runs) == {"15.18", "15.18+slow-commit"}
     fast, slowed = runs["15.18"], runs["15.18+slow-commit"]
+    assert fast.build.provenance["key"] == pg15_release_builds.plain.provenance["key"]
+    assert slowed.build.provenance["key"] == pg15_release_builds.patched.provenance["key"]
     for run in (fast, slowed):
         assert run.build.origin == "source" and run.server_version.startswith("15.18")
         prov = run.build.provenance
@@ -172,9 +134,9 @@ def test_it_builds_two_recipes_runs_them_and_shows_their_provenance(
     assert sorted(verdicts) == [("1", "slower"), ("2", "slower")], compare
     differences = compare[compare.index("These runs differ") :]
     assert "slow-commit.patch" in differences[:5000]
-    print(f"two builds and the job: {time.monotonic() - started:.0f} s")
+    print(f"the job on two reused builds: {time.monotonic() - started:.0f} s")
 
-    # A second job for the same recipes reuses both installs: nothing is built again. It pins
+    # A second job for the same recipes reuses both installs again. It pins
     # the pgbench client to the plain build's own, which drives both servers.
     second_job = {**JOB, "clients": [1], "duration_s": 2.0, "repeats": 1, "client": "15.18"}
     again = api.post("/api/v1/jobs/", second_job, format="json")
@@ -201,7 +163,7 @@ def test_a_build_that_fails_ends_the_job_at_build_with_the_log_tail_on_its_page(
     api = APIClient()
     api.force_login(alice)
     source = {"kind": "tarball", "path": str(tarball), "sha256": installs.PG15_SHA256}
-    stale = stale_patch(tarball)
+    stale = pgsource.stale_patch(tarball)
     recipes: dict[str, dict[str, Any]] = {
         "15.18+stale": {"patches": [{"name": "stale.patch", "text": stale}]},
         "15.18+bad-blocksize": {"configure_flags": ["--with-blocksize=3"]},

@@ -37,10 +37,15 @@ from .settings import BuildSettings
 from .sources import GIT_ENV, CommitRange, ResolvedSource, SourceCache
 from .spec import BuildSpec, Source
 from .steps import ProgressCallback, Steps, clean_env
+from .trees import BuildTree, prune_trees
 
 # Bump when the builder changes what an install holds; old installs then age out.
-BUILDER_FORMAT = 1
+# 2: every build configures with --enable-depend; git builds come from kept, movable trees.
+BUILDER_FORMAT = 2
 PROVENANCE = "provenance.json"
+# Kept build trees of git sources (about 400 MB each): a bisection needs one; a few more let
+# a host alternate between repositories or configurations without starting over.
+MAX_TREES = 3
 
 
 class Build:
@@ -185,16 +190,28 @@ def _steps(
     stop: threading.Event,
 ) -> Steps:
     tmp = cache.work / "tmp"
-    extra = {**toolchain.env(work=cache.work), **_git_env(), "TMPDIR": str(tmp)}
+    extra = {**toolchain.env(base=cache.root), **_git_env(), "TMPDIR": str(tmp)}
     env = clean_env(home=tmp, extra=extra)
     return Steps(log_path=cache.new_log(), account=account, env=env, progress=progress, stop=stop)
 
 
 def _key_inputs(spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain) -> dict[str, Any]:
     """Everything that changes the installed files; not the name, parallelism or ccache."""
+    return {"source": resolved.digest, **_configuration(spec, toolchain)}
+
+
+def _tree(cache: InstallCache, spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain
+          ) -> BuildTree | None:  # fmt: skip
+    """The kept tree of a git source's repository and build configuration; None otherwise."""
+    if resolved.commit is None or resolved.repository is None:
+        return None
+    inputs = {"repository": resolved.repository, **_configuration(spec, toolchain)}
+    return BuildTree(cache.root / "trees" / install_key(inputs))
+
+
+def _configuration(spec: BuildSpec, toolchain: Toolchain) -> dict[str, Any]:
     return {
         "format": BUILDER_FORMAT,
-        "source": resolved.digest,
         "patches": [p.sha256 for p in spec.patches],
         "configure_flags": list(spec.configure_flags),
         "cflags": spec.cflags,
@@ -237,20 +254,26 @@ def _build(
     # With the host's build lock held, an unfinished install can only be a dead build's.
     cache.discard_incomplete()
     _prepare_ccache(toolchain, account)
-    compiler = Compiler(steps=steps, work=cache.work, account=account, toolchain=toolchain)
+    tree = _tree(cache, spec, resolved, toolchain)
+    if tree is not None:
+        prune_trees(cache.root / "trees", keep={tree.root}, max_trees=MAX_TREES)
+    compiler = Compiler(steps=steps, work=cache.work, account=account, toolchain=toolchain,
+                        tree=tree)  # fmt: skip
     try:
         compiled = compiler.run(spec=spec, resolved=resolved, sources=sources, prefix=prefix)
     except BaseException:
         shutil.rmtree(prefix, ignore_errors=True)
         raise
     seconds = round(time.monotonic() - started, 1)
-    # The tree is 200+ MB and ccache already holds what a later build can reuse from it; a
-    # failed build's tree stays for inspection until the next build.
+    # A throwaway tree is 200+ MB and ccache already holds what a later build can reuse from
+    # it; a failed build's tree stays for inspection until the next build.
     shutil.rmtree(cache.work / "src", ignore_errors=True)
     provenance = _provenance(spec, resolved, compiled, toolchain, key=key, seconds=seconds)
     provenance["log"] = str(prefix / "build.log")
     provenance["install_dir"] = str(prefix)
-    steps.note("done", f"built {compiled.version} in {seconds} s into {prefix}")
+    if tree is not None:
+        provenance["build_tree"] = str(tree.root)
+    steps.note("done", f"built {compiled.version} ({compiled.mode}) in {seconds} s into {prefix}")
     _seal(prefix, account)
     # The log moves in before the marker: a complete install always has its log.
     os.replace(steps.log_path, prefix / "build.log")
@@ -285,6 +308,7 @@ def _provenance(
         "patches": [{"name": p.name, "sha256": p.sha256} for p in spec.patches],
         "configure_flags": list(spec.configure_flags),
         "configure_args": compiled.configure_args,
+        "build_mode": compiled.mode,
         "cflags": spec.cflags,
         "copt": " ".join(compiled.copt),
         "contrib": compiled.contrib,

@@ -2,8 +2,11 @@
 
 Everything here that reads or runs the source runs through ``Steps`` as the unprivileged
 account; the agent itself only creates directories, hands them over, and reads results.
-The build tree is always ``<builds>/work/src``: one fixed path, so ccache's hashes (which include
-the compile directory for debug info) match across builds of different sources.
+A release or tarball is built in ``<builds>/work/src``, anew each time; a git commit in its
+repository's kept tree (``trees``), moved from the commit it holds when it can be, else clean.
+ccache's base directory is the builds root, so its hits carry across trees and kinds of source.
+Every build configures with --enable-depend: a kept tree needs make to know which objects a
+changed header touches, and one set of compiler flags lets every build share ccache's entries.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from __future__ import annotations
 import os
 import re
 import shutil
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +28,7 @@ from .settings import BuildSettings
 from .sources import ResolvedSource, SourceCache
 from .spec import BuildSpec
 from .steps import Steps
+from .trees import BuildTree, configure_input
 
 MAX_REJECTS_CHARS = 4000
 _PACKAGE_VERSION = re.compile(r"^PACKAGE_VERSION='([^']+)'", re.MULTILINE)
@@ -43,14 +48,14 @@ class Toolchain:
     def cc_command(self) -> str:
         return f"{self.ccache} {self.cc}" if self.ccache else self.cc
 
-    def env(self, *, work: Path) -> dict[str, str]:
+    def env(self, *, base: Path) -> dict[str, str]:
         if not self.ccache or self.ccache_dir is None:
             return {}
-        # The tree's path is fixed already; BASEDIR and NOHASHDIR also let a moved cache or a
-        # second agent's tree share hits.
+        # Paths under BASEDIR hash as relative ones, and NOHASHDIR leaves the compile directory
+        # out: the throwaway tree, every kept tree and a second agent's cache share hits.
         return {
             "CCACHE_DIR": str(self.ccache_dir),
-            "CCACHE_BASEDIR": str(work),
+            "CCACHE_BASEDIR": str(base),
             "CCACHE_NOHASHDIR": "1",
         }
 
@@ -96,9 +101,13 @@ class Compiled:
     ccache: dict[str, Any] = field(default_factory=dict)
     postgres_version: str = ""
     pg_config: dict[str, str] = field(default_factory=dict)
+    # "clean", or "incremental from <sha>" when a kept tree was moved from that commit.
+    mode: str = "clean"
 
 
 class Compiler:
+    """Builds one spec. ``tree`` is the kept tree of a git source, None for a throwaway tree."""
+
     def __init__(
         self,
         *,
@@ -106,17 +115,94 @@ class Compiler:
         work: Path,
         account: Account | None,
         toolchain: Toolchain,
+        tree: BuildTree | None = None,
     ) -> None:
         self.steps = steps
         self.work = work
-        self.src = work / "src"
+        self.tree = tree
+        self.src = tree.src if tree is not None else work / "src"
         self.account = account
         self.toolchain = toolchain
+        # The arguments of this build's configure, once it succeeded.
+        self._configured: list[str] | None = None
 
     def run(
         self, *, spec: BuildSpec, resolved: ResolvedSource, sources: SourceCache, prefix: Path
     ) -> Compiled:
+        self._fresh_work()
+        tree, commit = self.tree, resolved.commit
+        if tree is None or commit is None:
+            return self._clean(spec, resolved, sources, prefix)
+        if tree.interrupted():
+            self.steps.note("unpack", "discarding the build tree an interrupted build left")
+            tree.discard()
+        previous, configured = tree.commit(), tree.configure_args()
+        tree.begin()
+        compiled: Compiled | None = None
+        if previous is not None:
+            try:
+                compiled = self._incremental(spec, resolved, sources, prefix, previous, configured)
+            except BuildError as exc:
+                self.steps.note(exc.stage, f"the build moved from {previous[:12]} failed at "
+                                f"{exc.stage}; building {commit[:12]} clean")  # fmt: skip
+                shutil.rmtree(prefix, ignore_errors=True)
+        if compiled is None:
+            try:
+                compiled = self._clean(spec, resolved, sources, prefix)
+            except BuildError as exc:
+                if exc.stage == "make" and self._configured is not None:
+                    # A clean tree, configured, whose make stopped at an error in the source:
+                    # accounted for, so the next commit's make goes on from there. Any other
+                    # failure (or a stop) leaves the tree marked, to be discarded.
+                    tree.done(commit=commit, configure_args=self._configured)
+                raise
+        tree.done(commit=commit, configure_args=compiled.configure_args)
+        return compiled
+
+    def _clean(
+        self, spec: BuildSpec, resolved: ResolvedSource, sources: SourceCache, prefix: Path
+    ) -> Compiled:
+        self._configured = None
         self._unpack(resolved, sources)
+        version, defaults, contrib = self._inspect(spec)
+        self._patch(spec)
+        self._check_generators()
+        configure_args = self._configure(spec, defaults, prefix)
+        return self._compile(spec, version, defaults, contrib, configure_args, prefix)
+
+    def _incremental(
+        self,
+        spec: BuildSpec,
+        resolved: ResolvedSource,
+        sources: SourceCache,
+        prefix: Path,
+        previous: str,
+        configured: list[str] | None,
+    ) -> Compiled:
+        """Move the kept tree from ``previous`` (configured with ``configured``) to the resolved
+        commit and build there."""
+        assert self.tree is not None and resolved.commit is not None
+        assert resolved.repository is not None
+        changed, deleted = sources.changes(resolved.repository, previous, resolved.commit,
+                                           self.steps)  # fmt: skip
+        self.steps.note("unpack", f"moving the build tree from {previous[:12]} to "
+                        f"{resolved.commit[:12]} (files changed or added: {len(changed)}, "
+                        f"removed: {len(deleted)})")  # fmt: skip
+        self._patch(spec, reverse=True)
+        self._update(resolved, sources, changed, deleted)
+        version, defaults, contrib = self._inspect(spec)
+        self._patch(spec)
+        self._check_generators()
+        args = configured
+        if args is None or any(configure_input(p) for p in [*changed, *deleted]):
+            args = self._configure(spec, defaults, prefix)
+        else:
+            self.steps.note("configure", "configure's inputs are unchanged: not run again")
+        compiled = self._compile(spec, version, defaults, contrib, args, prefix)
+        compiled.mode = f"incremental from {previous}"
+        return compiled
+
+    def _inspect(self, spec: BuildSpec) -> tuple[str, MajorDefaults | None, list[str]]:
         version = self._version()
         try:
             major = version_major(version)
@@ -129,7 +215,9 @@ class Compiler:
         for name in contrib:
             if not (self.src / "contrib" / name / "Makefile").is_file():
                 raise self.steps.fail("configure", f"this source has no contrib module {name!r}")
-        self._patch(spec)
+        return version, defaults, contrib
+
+    def _check_generators(self) -> None:
         if missing := generators_missing(self.src):
             raise self.steps.fail(
                 "configure",
@@ -137,7 +225,17 @@ class Compiler:
                 f"from 17 on), so the build needs {', '.join(missing)} on this host "
                 "(Debian: apt-get install bison flex perl)",
             )
-        configure_args = self._configure(spec, defaults, prefix)
+
+    def _compile(
+        self,
+        spec: BuildSpec,
+        version: str,
+        defaults: MajorDefaults | None,
+        contrib: list[str],
+        configure_args: list[str],
+        prefix: Path,
+    ) -> Compiled:
+        major = version_major(version)
         copt = list(defaults.copt) if defaults else []
         compiled = Compiled(version, major, defaults, configure_args, copt, contrib)
         self._make(compiled)
@@ -146,35 +244,69 @@ class Compiler:
 
     # --- stages --------------------------------------------------------------------------------
 
-    def _unpack(self, resolved: ResolvedSource, sources: SourceCache) -> None:
-        self.steps.note("unpack", "unpacking the source")
+    def _fresh_work(self) -> None:
         shutil.rmtree(self.work, ignore_errors=True)
-        for sub in (self.work, self.src, self.work / "tmp", self.work / "patches"):
+        for sub in (self.work, self.work / "tmp", self.work / "patches"):
             sub.mkdir(parents=True)
             sub.chmod(0o755)
-        self._give(self.src, self.work / "tmp")
+        self._give(self.work / "tmp")
+
+    def _unpack(self, resolved: ResolvedSource, sources: SourceCache) -> None:
+        self.steps.note("unpack", "unpacking the source")
+        shutil.rmtree(self.src, ignore_errors=True)
+        if self.tree is not None:
+            shutil.rmtree(self.tree.stage, ignore_errors=True)
+        self.src.mkdir(parents=True)
+        self.src.chmod(0o755)
+        self._give(self.src)
         if resolved.tarball is not None:
-            tar = resolved.tarball
-            strip = ["--strip-components=1"]
-        else:
-            assert resolved.commit is not None and resolved.repository is not None
-            tar = sources.root / "tmp" / f"{resolved.commit}.tar"
-            mirror = sources.mirror_path(resolved.repository)
-            self.steps.run(
-                ["git", "--git-dir", str(mirror), "archive", "--format=tar", "-o", str(tar),
-                 resolved.commit],
-                stage="unpack", cwd=sources.root, privileged=True,
-            )  # fmt: skip
-            strip = []
+            self._extract(resolved.tarball, strip=True)
+            return
+        assert resolved.commit is not None and resolved.repository is not None
+        tar = self._archive(resolved, sources, [])
         try:
-            self.steps.run(
-                ["tar", "-xf", str(tar), *strip, "--no-same-owner", "-C", str(self.src)],
-                stage="unpack",
-                cwd=self.src,
-            )
+            self._extract(tar, strip=False)
         finally:
-            if resolved.tarball is None:
-                tar.unlink(missing_ok=True)
+            tar.unlink(missing_ok=True)
+
+    def _update(
+        self,
+        resolved: ResolvedSource,
+        sources: SourceCache,
+        changed: list[str],
+        deleted: list[str],
+    ) -> None:
+        """Bring the kept tree's sources to the resolved commit: removed files go, changed and
+        new ones are extracted with the time of now (-m), so make rebuilds what uses them."""
+        for start in range(0, len(deleted), 500):
+            self.steps.run(["rm", "-f", "--", *deleted[start : start + 500]],
+                           stage="unpack", cwd=self.src)  # fmt: skip
+        if not changed:
+            return
+        tar = self._archive(resolved, sources, changed)
+        try:
+            self._extract(tar, strip=False, touch=True)
+        finally:
+            tar.unlink(missing_ok=True)
+
+    def _archive(self, resolved: ResolvedSource, sources: SourceCache, paths: list[str]) -> Path:
+        """A tar of the commit (or of ``paths`` in it) from the agent's mirror."""
+        assert resolved.commit is not None and resolved.repository is not None
+        tar = sources.root / "tmp" / f"{resolved.commit}.tar"
+        mirror = sources.mirror_path(resolved.repository)
+        # Literal pathspecs: a file name is a name, never a pattern.
+        self.steps.run(
+            ["git", "--literal-pathspecs", "--git-dir", str(mirror), "archive", "--format=tar",
+             "-o", str(tar), resolved.commit, "--", *paths],
+            stage="unpack", cwd=sources.root, privileged=True,
+        )  # fmt: skip
+        return tar
+
+    def _extract(self, tar: Path, *, strip: bool, touch: bool = False) -> None:
+        argv = ["tar", "-xf", str(tar), "--no-same-owner", "-C", str(self.src)]
+        argv += ["--strip-components=1"] if strip else []
+        argv += ["-m"] if touch else []
+        self.steps.run(argv, stage="unpack", cwd=self.src)
 
     def _version(self) -> str:
         configure = self.src / "configure"
@@ -191,13 +323,18 @@ class Compiler:
             raise self.steps.fail("unpack", "configure does not say which PostgreSQL it is")
         return match.group(1)
 
-    def _patch(self, spec: BuildSpec) -> None:
-        for number, patch in enumerate(spec.patches, start=1):
+    def _patch(self, spec: BuildSpec, *, reverse: bool = False) -> None:
+        """Apply the spec's patches, or (``reverse``, last first) take them back out of a kept
+        tree before it moves to another commit."""
+        patches = list(enumerate(spec.patches, start=1))
+        for number, patch in reversed(patches) if reverse else patches:
             path = self.work / "patches" / f"{number:02d}-{patch.name}"
             path.write_bytes(patch.text.encode("utf-8", errors="surrogatepass"))
             path.chmod(0o644)
-            self.steps.note("patch", f"applying {patch.name} ({patch.sha256[:12]})")
-            argv = ["patch", "-p1", "--batch", "--forward", "--no-backup-if-mismatch"]
+            what = "taking back" if reverse else "applying"
+            self.steps.note("patch", f"{what} {patch.name} ({patch.sha256[:12]})")
+            argv = ["patch", "-p1", "--batch", "--no-backup-if-mismatch"]
+            argv += ["-R"] if reverse else ["--forward"]
             try:
                 self.steps.run([*argv, "-i", str(path)], stage="patch", cwd=self.src)
             except BuildError as exc:
@@ -219,40 +356,60 @@ class Compiler:
     def _configure(
         self, spec: BuildSpec, defaults: MajorDefaults | None, prefix: Path
     ) -> list[str]:
-        prefix.mkdir(parents=True)
-        prefix.chmod(0o755)
-        self._give(prefix)
+        if self.tree is None:
+            prefix.mkdir(parents=True)
+            prefix.chmod(0o755)
+            self._give(prefix)
+        # A kept tree's prefix is the same for every commit (see trees); its installs move.
+        configured = self.tree.prefix if self.tree is not None else prefix
         # Defaults first: configure lets the last of --with-x/--without-x win, so a spec may
         # turn a default back on ("--with-readline").
-        args = [f"--prefix={prefix}", *(defaults.configure_flags if defaults else ())]
-        args += [*spec.configure_flags, f"CC={self.toolchain.cc_command}"]
+        args = [f"--prefix={configured}", "--enable-depend"]
+        args += [*(defaults.configure_flags if defaults else ()), *spec.configure_flags]
+        args.append(f"CC={self.toolchain.cc_command}")
         if spec.cflags:
             args.append(f"CFLAGS={spec.cflags}")
         self.steps.note("configure", " ".join(args))
         self.steps.run(["./configure", *args], stage="configure", cwd=self.src)
+        self._configured = args
         return args
+
+    def _make_vars(self, compiled: Compiled) -> list[str]:
+        make_vars = [f"COPT={' '.join(compiled.copt)}"] if compiled.copt else []
+        if self.tree is not None:
+            # Programs and libraries find libpq beside themselves wherever the install moves.
+            make_vars.append("rpathdir=$$ORIGIN/../lib")
+        return make_vars
 
     def _make(self, compiled: Compiled) -> None:
         if self.toolchain.ccache:
             self.steps.capture([self.toolchain.ccache, "-z"], stage="make", cwd=self.src)
         jobs = f"-j{self.toolchain.jobs}"
-        copt = [f"COPT={' '.join(compiled.copt)}"] if compiled.copt else []
+        make_vars = self._make_vars(compiled)
         self.steps.note("make", f"make {jobs}")
-        self.steps.run(["make", jobs, *copt], stage="make", cwd=self.src)
+        self.steps.run(["make", jobs, *make_vars], stage="make", cwd=self.src)
         for name in compiled.contrib:
             self.steps.note("make", f"contrib/{name}")
-            self.steps.run(["make", "-C", f"contrib/{name}", jobs, *copt], stage="make",
+            self.steps.run(["make", "-C", f"contrib/{name}", jobs, *make_vars], stage="make",
                            cwd=self.src)  # fmt: skip
         if self.toolchain.ccache:
             compiled.ccache = self._ccache_stats()
 
     def _install(self, compiled: Compiled, prefix: Path) -> None:
-        copt = [f"COPT={' '.join(compiled.copt)}"] if compiled.copt else []
+        make_vars = self._make_vars(compiled)
+        if self.tree is not None:
+            shutil.rmtree(self.tree.stage, ignore_errors=True)
+            self.tree.stage.mkdir()
+            self._give(self.tree.stage)
+            make_vars.append(f"DESTDIR={self.tree.stage}")
         self.steps.note("install", f"make install into {prefix}")
-        self.steps.run(["make", "install", *copt], stage="install", cwd=self.src)
+        jobs = f"-j{self.toolchain.jobs}"
+        self.steps.run(["make", jobs, "install", *make_vars], stage="install", cwd=self.src)
         for name in compiled.contrib:
-            self.steps.run(["make", "-C", f"contrib/{name}", "install", *copt],
+            self.steps.run(["make", "-C", f"contrib/{name}", "install", *make_vars],
                            stage="install", cwd=self.src)  # fmt: skip
+        if self.tree is not None:
+            self._move_install(prefix)
         # Built binaries are code from the source: even --version runs unprivileged.
         out = self.steps.capture([str(prefix / "bin" / "postgres"), "--version"],
                                  stage="install", cwd=self.src)  # fmt: skip
@@ -263,6 +420,21 @@ class Compiler:
             key, sep, value = line.partition(" = ")
             if sep:
                 compiled.pg_config[key.strip()] = value.strip()
+
+    def _move_install(self, prefix: Path) -> None:
+        """Move a kept tree's staged install (DESTDIR + the tree's prefix) to ``prefix``."""
+        assert self.tree is not None
+        staged = Path(f"{self.tree.stage}{self.tree.prefix}")
+        try:
+            # lstat: the stage is the runner account's; a link there is never followed.
+            is_dir = stat.S_ISDIR(os.lstat(staged).st_mode)
+        except OSError:
+            is_dir = False
+        if not is_dir:
+            raise self.steps.fail("install", f"make install left no directory {staged}")
+        shutil.rmtree(prefix, ignore_errors=True)
+        os.rename(staged, prefix)
+        shutil.rmtree(self.tree.stage, ignore_errors=True)
 
     def _ccache_stats(self) -> dict[str, Any]:
         assert self.toolchain.ccache is not None

@@ -292,6 +292,23 @@ class SourceCache:
         )  # fmt: skip
         return [_range_commit(record) for record in out.split(_RECORD)[1:]]
 
+    def changes(self, url: str, old: str, new: str, steps: Steps) -> tuple[list[str], list[str]]:
+        """The files that differ between two commits of the mirror of ``url``: (added or
+        changed, removed), as paths from the top of the tree. BuildError at unpack when git
+        cannot tell (a commit the mirror lost)."""
+        out = steps.capture(
+            ["git", "--git-dir", str(self.mirror_path(url)), "diff", "--name-status", "-z",
+             "--no-renames", old, new, "--"],
+            stage="unpack", cwd=self.root, privileged=True,
+        )  # fmt: skip
+        fields = out.split("\0")
+        changed: list[str] = []
+        deleted: list[str] = []
+        for status, path in zip(fields[0::2], fields[1::2], strict=False):
+            if status and path:
+                (deleted if status.startswith("D") else changed).append(path)
+        return changed, deleted
+
     def mirror_path(self, url: str) -> Path:
         return self.root / "git" / (hashlib.sha256(url.encode()).hexdigest()[:16] + ".git")
 

@@ -195,10 +195,12 @@ class Steps:
             self._write(line + "\n")
             with self._lock:
                 self._tail.append(line)
-                # make's echo of a compile command: "... -c -o foo.o foo.c" (ccache or not).
-                if " -c " in line and line.rstrip().endswith(".c"):
+                # make's echo of a compile command: "... -c -o foo.o foo.c" (ccache or not),
+                # with "-MMD -MP -MF .deps/foo.Po" after it when dependencies are tracked.
+                sources = [w for w in line.split() if w.endswith(".c")] if " -c " in line else []
+                if sources:
                     self.compiled += 1
-                    self._last_line = "compiling " + line.split()[-1]
+                    self._last_line = "compiling " + sources[-1]
                 else:
                     self._last_line = line
 
