@@ -5,6 +5,9 @@ SECRET_KEY the project refuses to start (`make up` and `make test` generate one 
 
 Environment:
 - DATABASE_URL   postgres://user:password@host:port/name (PostgreSQL only), required
+- DATABASE_POOLER  what DATABASE_URL reaches: "" (PostgreSQL itself, default), "session" (a
+                 pooler in session mode) or "transaction" (pgbouncer in transaction mode: no
+                 server-side cursors, and no server-side binding or prepared statements allowed)
 - REDIS_URL      redis://host:port/db, Celery's broker, required
 - SECRET_KEY     required
 - ALLOWED_HOSTS  comma-separated, default "127.0.0.1,localhost"
@@ -87,8 +90,21 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
 
 
-def database_from_url(url: str) -> dict:
-    """Django's DATABASES entry for a postgres:// URL; any other scheme is refused."""
+POOLERS = ("", "session", "transaction")
+
+
+def database_from_url(url: str, *, pooler: str = "") -> dict:
+    """Django's DATABASES entry for a postgres:// URL; any other scheme is refused.
+
+    `pooler` says what the URL reaches (POOLERS). Behind a pooler in transaction mode each
+    transaction may run on a different server connection, so nothing may outlive one: Django's
+    server-side cursors (declared WITH HOLD outside a transaction, then fetched later) are turned
+    off, and options that make psycopg prepare statements on the server are refused.
+    """
+    if pooler not in POOLERS:
+        raise ImproperlyConfigured(
+            f"DATABASE_POOLER must be one of {', '.join(map(repr, POOLERS))}, not {pooler!r}"
+        )
     parts = urlsplit(url)
     if parts.scheme not in ("postgres", "postgresql"):
         raise ImproperlyConfigured(
@@ -98,6 +114,8 @@ def database_from_url(url: str) -> dict:
     host = unquote(parts.hostname or "")
     # A socket directory may be given as ?host=/path, as libpq does.
     host = options.pop("host", host)
+    if pooler == "transaction":
+        _check_pooled_options(options)
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")) or "benchhub",
@@ -108,8 +126,24 @@ def database_from_url(url: str) -> dict:
         "CONN_MAX_AGE": env_int("BENCHHUB_CONN_MAX_AGE", 60),
         "CONN_HEALTH_CHECKS": True,
         "OPTIONS": options,
+        "DISABLE_SERVER_SIDE_CURSORS": pooler == "transaction",
         "TEST": {"NAME": env_str("BENCHHUB_TEST_DATABASE", "") or None},
     }
+
+
+def _check_pooled_options(options: dict[str, str]) -> None:
+    """Refuse the DATABASE_URL options under which psycopg keeps prepared statements on a server
+    connection that a pooler in transaction mode hands to someone else next."""
+    if options.get("server_side_binding", "").lower() in ("1", "true", "yes", "on"):
+        raise ImproperlyConfigured(
+            "DATABASE_URL: server_side_binding prepares statements on the server, which a pooler"
+            " in transaction mode (DATABASE_POOLER=transaction) does not support"
+        )
+    if "prepare_threshold" in options:
+        raise ImproperlyConfigured(
+            "DATABASE_URL: prepare_threshold makes psycopg prepare statements on the server,"
+            " which a pooler in transaction mode (DATABASE_POOLER=transaction) does not support"
+        )
 
 
 SECRET_KEY = env_str("SECRET_KEY")
@@ -180,7 +214,11 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": database_from_url(env_str("DATABASE_URL"))}
+DATABASES = {
+    "default": database_from_url(
+        env_str("DATABASE_URL"), pooler=env_str("DATABASE_POOLER", "").strip().lower()
+    )
+}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
