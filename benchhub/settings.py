@@ -39,6 +39,12 @@ Environment:
                              at least 32 characters; unset, /metrics answers 404
 - PROMETHEUS_MULTIPROC_DIR   a directory the web server's processes share (emptied before it
                              starts): /metrics then sums their request latencies
+- BENCHHUB_BLOB_BUCKET       an S3-compatible bucket for raw outputs, folded stacks, imported
+                             texts and backups; unset (default), they stay in the database
+- BENCHHUB_BLOB_ENDPOINT_URL the bucket's server when it is not AWS (MinIO, Ceph, R2, ...)
+- BENCHHUB_BLOB_REGION       its region; BENCHHUB_BLOB_PREFIX a key prefix, default "benchhub"
+- BENCHHUB_BLOB_MIN_BYTES    smaller values stay in their rows, default 1024; credentials are
+                             boto3's own (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a role)
 - LOG_FORMAT                 "plain" (default) or "json": one JSON object a line
 - BENCHHUB_WEBHOOK_ALLOW_PRIVATE  "1" lets webhooks call loopback, private and link-local
                              addresses (an internal chat server); off by default (docs/security.md)
@@ -255,6 +261,17 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Large values of the blob fields (benchhub.blobs) go to this bucket when one is named.
+if os.environ.get("BENCHHUB_BLOB_BUCKET"):
+    from benchhub.blobs import storages_setting
+
+    STORAGES["blobs"] = storages_setting(
+        bucket=env_str("BENCHHUB_BLOB_BUCKET"),
+        endpoint_url=env_str("BENCHHUB_BLOB_ENDPOINT_URL", ""),
+        region=env_str("BENCHHUB_BLOB_REGION", ""),
+        prefix=env_str("BENCHHUB_BLOB_PREFIX", "benchhub"),
+    )
+BLOB_MIN_BYTES = env_int("BENCHHUB_BLOB_MIN_BYTES", 1024)
 
 # The whole request body, JSON uploads included; larger bodies get 413 (api.middleware).
 MAX_UPLOAD_BYTES = env_int("BENCHHUB_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)
