@@ -20,11 +20,13 @@ import hashlib
 import json
 from typing import Any
 
+from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
-from django.core.exceptions import ImproperlyConfigured
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, storages
 from django.db import models
+
+from benchhub.errors import ApplicationError
 
 STORAGE_ALIAS = "blobs"
 MARK = "bhblob:"
@@ -35,8 +37,11 @@ ESCAPE = MARK + "raw:"
 JSON_KEY = "bhblob"
 
 
-class BlobMissing(Exception):
-    """A row refers to an object the bucket does not have (or no bucket is configured)."""
+class BlobUnavailable(ApplicationError):
+    """The bucket cannot be reached, or lacks an object a row refers to (or no bucket is
+    configured): a write that needs it is refused as a whole, and an agent retries it later."""
+
+    status = 503
 
 
 def blob_storage() -> Storage | None:
@@ -53,27 +58,40 @@ def _key(digest: str) -> str:
 def blob_put(*, data: bytes) -> str | None:
     """Store `data` in the bucket and return its SHA-256 (hex); None when `data` stays in its
     row (no bucket, or smaller than BLOB_MIN_BYTES). Idempotent: an object already there is kept.
+    BlobUnavailable when the bucket does not take it.
     """
     storage = blob_storage()
     if storage is None or len(data) < settings.BLOB_MIN_BYTES:
         return None
     digest = hashlib.sha256(data).hexdigest()
     key = _key(digest)
-    if not storage.exists(key):
-        storage.save(key, ContentFile(data))
+    try:
+        if not storage.exists(key):
+            storage.save(key, ContentFile(data))
+    except (BotoCoreError, ClientError, OSError) as exc:
+        raise BlobUnavailable(
+            "blob_storage_unavailable", f"The bucket for large values refused a write: {exc}"
+        ) from exc
     return digest
 
 
 def blob_get(*, digest: str) -> bytes:
-    """The bytes stored under `digest`; BlobMissing if there is no bucket or no such object."""
+    """The bytes stored under `digest`; BlobUnavailable without a bucket, an answer or the
+    object."""
     storage = blob_storage()
     if storage is None:
-        raise BlobMissing(f"a row refers to blob {digest} but no bucket is configured")
+        raise BlobUnavailable(
+            "blob_missing", f"A row refers to blob {digest} but no bucket is configured."
+        )
     try:
         with storage.open(_key(digest), "rb") as stored:
             return stored.read()
     except FileNotFoundError:
-        raise BlobMissing(f"blob {digest} is not in the bucket") from None
+        raise BlobUnavailable("blob_missing", f"Blob {digest} is not in the bucket.") from None
+    except (BotoCoreError, ClientError, OSError) as exc:
+        raise BlobUnavailable(
+            "blob_storage_unavailable", f"The bucket for large values did not answer: {exc}"
+        ) from exc
 
 
 class BlobTextField(models.TextField):
@@ -114,22 +132,3 @@ class BlobJSONField(models.JSONField):
             digest = str(value[JSON_KEY]).removeprefix("sha256:")
             return json.loads(blob_get(digest=digest), cls=self.decoder)
         return value
-
-
-def storages_setting(*, bucket: str, endpoint_url: str, region: str, prefix: str) -> dict:
-    """STORAGES["blobs"] for django-storages' S3 backend; credentials are boto3's own (the
-    AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment, a profile, or an instance role)."""
-    if not bucket:
-        raise ImproperlyConfigured("BENCHHUB_BLOB_BUCKET must name a bucket")
-    options: dict[str, Any] = {
-        "bucket_name": bucket,
-        "location": prefix.strip("/"),
-        "default_acl": None,
-        "querystring_auth": True,
-        "file_overwrite": True,
-    }
-    if endpoint_url:
-        options["endpoint_url"] = endpoint_url
-    if region:
-        options["region_name"] = region
-    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}

@@ -152,6 +152,33 @@ def _check_pooled_options(options: dict[str, str]) -> None:
         )
 
 
+def storages_setting(*, bucket: str, endpoint_url: str, region: str, prefix: str) -> dict:
+    """STORAGES["blobs"] for django-storages' S3 backend; credentials are boto3's own (the
+    AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment, a profile, or an instance role)."""
+    from botocore.config import Config
+
+    options: dict = {
+        "bucket_name": bucket,
+        "location": prefix.strip("/"),
+        "default_acl": None,
+        "file_overwrite": True,
+        # A bucket that does not answer fails an upload within seconds (the agent retries it),
+        # rather than holding a web worker through botocore's default retries. Servers other
+        # than AWS (MinIO, Ceph) name buckets in the path, not the host name.
+        "client_config": Config(
+            connect_timeout=5,
+            read_timeout=30,
+            retries={"max_attempts": 3, "mode": "standard"},
+            s3={"addressing_style": "path" if endpoint_url else "auto"},
+        ),
+    }
+    if endpoint_url:
+        options["endpoint_url"] = endpoint_url
+    if region:
+        options["region_name"] = region
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
+
+
 SECRET_KEY = env_str("SECRET_KEY")
 DEBUG = env_bool("DEBUG")
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost")
@@ -263,8 +290,6 @@ STORAGES = {
 }
 # Large values of the blob fields (benchhub.blobs) go to this bucket when one is named.
 if os.environ.get("BENCHHUB_BLOB_BUCKET"):
-    from benchhub.blobs import storages_setting
-
     STORAGES["blobs"] = storages_setting(
         bucket=env_str("BENCHHUB_BLOB_BUCKET"),
         endpoint_url=env_str("BENCHHUB_BLOB_ENDPOINT_URL", ""),

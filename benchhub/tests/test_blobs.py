@@ -14,11 +14,12 @@ import boto3
 import pytest
 from django.db import connection
 
-from benchhub.blobs import BlobMissing, storages_setting
+from benchhub.blobs import BlobUnavailable
 from benchhub.results.imports import run_import_outputs
 from benchhub.results.models import Result, ResultEvidence, Run
 from benchhub.results.tests.test_backup import backup, scratch_database, snapshot
 from benchhub.results.tests.test_evidence_upload import FOLDED
+from benchhub.settings import storages_setting
 from benchhub.testing import processes
 from benchhub.testing.payloads import SELECT_ONLY_OUTPUT, evidence, run_payload
 from benchhub.testing.processes import current_database_url
@@ -180,8 +181,29 @@ def test_it_names_a_missing_object(agent, bucket):
     upload(agent)
     for key in objects(s3, prefix):
         s3.delete_object(Bucket=BUCKET, Key=key)
-    with pytest.raises(BlobMissing, match="is not in the bucket"):
+    with pytest.raises(BlobUnavailable, match="is not in the bucket"):
         Result.objects.first()
+
+
+def test_it_refuses_an_upload_whole_with_503_while_the_bucket_does_not_answer(
+    agent, bucket, settings
+):
+    closed = f"http://127.0.0.1:{processes.free_port()}"
+    settings.STORAGES = {
+        **settings.STORAGES,
+        "blobs": storages_setting(
+            bucket=BUCKET, endpoint_url=closed, region="us-east-1", prefix="x"
+        ),
+    }
+    payload = run_payload(clients=(1,), repeats=1)
+    started = time.monotonic()
+    response = agent.client.post(
+        "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
+    )
+    assert time.monotonic() - started < 15
+    assert response.status_code == 503, response.content
+    assert response.json()["error"] == "blob_storage_unavailable"
+    assert not Run.objects.exists()  # nothing half stored: the agent's retry will store it all
 
 
 @pytest.mark.django_db(transaction=True)
