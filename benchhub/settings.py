@@ -5,6 +5,10 @@ SECRET_KEY the project refuses to start (`make up` and `make test` generate one 
 
 Environment:
 - DATABASE_URL   postgres://user:password@host:port/name (PostgreSQL only), required
+- DATABASE_REPLICA_URL  a streaming replica of DATABASE_URL for the reads of pages and the API
+                 where a few seconds' staleness is harmless (benchhub.replica); unset, none
+- BENCHHUB_REPLICA_MAX_LAG_S  the replica is skipped while its replay lag exceeds this, default 10
+- BENCHHUB_REPLICA_PIN_S      a client that wrote reads the primary this long, default 30
 - DATABASE_POOLER  what DATABASE_URL reaches: "" (PostgreSQL itself, default), "session" (a
                  pooler in session mode) or "transaction" (pgbouncer in transaction mode: no
                  server-side cursors, and no server-side binding or prepared statements allowed)
@@ -220,6 +224,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "benchhub.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads the database: it decides whether the request may read the replica.
+    "benchhub.replica.ReplicaReadsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -252,6 +258,22 @@ DATABASES = {
         env_str("DATABASE_URL"), pooler=env_str("DATABASE_POOLER", "").strip().lower()
     )
 }
+if os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = database_from_url(
+        env_str("DATABASE_REPLICA_URL"), pooler=env_str("DATABASE_POOLER", "").strip().lower()
+    )
+    # A replica that does not answer is skipped within seconds, not after TCP's time-outs.
+    DATABASES["replica"]["OPTIONS"].setdefault("connect_timeout", "2")
+    # Tests run one database: the replica is the test database itself unless a test says not.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["benchhub.replica.ReplicaRouter"]
+REPLICA_MAX_LAG_S = env_int("BENCHHUB_REPLICA_MAX_LAG_S", 10)
+REPLICA_PIN_S = env_int("BENCHHUB_REPLICA_PIN_S", 30)
+if REPLICA_PIN_S <= REPLICA_MAX_LAG_S:
+    raise ImproperlyConfigured(
+        "BENCHHUB_REPLICA_PIN_S must exceed BENCHHUB_REPLICA_MAX_LAG_S, or a client could read"
+        " the replica before it has the client's own write"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
