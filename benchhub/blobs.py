@@ -20,7 +20,6 @@ import hashlib
 import json
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
 from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import Storage, storages
@@ -35,6 +34,14 @@ TEXT_PREFIX = MARK + "sha256:"
 # whatever an agent sends reads back as sent.
 ESCAPE = MARK + "raw:"
 JSON_KEY = "bhblob"
+
+
+def _bucket_errors() -> tuple[type[Exception], ...]:
+    """What a bucket that does not answer raises. botocore is imported only with a bucket
+    configured: without one, the web and worker processes do not pay for its import."""
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    return (BotoCoreError, ClientError, OSError)
 
 
 class BlobUnavailable(ApplicationError):
@@ -68,7 +75,7 @@ def blob_put(*, data: bytes) -> str | None:
     try:
         if not storage.exists(key):
             storage.save(key, ContentFile(data))
-    except (BotoCoreError, ClientError, OSError) as exc:
+    except _bucket_errors() as exc:
         raise BlobUnavailable(
             "blob_storage_unavailable", f"The bucket for large values refused a write: {exc}"
         ) from exc
@@ -88,7 +95,7 @@ def blob_get(*, digest: str) -> bytes:
             return stored.read()
     except FileNotFoundError:
         raise BlobUnavailable("blob_missing", f"Blob {digest} is not in the bucket.") from None
-    except (BotoCoreError, ClientError, OSError) as exc:
+    except _bucket_errors() as exc:
         raise BlobUnavailable(
             "blob_storage_unavailable", f"The bucket for large values did not answer: {exc}"
         ) from exc
