@@ -5,6 +5,13 @@ SECRET_KEY the project refuses to start (`make up` and `make test` generate one 
 
 Environment:
 - DATABASE_URL   postgres://user:password@host:port/name (PostgreSQL only), required
+- DATABASE_REPLICA_URL  a streaming replica of DATABASE_URL for the reads of pages and the API
+                 where a few seconds' staleness is harmless (benchhub.replica); unset, none
+- BENCHHUB_REPLICA_MAX_LAG_S  the replica is skipped while its replay lag exceeds this, default 10
+- BENCHHUB_REPLICA_PIN_S      a client that wrote reads the primary this long, default 30
+- DATABASE_POOLER  what DATABASE_URL reaches: "" (PostgreSQL itself, default), "session" (a
+                 pooler in session mode) or "transaction" (pgbouncer in transaction mode: no
+                 server-side cursors, and no server-side binding or prepared statements allowed)
 - REDIS_URL      redis://host:port/db, Celery's broker, required
 - SECRET_KEY     required
 - ALLOWED_HOSTS  comma-separated, default "127.0.0.1,localhost"
@@ -36,6 +43,12 @@ Environment:
                              at least 32 characters; unset, /metrics answers 404
 - PROMETHEUS_MULTIPROC_DIR   a directory the web server's processes share (emptied before it
                              starts): /metrics then sums their request latencies
+- BENCHHUB_BLOB_BUCKET       an S3-compatible bucket for raw outputs, folded stacks, imported
+                             texts and backups; unset (default), they stay in the database
+- BENCHHUB_BLOB_ENDPOINT_URL the bucket's server when it is not AWS (MinIO, Ceph, R2, ...)
+- BENCHHUB_BLOB_REGION       its region; BENCHHUB_BLOB_PREFIX a key prefix, default "benchhub"
+- BENCHHUB_BLOB_MIN_BYTES    smaller values stay in their rows, default 1024; credentials are
+                             boto3's own (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, a role)
 - LOG_FORMAT                 "plain" (default) or "json": one JSON object a line
 - BENCHHUB_WEBHOOK_ALLOW_PRIVATE  "1" lets webhooks call loopback, private and link-local
                              addresses (an internal chat server); off by default (docs/security.md)
@@ -87,8 +100,21 @@ def env_list(name: str, default: str) -> list[str]:
     return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
 
 
-def database_from_url(url: str) -> dict:
-    """Django's DATABASES entry for a postgres:// URL; any other scheme is refused."""
+POOLERS = ("", "session", "transaction")
+
+
+def database_from_url(url: str, *, pooler: str = "") -> dict:
+    """Django's DATABASES entry for a postgres:// URL; any other scheme is refused.
+
+    `pooler` says what the URL reaches (POOLERS). Behind a pooler in transaction mode each
+    transaction may run on a different server connection, so nothing may outlive one: Django's
+    server-side cursors (declared WITH HOLD outside a transaction, then fetched later) are turned
+    off, and options that make psycopg prepare statements on the server are refused.
+    """
+    if pooler not in POOLERS:
+        raise ImproperlyConfigured(
+            f"DATABASE_POOLER must be one of {', '.join(map(repr, POOLERS))}, not {pooler!r}"
+        )
     parts = urlsplit(url)
     if parts.scheme not in ("postgres", "postgresql"):
         raise ImproperlyConfigured(
@@ -98,6 +124,8 @@ def database_from_url(url: str) -> dict:
     host = unquote(parts.hostname or "")
     # A socket directory may be given as ?host=/path, as libpq does.
     host = options.pop("host", host)
+    if pooler == "transaction":
+        _check_pooled_options(options)
     return {
         "ENGINE": "django.db.backends.postgresql",
         "NAME": unquote(parts.path.lstrip("/")) or "benchhub",
@@ -108,8 +136,51 @@ def database_from_url(url: str) -> dict:
         "CONN_MAX_AGE": env_int("BENCHHUB_CONN_MAX_AGE", 60),
         "CONN_HEALTH_CHECKS": True,
         "OPTIONS": options,
+        "DISABLE_SERVER_SIDE_CURSORS": pooler == "transaction",
         "TEST": {"NAME": env_str("BENCHHUB_TEST_DATABASE", "") or None},
     }
+
+
+def _check_pooled_options(options: dict[str, str]) -> None:
+    """Refuse the DATABASE_URL options under which psycopg keeps prepared statements on a server
+    connection that a pooler in transaction mode hands to someone else next."""
+    if options.get("server_side_binding", "").lower() in ("1", "true", "yes", "on"):
+        raise ImproperlyConfigured(
+            "DATABASE_URL: server_side_binding prepares statements on the server, which a pooler"
+            " in transaction mode (DATABASE_POOLER=transaction) does not support"
+        )
+    if "prepare_threshold" in options:
+        raise ImproperlyConfigured(
+            "DATABASE_URL: prepare_threshold makes psycopg prepare statements on the server,"
+            " which a pooler in transaction mode (DATABASE_POOLER=transaction) does not support"
+        )
+
+
+def storages_setting(*, bucket: str, endpoint_url: str, region: str, prefix: str) -> dict:
+    """STORAGES["blobs"] for django-storages' S3 backend; credentials are boto3's own (the
+    AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY environment, a profile, or an instance role)."""
+    from botocore.config import Config
+
+    options: dict = {
+        "bucket_name": bucket,
+        "location": prefix.strip("/"),
+        "default_acl": None,
+        "file_overwrite": True,
+        # A bucket that does not answer fails an upload within seconds (the agent retries it),
+        # rather than holding a web worker through botocore's default retries. Servers other
+        # than AWS (MinIO, Ceph) name buckets in the path, not the host name.
+        "client_config": Config(
+            connect_timeout=5,
+            read_timeout=30,
+            retries={"max_attempts": 3, "mode": "standard"},
+            s3={"addressing_style": "path" if endpoint_url else "auto"},
+        ),
+    }
+    if endpoint_url:
+        options["endpoint_url"] = endpoint_url
+    if region:
+        options["region_name"] = region
+    return {"BACKEND": "storages.backends.s3.S3Storage", "OPTIONS": options}
 
 
 SECRET_KEY = env_str("SECRET_KEY")
@@ -153,6 +224,8 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "benchhub.headers.SecurityHeadersMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
+    # Before anything reads the database: it decides whether the request may read the replica.
+    "benchhub.replica.ReplicaReadsMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -180,7 +253,27 @@ TEMPLATES = [
     },
 ]
 
-DATABASES = {"default": database_from_url(env_str("DATABASE_URL"))}
+DATABASES = {
+    "default": database_from_url(
+        env_str("DATABASE_URL"), pooler=env_str("DATABASE_POOLER", "").strip().lower()
+    )
+}
+if os.environ.get("DATABASE_REPLICA_URL"):
+    DATABASES["replica"] = database_from_url(
+        env_str("DATABASE_REPLICA_URL"), pooler=env_str("DATABASE_POOLER", "").strip().lower()
+    )
+    # A replica that does not answer is skipped within seconds, not after TCP's time-outs.
+    DATABASES["replica"]["OPTIONS"].setdefault("connect_timeout", "2")
+    # Tests run one database: the replica is the test database itself unless a test says not.
+    DATABASES["replica"]["TEST"] = {"MIRROR": "default"}
+DATABASE_ROUTERS = ["benchhub.replica.ReplicaRouter"]
+REPLICA_MAX_LAG_S = env_int("BENCHHUB_REPLICA_MAX_LAG_S", 10)
+REPLICA_PIN_S = env_int("BENCHHUB_REPLICA_PIN_S", 30)
+if REPLICA_PIN_S <= REPLICA_MAX_LAG_S:
+    raise ImproperlyConfigured(
+        "BENCHHUB_REPLICA_PIN_S must exceed BENCHHUB_REPLICA_MAX_LAG_S, or a client could read"
+        " the replica before it has the client's own write"
+    )
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
@@ -217,6 +310,15 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Large values of the blob fields (benchhub.blobs) go to this bucket when one is named.
+if os.environ.get("BENCHHUB_BLOB_BUCKET"):
+    STORAGES["blobs"] = storages_setting(
+        bucket=env_str("BENCHHUB_BLOB_BUCKET"),
+        endpoint_url=env_str("BENCHHUB_BLOB_ENDPOINT_URL", ""),
+        region=env_str("BENCHHUB_BLOB_REGION", ""),
+        prefix=env_str("BENCHHUB_BLOB_PREFIX", "benchhub"),
+    )
+BLOB_MIN_BYTES = env_int("BENCHHUB_BLOB_MIN_BYTES", 1024)
 
 # The whole request body, JSON uploads included; larger bodies get 413 (api.middleware).
 MAX_UPLOAD_BYTES = env_int("BENCHHUB_MAX_UPLOAD_BYTES", 10 * 1024 * 1024)

