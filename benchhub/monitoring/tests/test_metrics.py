@@ -3,9 +3,12 @@ real database and Redis (jobs by state, the wait before a claim, agents' silence
 lengths) plus request latencies by URL pattern."""
 
 import re
+import time
 import urllib.request
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 import redis
@@ -157,6 +160,15 @@ def test_it_times_requests_by_url_pattern(client, agent, metrics_on):
     assert (count(run, "404"), count("healthz", "200")) == (before[0] + 2, before[1] + 1)
 
 
+def _writers(metrics_dir: Path) -> set[str]:
+    """The processes that wrote into a multiprocess directory (files are <kind>_<pid>.db)."""
+    return {path.stem.rsplit("_", 1)[-1] for path in metrics_dir.glob("*.db")}
+
+
+def _get(url: str) -> None:
+    urllib.request.urlopen(url, timeout=5).close()  # noqa: S310
+
+
 def test_gunicorn_processes_share_their_request_latencies_in_a_directory(
     transactional_db, tmp_path
 ):
@@ -167,8 +179,13 @@ def test_gunicorn_processes_share_their_request_latencies_in_a_directory(
     env = {"BENCHHUB_METRICS_TOKEN": TOKEN, "PROMETHEUS_MULTIPROC_DIR": str(metrics_dir)}
     server = processes.Gunicorn(queue=processes.unique_queue(), env=env).start()
     try:
-        for _ in range(20):  # the probes of start() count too: read the total, not a guess
-            urllib.request.urlopen(f"{server.url}/healthz", timeout=5).close()  # noqa: S310
+        # The kernel may hand every sequential connection to the same worker: requests in
+        # parallel until each worker has written its share (the probes of start() count too,
+        # so the test reads the total, not a guess).
+        deadline = time.monotonic() + 60
+        with ThreadPoolExecutor(max_workers=4) as pool:
+            while len(_writers(metrics_dir)) < 2 and time.monotonic() < deadline:
+                list(pool.map(lambda _: _get(f"{server.url}/healthz"), range(20)))
         request = urllib.request.Request(  # noqa: S310
             f"{server.url}/metrics", headers={"Authorization": f"Bearer {TOKEN}"}
         )
@@ -183,8 +200,7 @@ def test_gunicorn_processes_share_their_request_latencies_in_a_directory(
                             counts.append(sample.value)
     finally:
         server.stop()
-    pids = {path.name for path in metrics_dir.iterdir()}
-    assert len(pids) >= 2, pids  # both workers wrote their share
+    assert len(_writers(metrics_dir)) >= 2, list(metrics_dir.iterdir())  # both wrote their share
     assert len(set(counts)) == 1 and counts[0] >= 20, counts
 
 
