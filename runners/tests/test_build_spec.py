@@ -168,3 +168,25 @@ def test_it_names_the_bad_field_from_the_command_line(tmp_path) -> None:
     assert "spec: source.sha256: must be a sha256" in done.stderr
     assert done.stdout == ""
     assert not (tmp_path / "cache").exists(), "a refused spec must touch nothing"
+
+
+def test_it_reads_the_flags_with_the_configurations_build_table(tmp_path) -> None:
+    """--ccache-dir and --release-url are read with the file's [build] table (its source_dirs
+    kept): the tarball outside the listed directory is refused by the source rule, not taken for
+    a usage error."""
+    listed = tmp_path / "tarballs"
+    config = tmp_path / "agent.toml"
+    config.write_text(f'[build]\nsource_dirs = ["{listed}"]\n')
+    path = tmp_path / "spec.json"
+    source = {"kind": "tarball", "path": str(tmp_path / "x.tar.gz"), "sha256": "a" * 64}
+    path.write_text(json.dumps(spec(source=source)))
+    done = subprocess.run(
+        [sys.executable, "-m", "benchhub_runner.cli", "build", str(path), "--config", str(config),
+         "--cache-dir", str(tmp_path / "cache"), "--ccache-dir", str(tmp_path / "ccache"),
+         "--release-url", "http://127.0.0.1:9/pub/source", "-q"],
+        capture_output=True, text=True, timeout=60,
+        env={**os.environ, "PYTHONPATH": str(RUNNERS)},
+    )  # fmt: skip
+    assert "usage" not in done.stderr, done.stderr
+    assert done.returncode != 0
+    assert str(listed) in done.stderr, done.stderr

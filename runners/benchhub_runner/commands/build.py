@@ -10,7 +10,6 @@ settings are wrong, 5 stopped by Ctrl-C or SIGTERM.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import signal
 import sys
@@ -55,16 +54,17 @@ def _settings(args: argparse.Namespace) -> tuple[BuildSettings, Path]:
     values: dict[str, Any] = {}
     if args.config is not None:
         values = tomllib.loads(args.config.read_text())
-    settings = build_settings_from(values.get("build") or {})
+    # The flags override the file's [build] table and are read with it, by the one parser
+    # that checks them (as the TOML's own values: paths as strings).
     flags = {
         "release_url": args.release_url,
         "jobs": args.jobs,
         "ccache": args.ccache,
-        "ccache_dir": args.ccache_dir,
+        "ccache_dir": None if args.ccache_dir is None else str(args.ccache_dir),
         "max_cache_gb": args.max_cache_gb,
     }
-    merged = {**dataclasses.asdict(settings), **{k: v for k, v in flags.items() if v is not None}}
-    settings = build_settings_from({k: v for k, v in merged.items() if v is not None})
+    table = {**(values.get("build") or {}), **{k: v for k, v in flags.items() if v is not None}}
+    settings = build_settings_from(table)
     work_dir = Path(values.get("work_dir") or default_work_dir())
     cache_dir = args.cache_dir or Path(values.get("cache_dir") or work_dir / "cache")
     return settings, cache_dir
