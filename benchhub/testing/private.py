@@ -34,14 +34,14 @@ def _as_server_user() -> dict[str, Any]:
     return {"user": entry.pw_uid, "group": entry.pw_gid, "extra_groups": []}
 
 
-class PrivatePostgres:
-    """A throwaway cluster with trust authentication on 127.0.0.1:<free port>."""
+class _Server:
+    """What a private primary and its replica share: a data directory and a log under `root`,
+    a free port, and pg_ctl run as the server's user."""
 
-    def __init__(self) -> None:
-        self.root = Path(tempfile.mkdtemp(prefix="benchhub-pg-"))
-        self.root.chmod(0o755)
-        self.pgdata = self.root / "data"
-        self.logfile = self.root / "postgres.log"
+    def __init__(self, root: Path, name: str) -> None:
+        self.root = root
+        self.pgdata = root / name
+        self.logfile = root / f"{name}.log"
         self.port = free_port()
 
     def url(self, database: str = "benchhub") -> str:
@@ -60,13 +60,42 @@ class PrivatePostgres:
         if done.returncode != 0:
             raise RuntimeError(f"{argv[0]} failed:\n{done.stdout}{done.stderr}\n{self.log()}")
 
-    def start(self) -> PrivatePostgres:
+    def _make_dirs(self) -> None:
+        """The data directory and the log, owned by the server's user."""
         self.pgdata.mkdir(mode=0o700)
         self.logfile.touch()
         if os.geteuid() == 0:
             entry = pwd.getpwnam("nobody")
             for path in (self.pgdata, self.logfile):
                 os.chown(path, entry.pw_uid, entry.pw_gid)
+
+    def _pg_ctl(self, action: str) -> None:
+        self._run(
+            PG_BINDIR / "pg_ctl", action, "-D", self.pgdata, "-l", self.logfile, "-m", "fast",
+            "-w", "-t", "60",
+        )  # fmt: skip
+
+    def _stop_server(self) -> None:
+        if (self.pgdata / "postmaster.pid").exists():
+            with suppress(RuntimeError):
+                self._pg_ctl("stop")
+
+    def log(self) -> str:
+        with suppress(OSError):
+            return self.logfile.read_text(errors="replace")[-3000:]
+        return ""
+
+
+class PrivatePostgres(_Server):
+    """A throwaway cluster with trust authentication on 127.0.0.1:<free port>."""
+
+    def __init__(self) -> None:
+        root = Path(tempfile.mkdtemp(prefix="benchhub-pg-"))
+        root.chmod(0o755)
+        super().__init__(root, "data")
+
+    def start(self) -> PrivatePostgres:
+        self._make_dirs()
         self._run(
             PG_BINDIR / "initdb", "-D", self.pgdata, "-U", "postgres", "--auth=trust", "-E", "UTF8"
         )
@@ -80,26 +109,13 @@ class PrivatePostgres:
         subprocess.run([*map(str, createdb), "benchhub"], check=True)
         return self
 
-    def _pg_ctl(self, action: str) -> None:
-        self._run(
-            PG_BINDIR / "pg_ctl", action, "-D", self.pgdata, "-l", self.logfile, "-m", "fast",
-            "-w", "-t", "60",
-        )  # fmt: skip
-
     def restart(self) -> None:
         """pg_ctl restart -m fast: every session is cut, in-flight transactions roll back."""
         self._pg_ctl("restart")
 
     def stop(self) -> None:
-        if (self.pgdata / "postmaster.pid").exists():
-            with suppress(RuntimeError):
-                self._pg_ctl("stop")
+        self._stop_server()
         shutil.rmtree(self.root, ignore_errors=True)
-
-    def log(self) -> str:
-        with suppress(OSError):
-            return self.logfile.read_text(errors="replace")[-3000:]
-        return ""
 
 
 class PrivateRedis:
@@ -132,38 +148,16 @@ class PrivateRedis:
         self.process = None
 
 
-class PrivateReplica:
-    """A streaming replica of a PrivatePostgres: pg_basebackup -R of it, on a free port."""
+class PrivateReplica(_Server):
+    """A streaming replica of a PrivatePostgres: pg_basebackup -R of it, on a free port (its
+    directory goes away with the primary's)."""
 
     def __init__(self, primary: PrivatePostgres) -> None:
+        super().__init__(primary.root, "replica")
         self.primary = primary
-        self.pgdata = primary.root / "replica"
-        self.logfile = primary.root / "replica.log"
-        self.port = free_port()
-
-    def url(self, database: str = "benchhub") -> str:
-        return f"postgres://postgres@127.0.0.1:{self.port}/{database}"
-
-    def _run(self, *argv: str | Path) -> None:
-        done = subprocess.run(
-            [str(a) for a in argv],
-            capture_output=True,
-            text=True,
-            cwd=self.primary.root,
-            start_new_session=True,
-            check=False,
-            **_as_server_user(),
-        )
-        if done.returncode != 0:
-            raise RuntimeError(f"{argv[0]} failed:\n{done.stdout}{done.stderr}\n{self.log()}")
 
     def start(self) -> PrivateReplica:
-        self.pgdata.mkdir(mode=0o700)
-        self.logfile.touch()
-        if os.geteuid() == 0:
-            entry = pwd.getpwnam("nobody")
-            for path in (self.pgdata, self.logfile):
-                os.chown(path, entry.pw_uid, entry.pw_gid)
+        self._make_dirs()
         source = ["-h", "127.0.0.1", "-p", str(self.primary.port), "-U", "postgres"]
         self._run(
             PG_BINDIR / "pg_basebackup",
@@ -181,18 +175,5 @@ class PrivateReplica:
         self._pg_ctl("start")
         return self
 
-    def _pg_ctl(self, action: str) -> None:
-        self._run(
-            PG_BINDIR / "pg_ctl", action, "-D", self.pgdata, "-l", self.logfile, "-m", "fast",
-            "-w", "-t", "60",
-        )  # fmt: skip
-
     def stop(self) -> None:
-        if (self.pgdata / "postmaster.pid").exists():
-            with suppress(RuntimeError):
-                self._pg_ctl("stop")
-
-    def log(self) -> str:
-        with suppress(OSError):
-            return self.logfile.read_text(errors="replace")[-3000:]
-        return ""
+        self._stop_server()
