@@ -114,8 +114,9 @@ def client_major(run: Run) -> str:
 
 
 # What can move tps besides the version and is not in the comparability key (the key holds the
-# hardware, configuration, workload, scale and length): the runs of one version's set agree on
-# each, or the run is left out of the set. (name, value of a run).
+# hardware, configuration, workload, scale and length): the runs of one version's set, and the
+# points of one History line or detected series, agree on each, or the run is left out of the
+# set and the line is split. (name, value of a run).
 HELD_IN_A_SET: list[tuple[str, Any]] = [
     ("pgbench client", client_major),
     ("kernel", lambda r: r.host_facts.kernel or "unknown"),
@@ -125,16 +126,40 @@ HELD_IN_A_SET: list[tuple[str, Any]] = [
         for label, _ in EXTRA_ITEMS
     ),
 ]
+# Held as well when builds are not the compared axis (History and detection, where the version
+# moves along the line but how it was compiled must not): a packaged build has none recorded.
+BUILD_ITEMS = ("compiler", "configure flags", "CFLAGS")
+HELD_WHEN_BUILDS_ARE_NOT_COMPARED: list[tuple[str, Any]] = [
+    (f"build {name}", lambda r, name=name: build_facts(r.build).get(name, NOT_RECORDED))
+    for name in BUILD_ITEMS
+]
 
 
-def held_differences(run: Run, other: Run) -> list[str]:
-    """What `other` differs in from `run` among HELD_IN_A_SET, each as `name other (run)`."""
-    lines = []
-    for name, value in HELD_IN_A_SET:
-        mine, theirs = value(run), value(other)
-        if mine != theirs:
-            lines.append(f"{name} {theirs} (not {mine})")
-    return lines
+def held_values(run: Any, *, builds: bool = False) -> list[tuple[str, str]]:
+    """(name, value) of `run` for each item of HELD_IN_A_SET, and with `builds` of
+    HELD_WHEN_BUILDS_ARE_NOT_COMPARED. `run` is a Run or anything with its pgbench_version,
+    warmup_s, host_facts and build."""
+    items = HELD_IN_A_SET + (HELD_WHEN_BUILDS_ARE_NOT_COMPARED if builds else [])
+    return [(name, value(run)) for name, value in items]
+
+
+def held_differences(run: Any, other: Any, *, builds: bool = False) -> list[str]:
+    """What `other` differs in from `run` among what a set holds equal (held_values), each as
+    `name other (not run)`: the one test of "like with like" for a compare set, a History line
+    and a detected series."""
+    mine = held_values(run, builds=builds)
+    theirs = held_values(other, builds=builds)
+    return [
+        f"{name} {b} (not {a})" for (name, a), (_, b) in zip(mine, theirs, strict=True) if a != b
+    ]
+
+
+def threads_difference(clients: int, mine: int | None, theirs: int | None) -> str | None:
+    """pgbench's threads at a level, held equal as held_differences holds the rest: the line
+    naming the difference, or None when they agree (or one is not recorded)."""
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    return f"threads {theirs} at {clients} clients (not {mine})"
 
 
 def build_text(facts: dict[str, str]) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -16,6 +17,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
+from benchhub.compare.splits import Split, segments
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.regressions.detection import Change, changes
@@ -27,7 +29,7 @@ from benchhub.regressions.models import (
     Subscription,
     Webhook,
 )
-from benchhub.regressions.selectors import SeriesPoint, series_points
+from benchhub.regressions.selectors import Series, SeriesPoint, series_points
 from benchhub.regressions.webhook_url import webhook_url_parse
 from benchhub.results.models import LevelAggregate, Run
 from benchhub.workloads.models import Workload
@@ -56,23 +58,39 @@ def can_triage(user: Any) -> bool:
 # Detection ---------------------------------------------------------------------------------
 
 
-def _anchored(points: list[SeriesPoint]) -> tuple[list[SeriesPoint], int | None]:
-    """The series from its newest baseline mark on (the baseline anchors "before"), and the
-    baseline's run id; the whole series without a mark."""
+def _anchored(series: Series) -> tuple[list[SeriesPoint], list[Split], int | None]:
+    """The series from its newest baseline mark on (the baseline anchors "before") with the
+    splits after it, and the baseline's run id; the whole series without a mark."""
+    points = series.points
     marks = [i for i, p in enumerate(points) if p.baseline]
     if not marks:
-        return points, None
-    return points[marks[-1] :], points[marks[-1]].run_id
+        return points, series.splits, None
+    start = marks[-1]
+    splits = [
+        replace(split, index=split.index - start) for split in series.splits if split.index > start
+    ]
+    return points[start:], splits, points[start].run_id
+
+
+def _changes(points: list[SeriesPoint], splits: list[Split]) -> list[Change]:
+    """The changes of each segment between splits, indexed in the whole series: a change point
+    is never called across a split (what the runs hold equal changed there)."""
+    found = []
+    for start, end in segments(len(points), splits):
+        for change in changes([p.tps for p in points[start:end]]):
+            found.append(replace(change, index=change.index + start))
+    return found
 
 
 def series_detect(*, comparability_key: str, clients: int, notify: bool = True) -> list[Regression]:
-    """Detect the changes of one series (a comparability key at one client level) and store
-    each as a Regression or Improvement; returns those created now. One transaction; queues
-    their notification on commit (unless `notify` is false: a backfill of old history)."""
-    points, baseline_id = _anchored(
+    """Detect the changes of one series (a comparability key at one client level, in time
+    order, per segment between its splits) and store each as a Regression or Improvement;
+    returns those created now. One transaction; queues their notification on commit (unless
+    `notify` is false: a backfill of old history)."""
+    points, splits, baseline_id = _anchored(
         series_points(comparability_key=comparability_key, clients=clients)
     )
-    found = changes([p.tps for p in points])
+    found = _changes(points, splits)
     if not found:
         return []
     sample = Run.objects.only("host_id", "workload_id").get(pk=points[-1].run_id)
