@@ -36,9 +36,9 @@ from benchhub.compare.describe import (
 )
 from benchhub.compare.splits import (
     HELD_COLUMNS,
+    HeldRun,
     Split,
     held_runs,
-    segment_differences,
     series_splits,
     with_threads,
 )
@@ -624,10 +624,10 @@ class History:
     key: str | None = None
     keys: list[tuple[str, int]] = field(default_factory=list)
     mixed: int = 0
-    # Where the line stops being like with like (compare.splits), oldest first, and what
-    # differs between its segments (the differences banner's items).
+    # Where the line stops being like with like (compare.splits), oldest first, and what each
+    # point holds equal besides its key (compare.splits.held_runs), in the points' order.
     splits: list[Split] = field(default_factory=list)
-    differences: list[Difference] = field(default_factory=list)
+    held: list[HeldRun] = field(default_factory=list)
 
 
 def history_get(
@@ -645,8 +645,9 @@ def history_get(
     run's, so runs of another scale, duration, workload definition or hardware never share a
     line. `config` (a configuration hash prefix) asks instead for every run of that
     configuration, which may mix keys: `mixed` then counts them, for the page to say so.
-    `configs` and `keys` list the alternatives with their number of runs. Fixed number of
-    queries: host, the configs summary, the keys summary, the points, the newest run.
+    `configs` and `keys` list the alternatives with their number of runs; `splits` where the
+    line stops being like with like (compare.splits). Fixed number of queries: host, the
+    configs summary, the keys summary, the points, their host facts and builds, the newest run.
     """
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
@@ -706,9 +707,7 @@ def history_get(
         keys=keys,
         mixed=len(shown_keys) if len(shown_keys) > 1 else 0,
         splits=splits,
-        differences=segment_differences(
-            held, splits, [f"from {p.started_at:%Y-%m-%d %H:%M}" for p in points]
-        ),
+        held=held,
     )
 
 

@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from benchhub.compare import statistics
 from benchhub.compare.assessment import Assessment, LevelRow, VersionAssessment
-from benchhub.compare.describe import hardware_text, length_text
+from benchhub.compare.describe import Difference, hardware_text, length_text
 from benchhub.compare.selectors import Comparison, History, Series
+from benchhub.compare.splits import segment_differences
 from benchhub.results.models import Run
 
 
@@ -397,6 +398,16 @@ def history_rows(history: History) -> list[HistoryRow]:
         )
         for p in history.points
     ]
+
+
+def history_differences(history: History) -> list[Difference]:
+    """What differs between the segments of a History line (compare.splits), for the
+    differences banner Compare shows too; each segment named by its first run's start."""
+    labels = [
+        f"from {timezone.localtime(p.started_at).strftime('%Y-%m-%d %H:%M')}"
+        for p in history.points
+    ]
+    return segment_differences(history.held, history.splits, labels)
 
 
 def _one_decimal(value: float | None) -> str:

@@ -24,6 +24,7 @@ from benchhub.compare.tables import (
     client_bound_levels,
     comparison_rows,
     comparison_summary,
+    history_differences,
     history_rows,
     measured_on,
     pooled_hosts,
@@ -206,6 +207,7 @@ def history(request: HttpRequest) -> HttpResponse:
     context.update(
         history=result,
         rows=history_rows(result),
+        differences=history_differences(result),
         title=title,
         changes=changes,
         figure=charts.history_figure(result, title=f"tps over time: {title}", changes=changes),

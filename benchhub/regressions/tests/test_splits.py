@@ -5,6 +5,7 @@ the series in one order, the runs' start times.
 The runs are uploaded as an agent does; a step of 20% at the split would be detected were the
 series one (test_detection.py has the same step found in a series that does not split)."""
 
+import hashlib
 import json
 from typing import Any
 
@@ -38,6 +39,8 @@ def _upload(agent, *, version: str, tps: float, day: int, **change: Any) -> Run:
         warmup_s=change.get("warmup_s", 10.0),
     )
     payload["host"] = facts
+    if "cflags" in change:
+        payload["build"] = _source_build(version, cflags=change["cflags"])
     payload["results"] = [result(4, 1, tps, threads=change.get("threads", 4))]
     response = agent.client.post(
         "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
@@ -48,18 +51,35 @@ def _upload(agent, *, version: str, tps: float, day: int, **change: Any) -> Run:
     return run
 
 
+def _source_build(version: str, *, cflags: str) -> dict[str, Any]:
+    """A build of `version` from source, as the agent uploads its provenance."""
+    provenance = {
+        "name": version,
+        "key": hashlib.sha256(f"{version} {cflags}".encode()).hexdigest()[:16],
+        "version": version,
+        "source": {"kind": "tarball", "url": f"https://ftp.postgresql.org/v{version}.tar.bz2"},
+        "configure_flags": ["--enable-debug"],
+        "cflags": cflags,
+        "compiler": {"cc": "gcc", "version": "gcc (Debian 12.2.0-14) 12.2.0"},
+    }
+    return {"version": version, "origin": "source", "provenance": provenance}
+
+
 def _series(agent, change: dict[str, Any]) -> list[Run]:
-    """BEFORE as usual, then AFTER with `change`: versions 14.1, 14.2, ... a day apart."""
+    """BEFORE as usual, then AFTER with `change`: versions 14.1, 14.2, ... a day apart (built
+    from source with -O2 before the change when the change is the CFLAGS)."""
     runs = []
+    usual = {"cflags": "-O2"} if "cflags" in change else {}
     for day, tps in enumerate(BEFORE + AFTER, start=1):
         after = day > len(BEFORE)
         runs.append(
-            _upload(agent, version=f"14.{day}", tps=tps, day=day, **(change if after else {}))
+            _upload(agent, version=f"14.{day}", tps=tps, day=day, **(change if after else usual))
         )
     return runs
 
 
 CHANGES = [
+    ({"cflags": "-O0"}, "build CFLAGS -O0 (not -O2)"),
     ({"kernel": "6.8.0-40-generic"}, "kernel 6.8.0-40-generic (not 6.1.0-26-amd64)"),
     ({"pgbench": "16.4"}, "pgbench client 16 (not 15)"),
     ({"threads": 2}, "threads 2 at 4 clients (not 4)"),
