@@ -50,17 +50,19 @@ class Series:
     splits: list[Split]
 
 
-def series_points(*, comparability_key: str, clients: int) -> Series:
-    """One series in time order (the History line's order: when each run started), the median
-    tps of each valid, aggregated run of this comparability key at this client level, the
-    newest SERIES_MAX_POINTS, with its splits (compare.splits). Three queries: the points, their
-    host facts and their builds."""
+def series_points(*, comparability_key: str, clients: int, host_id: int) -> Series:
+    """One series as History draws it: in time order (when each run started), the median tps
+    of each valid, aggregated run of this comparability key at this client level on this host
+    (hosts with the same hardware share a key, but not a series), the newest SERIES_MAX_POINTS,
+    with its splits (compare.splits). Three queries: the points, their host facts and their
+    builds."""
     rows = [
         row
         for row in with_threads(
             LevelAggregate.objects.filter(
                 comparability_key=comparability_key,
                 clients=clients,
+                host_id=host_id,
                 run__invalid=False,
                 tps_median__isnull=False,
             )

@@ -82,13 +82,15 @@ def _changes(points: list[SeriesPoint], splits: list[Split]) -> list[Change]:
     return found
 
 
-def series_detect(*, comparability_key: str, clients: int, notify: bool = True) -> list[Regression]:
-    """Detect the changes of one series (a comparability key at one client level, in time
-    order, per segment between its splits) and store each as a Regression or Improvement;
-    returns those created now. One transaction; queues their notification on commit (unless
-    `notify` is false: a backfill of old history)."""
+def series_detect(
+    *, comparability_key: str, clients: int, host_id: int, notify: bool = True
+) -> list[Regression]:
+    """Detect the changes of one series (a comparability key at one client level on one host,
+    as History draws it, in time order, per segment between its splits) and store each as a
+    Regression or Improvement; returns those created now. One transaction; queues their
+    notification on commit (unless `notify` is false: a backfill of old history)."""
     points, splits, baseline_id = _anchored(
-        series_points(comparability_key=comparability_key, clients=clients)
+        series_points(comparability_key=comparability_key, clients=clients, host_id=host_id)
     )
     found = _changes(points, splits)
     if not found:
@@ -156,14 +158,18 @@ def _store(
 
 def run_detect(*, run_id: int) -> int:
     """Detect changes in every series a run belongs to (its comparability key at each of its
-    client levels); returns how many changes were new. Reads the aggregates, so it runs after
-    the run's aggregation (results.services.run_aggregate queues it)."""
-    run = Run.objects.filter(pk=run_id).only("comparability_key").first()
+    client levels, on its host); returns how many changes were new. Reads the aggregates, so it
+    runs after the run's aggregation (results.services.run_aggregate queues it)."""
+    run = Run.objects.filter(pk=run_id).only("comparability_key", "host_id").first()
     if run is None:
         return 0
     levels = LevelAggregate.objects.filter(run_id=run_id).values_list("clients", flat=True)
     return sum(
-        len(series_detect(comparability_key=run.comparability_key, clients=clients))
+        len(
+            series_detect(
+                comparability_key=run.comparability_key, clients=clients, host_id=run.host_id
+            )
+        )
         for clients in sorted(levels)
     )
 
@@ -173,15 +179,17 @@ def history_detect(*, notify: bool = False, limit: int = 100_000) -> tuple[int, 
     detection over an existing history; returns (series read, changes new). Without `notify`,
     nobody is told about what was found (it is old news); the pages and API list it."""
     series = (
-        LevelAggregate.objects.values_list("comparability_key", "clients")
+        LevelAggregate.objects.values_list("comparability_key", "clients", "host_id")
         .distinct()
-        .order_by("comparability_key", "clients")[:limit]
+        .order_by("comparability_key", "clients", "host_id")[:limit]
     )
     found = 0
     count = 0
-    for key, clients in series.iterator():
+    for key, clients, host_id in series.iterator():
         count += 1
-        found += len(series_detect(comparability_key=key, clients=clients, notify=notify))
+        found += len(
+            series_detect(comparability_key=key, clients=clients, host_id=host_id, notify=notify)
+        )
     return count, found
 
 

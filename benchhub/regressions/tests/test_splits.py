@@ -148,3 +148,15 @@ def test_detection_reads_the_series_in_time_order_as_history_plots_it(agent, cli
     table = page[page.index('id="history-table"') :]
     shown = [table.index(str(run.uuid)[:8]) for run in runs]
     assert shown == sorted(shown)
+
+
+def test_a_twin_host_is_another_series(agent, other_agent):
+    # bench-01 and bench-02 report the same hardware, so their runs share the key; each host's
+    # runs are flat, bench-02's lower: no change in either series, none between them.
+    runs = [_upload(agent, version=f"14.{d}", tps=tps, day=d) for d, tps in enumerate(BEFORE, 1)]
+    for day, tps in enumerate(AFTER, start=len(BEFORE) + 1):
+        runs.append(_upload(other_agent, version=f"14.{day}", tps=tps, day=day))
+    assert runs[0].comparability_key == runs[-1].comparability_key
+    assert run_detect(run_id=runs[-1].pk) == 0
+    assert run_detect(run_id=runs[0].pk) == 0
+    assert not Regression.objects.exists()
