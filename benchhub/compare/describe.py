@@ -6,7 +6,7 @@ and Experiment pages, the API's "differences"). Pure code over runs already read
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from benchhub.builds.provenance import build_facts
 from benchhub.builds.versions import VersionError, version_major
@@ -21,7 +21,9 @@ from benchhub.hosts.tuning import (
 from benchhub.results.models import Run
 
 if TYPE_CHECKING:
+    from benchhub.builds.models import Build
     from benchhub.compare.selectors import Series
+    from benchhub.hosts.models import HostFacts
 
 
 @dataclass
@@ -135,15 +137,27 @@ HELD_WHEN_BUILDS_ARE_NOT_COMPARED: list[tuple[str, Any]] = [
 ]
 
 
-def held_values(run: Any, *, builds: bool = False) -> list[tuple[str, str]]:
+class Held(Protocol):
+    """What held_values reads of a run: a Run, or a History point (compare.splits.HeldRun)."""
+
+    @property
+    def pgbench_version(self) -> str: ...
+    @property
+    def warmup_s(self) -> float | None: ...
+    @property
+    def host_facts(self) -> HostFacts: ...
+    @property
+    def build(self) -> Build: ...
+
+
+def held_values(run: Held, *, builds: bool = False) -> list[tuple[str, str]]:
     """(name, value) of `run` for each item of HELD_IN_A_SET, and with `builds` of
-    HELD_WHEN_BUILDS_ARE_NOT_COMPARED. `run` is a Run or anything with its pgbench_version,
-    warmup_s, host_facts and build."""
+    HELD_WHEN_BUILDS_ARE_NOT_COMPARED."""
     items = HELD_IN_A_SET + (HELD_WHEN_BUILDS_ARE_NOT_COMPARED if builds else [])
     return [(name, value(run)) for name, value in items]
 
 
-def held_differences(run: Any, other: Any, *, builds: bool = False) -> list[str]:
+def held_differences(run: Held, other: Held, *, builds: bool = False) -> list[str]:
     """What `other` differs in from `run` among what a set holds equal (held_values), each as
     `name other (not run)`: the one test of "like with like" for a compare set, a History line
     and a detected series."""
