@@ -139,7 +139,7 @@ def detection_times(*, rounds: int) -> tuple[list[list[float]], int, int]:
     run = (
         Run.objects.filter(host__name=host, workload__name=workload)
         .order_by("-started_at", "-id")
-        .only("id", "comparability_key")
+        .only("id", "comparability_key", "host_id")
         .first()
     )
     assert run is not None
@@ -147,7 +147,12 @@ def detection_times(*, rounds: int) -> tuple[list[list[float]], int, int]:
 
     def detect(clients: int) -> None:
         with transaction.atomic():
-            series_detect(comparability_key=run.comparability_key, clients=clients, notify=False)
+            series_detect(
+                comparability_key=run.comparability_key,
+                clients=clients,
+                host_id=run.host_id,
+                notify=False,
+            )
             transaction.set_rollback(True)
 
     queries = 0

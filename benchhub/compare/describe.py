@@ -6,7 +6,7 @@ and Experiment pages, the API's "differences"). Pure code over runs already read
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from benchhub.builds.provenance import build_facts
 from benchhub.builds.versions import VersionError, version_major
@@ -21,7 +21,9 @@ from benchhub.hosts.tuning import (
 from benchhub.results.models import Run
 
 if TYPE_CHECKING:
+    from benchhub.builds.models import Build
     from benchhub.compare.selectors import Series
+    from benchhub.hosts.models import HostFacts
 
 
 @dataclass
@@ -114,8 +116,9 @@ def client_major(run: Run) -> str:
 
 
 # What can move tps besides the version and is not in the comparability key (the key holds the
-# hardware, configuration, workload, scale and length): the runs of one version's set agree on
-# each, or the run is left out of the set. (name, value of a run).
+# hardware, configuration, workload, scale and length): the runs of one version's set, and the
+# points of one History line or detected series, agree on each, or the run is left out of the
+# set and the line is split. (name, value of a run).
 HELD_IN_A_SET: list[tuple[str, Any]] = [
     ("pgbench client", client_major),
     ("kernel", lambda r: r.host_facts.kernel or "unknown"),
@@ -125,16 +128,52 @@ HELD_IN_A_SET: list[tuple[str, Any]] = [
         for label, _ in EXTRA_ITEMS
     ),
 ]
+# Held as well when builds are not the compared axis (History and detection, where the version
+# moves along the line but how it was compiled must not): a packaged build has none recorded.
+BUILD_ITEMS = ("compiler", "configure flags", "CFLAGS")
+HELD_WHEN_BUILDS_ARE_NOT_COMPARED: list[tuple[str, Any]] = [
+    (f"build {name}", lambda r, name=name: build_facts(r.build).get(name, NOT_RECORDED))
+    for name in BUILD_ITEMS
+]
 
 
-def held_differences(run: Run, other: Run) -> list[str]:
-    """What `other` differs in from `run` among HELD_IN_A_SET, each as `name other (run)`."""
-    lines = []
-    for name, value in HELD_IN_A_SET:
-        mine, theirs = value(run), value(other)
-        if mine != theirs:
-            lines.append(f"{name} {theirs} (not {mine})")
-    return lines
+class Held(Protocol):
+    """What held_values reads of a run: a Run, or a History point (compare.splits.HeldRun)."""
+
+    @property
+    def pgbench_version(self) -> str: ...
+    @property
+    def warmup_s(self) -> float | None: ...
+    @property
+    def host_facts(self) -> HostFacts: ...
+    @property
+    def build(self) -> Build: ...
+
+
+def held_values(run: Held, *, builds: bool = False) -> list[tuple[str, str]]:
+    """(name, value) of `run` for each item of HELD_IN_A_SET, and with `builds` of
+    HELD_WHEN_BUILDS_ARE_NOT_COMPARED."""
+    items = HELD_IN_A_SET + (HELD_WHEN_BUILDS_ARE_NOT_COMPARED if builds else [])
+    return [(name, value(run)) for name, value in items]
+
+
+def held_differences(run: Held, other: Held, *, builds: bool = False) -> list[str]:
+    """What `other` differs in from `run` among what a set holds equal (held_values), each as
+    `name other (not run)`: the one test of "like with like" for a compare set, a History line
+    and a detected series."""
+    mine = held_values(run, builds=builds)
+    theirs = held_values(other, builds=builds)
+    return [
+        f"{name} {b} (not {a})" for (name, a), (_, b) in zip(mine, theirs, strict=True) if a != b
+    ]
+
+
+def threads_difference(clients: int, mine: int | None, theirs: int | None) -> str | None:
+    """pgbench's threads at a level, held equal as held_differences holds the rest: the line
+    naming the difference, or None when they agree (or one is not recorded)."""
+    if mine is None or theirs is None or mine == theirs:
+        return None
+    return f"threads {theirs} at {clients} clients (not {mine})"
 
 
 def build_text(facts: dict[str, str]) -> str:

@@ -27,7 +27,21 @@ from typing import Any
 from django.db.models import Count, Exists, Max, Min, OuterRef, Q
 
 from benchhub.builds.versions import PATCH_MARK, VersionError, version_parse
-from benchhub.compare.describe import Difference, differences, held_differences, series_labels
+from benchhub.compare.describe import (
+    Difference,
+    differences,
+    held_differences,
+    series_labels,
+    threads_difference,
+)
+from benchhub.compare.splits import (
+    HELD_COLUMNS,
+    HeldRun,
+    Split,
+    held_runs,
+    series_splits,
+    with_threads,
+)
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
@@ -46,11 +60,10 @@ RUN_DEFERRED = (
 MAX_COMPARED = 12
 MAX_POOLED_RUNS = 50
 HISTORY_MAX_POINTS = 500
-# A history point's columns, read by history_get.
+# A history point's columns, read by history_get (with compare.splits.HELD_COLUMNS).
 POINT_COLUMNS = (
     "run_id",
     "run__build__version",
-    "run__started_at",
     "run__uuid",
     "tps_median",
     "tps_min",
@@ -58,7 +71,6 @@ POINT_COLUMNS = (
     "samples",
     "run__source",
     "run__invalid",
-    "comparability_key",
     "run__config__hash",
 )
 
@@ -121,6 +133,9 @@ class Comparison:
     # The baseline is the version a reviewer marked baseline rather than the first one asked.
     baseline_marked: bool = False
     left_out: list[LeftOut] = field(default_factory=list)
+    # Runs that differ as `left_out` would say, kept in their sets because the user asked
+    # (include_unlike): every verdict made of them is not like with like.
+    unlike: list[LeftOut] = field(default_factory=list)
 
     @property
     def baseline(self) -> Series | None:
@@ -237,11 +252,14 @@ def comparison_get(
     same_hardware: bool = False,
     include_invalid: bool = False,
     baseline: str | None = None,
+    include_unlike: bool = False,
 ) -> Comparison:
     """The runs to compare, in the order asked (the first is the baseline, unless `baseline`
     names another version or another version's run is marked baseline), with their aggregates,
     the runs each pools, and the differences. Either `runs` (specific runs, pooled with nothing)
-    or workload + host + versions.
+    or workload + host + versions. `include_unlike` keeps in each set the runs that differ from
+    the one standing for the version in what a set holds equal: they are then listed under
+    `unlike` (the verdicts are not like with like) instead of `left_out`.
 
     Raises ComparisonError naming the parameter when the selection cannot be made.
     """
@@ -277,11 +295,19 @@ def comparison_get(
         chosen,
         missing=[w for w in versions if w not in picked],
         pooled=runs_pooled(
-            chosen, include_invalid=include_invalid, same_hardware=same_hardware, left_out=left
+            chosen,
+            include_invalid=include_invalid,
+            same_hardware=same_hardware,
+            left_out=left,
+            include_unlike=include_unlike,
         ),
         left_out=left,
+        include_unlike=include_unlike,
     )
-    comparison.left_out = _left_out(comparison.series, left)
+    if include_unlike:
+        comparison.unlike = _left_out(comparison.series, left)
+    else:
+        comparison.left_out = _left_out(comparison.series, left)
     comparison.baseline_marked = marked
     comparison.mixed_keys = mixed
     return comparison
@@ -322,6 +348,7 @@ def runs_pooled(
     include_invalid: bool = False,
     same_hardware: bool = False,
     left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
+    include_unlike: bool = False,
 ) -> dict[int, list[Run]]:
     """For each run, the set of runs everything its version shows is made of: itself, then
     every other run of its build under its comparability key on its own host (`same_hardware`:
@@ -330,7 +357,8 @@ def runs_pooled(
     join unasked. A run that differs from the one standing for the version in what can move tps
     besides the key (describe.HELD_IN_A_SET: pgbench client major, kernel, warm-up, huge pages,
     CPU governor) stays out, recorded with its differences in `left_out` (run id -> [(run,
-    differences)]). One query."""
+    differences)]); with `include_unlike` it joins the set all the same, and is recorded there
+    too. One query."""
     pooled: dict[int, list[Run]] = {run.id: [run] for run in runs}
     if not runs:
         return pooled
@@ -354,9 +382,9 @@ def runs_pooled(
             if not _same_set(run, other, same_hardware) or len(mine_runs) >= MAX_POOLED_RUNS:
                 continue
             differs = held_differences(run, other)
-            if not differs:
+            if not differs or include_unlike:
                 mine_runs.append(other)
-            elif left_out is not None:
+            if differs and left_out is not None:
                 left_out.setdefault(run.id, []).append((other, differs))
     return pooled
 
@@ -386,6 +414,7 @@ def pooled_levels(
     *,
     left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
     client_bound: dict[int, set[int]] | None = None,
+    include_unlike: bool = False,
 ) -> dict[int, dict[int, LevelAggregate]]:
     """For each run, its per-level aggregates over the repeats of its whole set (runs_pooled;
     results.selectors.level_aggregate_of), so the table, the charts and the change % read the
@@ -403,7 +432,10 @@ def pooled_levels(
     for row in rows:
         by_run.setdefault(row.run_id, []).append(row)
     sets = {
-        run.id: _same_threads(run, pooled.get(run.id) or [run], by_run, left_out) for run in runs
+        run.id: _same_threads(
+            run, pooled.get(run.id) or [run], by_run, left_out, include_unlike=include_unlike
+        )
+        for run in runs
     }
     if pooled:
         pooled.update(sets)
@@ -431,21 +463,22 @@ def _same_threads(
     members: list[Run],
     by_run: dict[int, list[Result]],
     left_out: dict[int, list[tuple[Run, list[str]]]] | None,
+    *,
+    include_unlike: bool = False,
 ) -> list[Run]:
-    """`members` without those whose pgbench threads at a level differ from `run`'s there."""
+    """`members` without those whose pgbench threads at a level differ from `run`'s there
+    (recorded in `left_out`; kept all the same with `include_unlike`)."""
     mine = {r.clients: r.threads for r in by_run.get(run.id, []) if r.threads is not None}
     kept = []
     for member in members:
-        differs = sorted(
-            {
-                f"threads {r.threads} at {r.clients} clients (not {mine[r.clients]})"
-                for r in by_run.get(member.id, [])
-                if r.threads is not None and mine.get(r.clients, r.threads) != r.threads
-            }
+        lines = (
+            threads_difference(r.clients, mine.get(r.clients), r.threads)
+            for r in by_run.get(member.id, [])
         )
-        if not differs or member.id == run.id:
+        differs = sorted({line for line in lines if line})
+        if not differs or member.id == run.id or include_unlike:
             kept.append(member)
-        elif left_out is not None:
+        if differs and member.id != run.id and left_out is not None:
             left_out.setdefault(run.id, []).append((member, differs))
     return kept
 
@@ -540,12 +573,15 @@ def _comparison(
     missing: list[str],
     pooled: dict[int, list[Run]] | None = None,
     left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
+    include_unlike: bool = False,
 ) -> Comparison:
     # A version's set (runs named by UUID: each run alone) is narrowed to the runs of the same
     # threads and aggregated before anything reads it.
     pooled = pooled if pooled is not None else {run.id: [run] for run in runs}
     bound: dict[int, set[int]] = {}
-    pooled_at = pooled_levels(runs, pooled, left_out=left_out, client_bound=bound)
+    pooled_at = pooled_levels(
+        runs, pooled, left_out=left_out, client_bound=bound, include_unlike=include_unlike
+    )
     comparison = comparison_build(
         runs,
         missing=missing,
@@ -588,6 +624,10 @@ class History:
     key: str | None = None
     keys: list[tuple[str, int]] = field(default_factory=list)
     mixed: int = 0
+    # Where the line stops being like with like (compare.splits), oldest first, and what each
+    # point holds equal besides its key (compare.splits.held_runs), in the points' order.
+    splits: list[Split] = field(default_factory=list)
+    held: list[HeldRun] = field(default_factory=list)
 
 
 def history_get(
@@ -605,8 +645,9 @@ def history_get(
     run's, so runs of another scale, duration, workload definition or hardware never share a
     line. `config` (a configuration hash prefix) asks instead for every run of that
     configuration, which may mix keys: `mixed` then counts them, for the page to say so.
-    `configs` and `keys` list the alternatives with their number of runs. Fixed number of
-    queries: host, the configs summary, the keys summary, the points, the newest run.
+    `configs` and `keys` list the alternatives with their number of runs; `splits` where the
+    line stops being like with like (compare.splits). Fixed number of queries: host, the
+    configs summary, the keys summary, the points, their host facts and builds, the newest run.
     """
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
@@ -630,11 +671,13 @@ def history_get(
     # host facts (JSON of hundreds of settings each), was most of the page's time at 300 points.
     # Only the newest run, which the caption describes, is read whole, by its id.
     rows = list(
-        selected.order_by("-run__started_at", "-run__id").values_list(*POINT_COLUMNS, named=True)[
-            :HISTORY_MAX_POINTS
-        ]
+        with_threads(selected)
+        .order_by("-run__started_at", "-run__id")
+        .values_list(*POINT_COLUMNS, *HELD_COLUMNS, named=True)[:HISTORY_MAX_POINTS]
     )
     rows.reverse()
+    held = held_runs(rows)
+    splits = series_splits(rows, held, clients=clients)
     points = [
         HistoryPoint(
             version=row.run__build__version,
@@ -663,6 +706,8 @@ def history_get(
         key=chosen_key or (newest.comparability_key if newest else None),
         keys=keys,
         mixed=len(shown_keys) if len(shown_keys) > 1 else 0,
+        splits=splits,
+        held=held,
     )
 
 

@@ -1,7 +1,8 @@
 """The compare query parameters, shared by the page and the API, so a permalink means the same
 thing in both: workload, host, versions (comma-separated, first = baseline unless a run is
-marked baseline or `baseline` names a version) or runs (UUIDs), same_hardware, invalid, and the
-verdicts' practical threshold in percent (default 2)."""
+marked baseline or `baseline` names a version) or runs (UUIDs), same_hardware, invalid, unlike
+(runs that differ in what a set holds equal kept in it), and the verdicts' practical threshold in
+percent (default 2)."""
 
 import uuid
 from typing import Any
@@ -51,6 +52,13 @@ class CompareQuerySerializer(serializers.Serializer):
     )
     invalid = serializers.BooleanField(
         required=False, default=False, help_text="include runs marked invalid"
+    )
+    unlike = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text="keep in each version's set the runs that differ in what a set holds equal "
+        "(pgbench client, threads, kernel, warm-up, host tuning); the verdicts then say they "
+        "are not like with like",
     )
     baseline = serializers.CharField(
         required=False,
@@ -110,6 +118,7 @@ class CompareQuerySerializer(serializers.Serializer):
             "runs": data.get("runs") or [],
             "same_hardware": data["same_hardware"],
             "include_invalid": data["invalid"],
+            "include_unlike": bool(data["unlike"]) and not data.get("runs"),
             "baseline": None if data.get("runs") else data.get("baseline") or None,
         }
 
@@ -135,6 +144,8 @@ def permalink_query(data: dict[str, Any]) -> str:
             params["same_hardware"] = "1"
         if data.get("baseline"):
             params["baseline"] = data["baseline"]
+        if data.get("unlike"):
+            params["unlike"] = "1"
     if data.get("invalid"):
         params["invalid"] = "1"
     if data.get("threshold", DEFAULT_THRESHOLD_PCT) != DEFAULT_THRESHOLD_PCT:

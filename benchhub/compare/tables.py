@@ -15,8 +15,9 @@ from django.utils import timezone
 
 from benchhub.compare import statistics
 from benchhub.compare.assessment import Assessment, LevelRow, VersionAssessment
-from benchhub.compare.describe import hardware_text, length_text
+from benchhub.compare.describe import Difference, hardware_text, length_text
 from benchhub.compare.selectors import Comparison, History, Series
+from benchhub.compare.splits import segment_differences
 from benchhub.results.models import Run
 
 
@@ -160,6 +161,8 @@ def comparison_data(comparison: Comparison, assessment: Assessment) -> dict[str,
         ],
         "pooled_hosts": pooled_hosts(comparison),
         "left_out": [vars(note) for note in comparison.left_out],
+        "like_with_like": not comparison.unlike,
+        "unlike": [vars(note) for note in comparison.unlike],
         "baseline": base.label if base else None,
         "baseline_marked": comparison.baseline_marked,
         "aa": assessment.aa,
@@ -191,7 +194,7 @@ def comparison_data(comparison: Comparison, assessment: Assessment) -> dict[str,
             for row in rows
         ],
         "summary": [vars(s) for s in comparison_summary(comparison, assessment)],
-        "verdicts": [_version_data(v) for v in assessment.versions],
+        "verdicts": [_version_data(v, comparison) for v in assessment.versions],
         "noise": assessment.noise_text,
     }
 
@@ -233,25 +236,54 @@ def _cell_data(cell: Cell) -> dict[str, Any]:
     return data
 
 
-def _version_data(version: VersionAssessment) -> dict[str, Any]:
+CLIENT_BOUND_NOTE = (
+    "pgbench itself was the bottleneck at this level (client-bound): the verdict measures the "
+    "client, not the server"
+)
+
+
+def client_bound_levels(comparison: Comparison, version: VersionAssessment) -> list[int]:
+    """The levels of a version's verdict at which its set or the baseline's was client-bound."""
+    base = comparison.baseline
+    bound = version.series.client_bound | (base.client_bound if base else set())
+    return sorted(c for c in version.levels if c in bound)
+
+
+def unlike_notes(comparison: Comparison) -> list[str]:
+    """Why the verdicts are not like with like (runs included on purpose that differ in what a
+    set holds equal), one sentence per version, for the page and the API."""
+    return [
+        f"{note.label}'s set includes {note.runs} run{'s' if note.runs != 1 else ''} that "
+        f"differ{'s' if note.runs == 1 else ''}: {'; '.join(note.reasons)}"
+        for note in comparison.unlike
+    ]
+
+
+def _version_data(version: VersionAssessment, comparison: Comparison) -> dict[str, Any]:
     curve = version.curve
+    bound = client_bound_levels(comparison, version)
     return {
         "label": version.label,
         "summary": curve.summary if curve else None,
+        "like_with_like": not comparison.unlike,
+        "not_like_with_like": unlike_notes(comparison),
+        "client_bound_clients": bound,
         "counts": {k.value: n for k, n in curve.counts.items()} if curve else None,
         "geomean_ratio": curve.geomean if curve else None,
         "geomean_low": curve.low if curve else None,
         "geomean_high": curve.high if curve else None,
-        "levels": [_level_data(row) for row in version.levels.values()],
+        "levels": [_level_data(row, row.clients in bound) for row in version.levels.values()],
     }
 
 
-def _level_data(row: LevelRow) -> dict[str, Any]:
+def _level_data(row: LevelRow, client_bound: bool) -> dict[str, Any]:
     level = row.verdict
     latency = level.latency
     return {
         "clients": row.clients,
         "verdict": level.verdict.value,
+        "client_bound": client_bound,
+        "measures": "the client, not the server" if client_bound else "the server",
         "verdict_holm": row.corrected.value,
         "tps_ratio": level.tps.value,
         "tps_ratio_low": level.tps.low,
@@ -270,7 +302,9 @@ def _level_data(row: LevelRow) -> dict[str, Any]:
         "visible_difference": row.visible
         if row.visible is not None and math.isfinite(row.visible)
         else None,
-        "description": level.description,
+        "description": f"{level.description} {CLIENT_BOUND_NOTE}."
+        if client_bound
+        else level.description,
     }
 
 
@@ -364,6 +398,16 @@ def history_rows(history: History) -> list[HistoryRow]:
         )
         for p in history.points
     ]
+
+
+def history_differences(history: History) -> list[Difference]:
+    """What differs between the segments of a History line (compare.splits), for the
+    differences banner Compare shows too; each segment named by its first run's start."""
+    labels = [
+        f"from {timezone.localtime(p.started_at).strftime('%Y-%m-%d %H:%M')}"
+        for p in history.points
+    ]
+    return segment_differences(history.held, history.splits, labels)
 
 
 def _one_decimal(value: float | None) -> str:

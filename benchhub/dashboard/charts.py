@@ -14,6 +14,7 @@ from typing import Any
 
 from benchhub.compare.presentations import Progress
 from benchhub.compare.selectors import Comparison, History, Series
+from benchhub.compare.splits import Split
 from benchhub.regressions.models import Regression
 
 PALETTE = [
@@ -158,20 +159,71 @@ def _change_markers(changes: Sequence[Regression]) -> dict[str, list[dict[str, A
     return {"shapes": shapes, "annotations": annotations}
 
 
+SPLIT_COLOUR = "#6c757d"
+
+
+def _broken_line(history: History) -> dict[str, list[Any]]:
+    starts = {split.index for split in history.splits}
+    x: list[Any] = []
+    y: list[Any] = []
+    for index, point in enumerate(history.points):
+        if index in starts:
+            x.append(None)
+            y.append(None)
+        x.append(point.started_at.isoformat())
+        y.append(point.tps_median)
+    return {"x": x, "y": y}
+
+
+def _split_markers(splits: Sequence[Split]) -> dict[str, list[dict[str, Any]]]:
+    """A dotted vertical line at the first run after each split of the line (compare.splits),
+    labelled "not like with like": the runs either side differ in more than the version."""
+    shapes, annotations = [], []
+    for split in splits:
+        x = split.started_at.isoformat()
+        shapes.append(
+            {
+                "type": "line",
+                "xref": "x",
+                "yref": "paper",
+                "x0": x,
+                "x1": x,
+                "y0": 0,
+                "y1": 1,
+                "line": {"color": SPLIT_COLOUR, "width": 1.5, "dash": "dot"},
+            }
+        )
+        annotations.append(
+            {
+                "x": x,
+                "xref": "x",
+                "yref": "paper",
+                "y": 0,
+                "yanchor": "top",
+                "showarrow": False,
+                "font": {"color": SPLIT_COLOUR, "size": 10},
+                "text": "not like with like",
+                "hovertext": "; ".join(split.reasons),
+            }
+        )
+    return {"shapes": shapes, "annotations": annotations}
+
+
 def history_figure(
     history: History, *, title: str, changes: Sequence[Regression] = ()
 ) -> dict[str, Any]:
     """tps at one client level over time: a grey line through every run in time order, one
-    marker trace per version so each version has its colour and legend entry, and a dashed line
-    at each detected change (`changes`, oldest first)."""
+    marker trace per version so each version has its colour and legend entry, a dashed line
+    at each detected change (`changes`, oldest first) and a dotted one at each split of the
+    line (History.splits), where the runs stop being like with like."""
     points = history.points
     data: list[dict[str, Any]] = [
         {
             "type": "scatter",
             "mode": "lines",
             "name": "all runs",
-            "x": [p.started_at.isoformat() for p in points],
-            "y": [p.tps_median for p in points],
+            # A gap (null) before each split: the line never joins runs that are not alike.
+            **_broken_line(history),
             "line": {"color": "#c3c8d2", "width": 1.5},
             "hoverinfo": "skip",
             "showlegend": False,
@@ -216,7 +268,14 @@ def history_figure(
             "legend": {"orientation": "h", "y": -0.2, "title": {"text": "version"}},
             "margin": {"l": 70, "r": 20, "t": 70, "b": 90},
             "height": 440,
-            **_change_markers(changes),
+            **{
+                name: changed + split
+                for (name, changed), split in zip(
+                    _change_markers(changes).items(),
+                    _split_markers(history.splits).values(),
+                    strict=True,
+                )
+            },
         },
         "config": _config("benchhub-history"),
     }

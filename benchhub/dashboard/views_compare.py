@@ -21,12 +21,15 @@ from benchhub.compare.serializers import CompareQuerySerializer, permalink_query
 from benchhub.compare.services import comparison_settle
 from benchhub.compare.tables import (
     captions,
+    client_bound_levels,
     comparison_rows,
     comparison_summary,
+    history_differences,
     history_rows,
     measured_on,
     pooled_hosts,
     set_lines,
+    unlike_notes,
 )
 from benchhub.compare.why import why_get
 from benchhub.dashboard import charts, query
@@ -44,8 +47,8 @@ def _selection_title(comparison, workload: str | None, host: str | None) -> str:
 
 def compare(request: HttpRequest) -> HttpResponse:
     """GET /compare/?workload=&host=&versions=a,b[&baseline=a][&threshold=2][&same_hardware=1]
-    [&invalid=1][&why=<clients>] or ?runs=u1,u2. A form submission with repeated `versions` is
-    redirected to the permalink's comma form. `why` picks the why section's level."""
+    [&invalid=1][&unlike=1][&why=<clients>] or ?runs=u1,u2. A form submission with repeated
+    `versions` is redirected to the permalink's comma form. `why` picks the why section's level."""
     if len(request.GET.getlist("versions")) > 1:
         selection = CompareQuerySerializer(data=query_params(request.GET))
         if selection.is_valid():
@@ -96,6 +99,10 @@ def _comparison_context(
         ),
         "captions": captions(comparison),
         "set_lines": set_lines(comparison),
+        "unlike_notes": unlike_notes(comparison),
+        "verdict_lines": [
+            (version, client_bound_levels(comparison, version)) for version in assessment.versions
+        ],
         "pooled_hosts": pooled_hosts(comparison),
         "tps_figure": charts.tps_figure(comparison, title=f"tps: {title}"),
         "latency_figure": charts.latency_figure(comparison, title=f"latency: {title}"),
@@ -138,6 +145,7 @@ def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:
         "runs": params.get("runs") or "",
         "same_hardware": query.flag(params.get("same_hardware")),
         "invalid": query.flag(params.get("invalid")),
+        "unlike": query.flag(params.get("unlike")),
         "workloads": choices.workloads,
         "hosts": choices.hosts,
         "version_choices": [(v, v in selected_versions) for v in offered],
@@ -199,6 +207,7 @@ def history(request: HttpRequest) -> HttpResponse:
     context.update(
         history=result,
         rows=history_rows(result),
+        differences=history_differences(result),
         title=title,
         changes=changes,
         figure=charts.history_figure(result, title=f"tps over time: {title}", changes=changes),

@@ -10,6 +10,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
+from benchhub.compare.splits import HELD_COLUMNS, Split, held_runs, series_splits, with_threads
 from benchhub.regressions.models import Delivery, Regression, RegressionEvent, Subscription, Webhook
 from benchhub.results.models import LevelAggregate
 
@@ -41,24 +42,47 @@ class SeriesPoint:
     baseline: bool
 
 
-def series_points(*, comparability_key: str, clients: int) -> list[SeriesPoint]:
-    """One series in version order (then time): the median tps of each valid, aggregated run of
-    this comparability key at this client level, the newest SERIES_MAX_POINTS. One query."""
-    rows = (
-        LevelAggregate.objects.filter(
-            comparability_key=comparability_key,
-            clients=clients,
-            run__invalid=False,
-            tps_median__isnull=False,
+@dataclass(frozen=True)
+class Series:
+    """A series' points, oldest first, and where it stops being like with like."""
+
+    points: list[SeriesPoint]
+    splits: list[Split]
+
+
+def series_points(*, comparability_key: str, clients: int, host_id: int) -> Series:
+    """One series as History draws it: in time order (when each run started), the median tps
+    of each valid, aggregated run of this comparability key at this client level on this host
+    (hosts with the same hardware share a key, but not a series), the newest SERIES_MAX_POINTS,
+    with its splits (compare.splits). Three queries: the points, their host facts and their
+    builds."""
+    rows = [
+        row
+        for row in with_threads(
+            LevelAggregate.objects.filter(
+                comparability_key=comparability_key,
+                clients=clients,
+                host_id=host_id,
+                run__invalid=False,
+                tps_median__isnull=False,
+            )
         )
-        .order_by("-build__sort_key", "-run__started_at", "-run_id")
-        .values_list("run_id", "build__version", "tps_median", "run__baseline")[:SERIES_MAX_POINTS]
-    )
-    return [
-        SeriesPoint(run_id=run_id, version=version, tps=tps, baseline=baseline)
-        for run_id, version, tps, baseline in reversed(rows)
-        if tps is not None
+        .order_by("-run__started_at", "-run_id")
+        .values_list(
+            "run_id", "build__version", "tps_median", "run__baseline", *HELD_COLUMNS, named=True
+        )[:SERIES_MAX_POINTS]
     ]
+    rows.reverse()
+    points = [
+        SeriesPoint(
+            run_id=row.run_id,
+            version=row.build__version,
+            tps=row.tps_median,
+            baseline=row.run__baseline,
+        )
+        for row in rows
+    ]
+    return Series(points=points, splits=series_splits(rows, held_runs(rows), clients=clients))
 
 
 def regression_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Regression]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import secrets
+from dataclasses import replace
 from functools import partial
 from typing import Any
 
@@ -16,6 +17,7 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
+from benchhub.compare.splits import Split, segments
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.regressions.detection import Change, changes
@@ -27,7 +29,7 @@ from benchhub.regressions.models import (
     Subscription,
     Webhook,
 )
-from benchhub.regressions.selectors import SeriesPoint, series_points
+from benchhub.regressions.selectors import Series, SeriesPoint, series_points
 from benchhub.regressions.webhook_url import webhook_url_parse
 from benchhub.results.models import LevelAggregate, Run
 from benchhub.workloads.models import Workload
@@ -56,23 +58,41 @@ def can_triage(user: Any) -> bool:
 # Detection ---------------------------------------------------------------------------------
 
 
-def _anchored(points: list[SeriesPoint]) -> tuple[list[SeriesPoint], int | None]:
-    """The series from its newest baseline mark on (the baseline anchors "before"), and the
-    baseline's run id; the whole series without a mark."""
+def _anchored(series: Series) -> tuple[list[SeriesPoint], list[Split], int | None]:
+    """The series from its newest baseline mark on (the baseline anchors "before") with the
+    splits after it, and the baseline's run id; the whole series without a mark."""
+    points = series.points
     marks = [i for i, p in enumerate(points) if p.baseline]
     if not marks:
-        return points, None
-    return points[marks[-1] :], points[marks[-1]].run_id
+        return points, series.splits, None
+    start = marks[-1]
+    splits = [
+        replace(split, index=split.index - start) for split in series.splits if split.index > start
+    ]
+    return points[start:], splits, points[start].run_id
 
 
-def series_detect(*, comparability_key: str, clients: int, notify: bool = True) -> list[Regression]:
-    """Detect the changes of one series (a comparability key at one client level) and store
-    each as a Regression or Improvement; returns those created now. One transaction; queues
-    their notification on commit (unless `notify` is false: a backfill of old history)."""
-    points, baseline_id = _anchored(
-        series_points(comparability_key=comparability_key, clients=clients)
+def _changes(points: list[SeriesPoint], splits: list[Split]) -> list[Change]:
+    """The changes of each segment between splits, indexed in the whole series: a change point
+    is never called across a split (what the runs hold equal changed there)."""
+    found = []
+    for start, end in segments(len(points), splits):
+        for change in changes([p.tps for p in points[start:end]]):
+            found.append(replace(change, index=change.index + start))
+    return found
+
+
+def series_detect(
+    *, comparability_key: str, clients: int, host_id: int, notify: bool = True
+) -> list[Regression]:
+    """Detect the changes of one series (a comparability key at one client level on one host,
+    as History draws it, in time order, per segment between its splits) and store each as a
+    Regression or Improvement; returns those created now. One transaction; queues their
+    notification on commit (unless `notify` is false: a backfill of old history)."""
+    points, splits, baseline_id = _anchored(
+        series_points(comparability_key=comparability_key, clients=clients, host_id=host_id)
     )
-    found = changes([p.tps for p in points])
+    found = _changes(points, splits)
     if not found:
         return []
     sample = Run.objects.only("host_id", "workload_id").get(pk=points[-1].run_id)
@@ -138,14 +158,18 @@ def _store(
 
 def run_detect(*, run_id: int) -> int:
     """Detect changes in every series a run belongs to (its comparability key at each of its
-    client levels); returns how many changes were new. Reads the aggregates, so it runs after
-    the run's aggregation (results.services.run_aggregate queues it)."""
-    run = Run.objects.filter(pk=run_id).only("comparability_key").first()
+    client levels, on its host); returns how many changes were new. Reads the aggregates, so it
+    runs after the run's aggregation (results.services.run_aggregate queues it)."""
+    run = Run.objects.filter(pk=run_id).only("comparability_key", "host_id").first()
     if run is None:
         return 0
     levels = LevelAggregate.objects.filter(run_id=run_id).values_list("clients", flat=True)
     return sum(
-        len(series_detect(comparability_key=run.comparability_key, clients=clients))
+        len(
+            series_detect(
+                comparability_key=run.comparability_key, clients=clients, host_id=run.host_id
+            )
+        )
         for clients in sorted(levels)
     )
 
@@ -155,15 +179,17 @@ def history_detect(*, notify: bool = False, limit: int = 100_000) -> tuple[int, 
     detection over an existing history; returns (series read, changes new). Without `notify`,
     nobody is told about what was found (it is old news); the pages and API list it."""
     series = (
-        LevelAggregate.objects.values_list("comparability_key", "clients")
+        LevelAggregate.objects.values_list("comparability_key", "clients", "host_id")
         .distinct()
-        .order_by("comparability_key", "clients")[:limit]
+        .order_by("comparability_key", "clients", "host_id")[:limit]
     )
     found = 0
     count = 0
-    for key, clients in series.iterator():
+    for key, clients, host_id in series.iterator():
         count += 1
-        found += len(series_detect(comparability_key=key, clients=clients, notify=notify))
+        found += len(
+            series_detect(comparability_key=key, clients=clients, host_id=host_id, notify=notify)
+        )
     return count, found
 
 

@@ -4,6 +4,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from benchhub_runner.telemetry import client_bound
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -243,6 +244,16 @@ def _run_create(
     return run
 
 
+def _client_bound(row: Result) -> bool | None:
+    """The agent's flag, or the agent's rule (benchhub_runner.telemetry.client_bound: pgbench's
+    CPU per thread and the host's idle CPU) applied here to the telemetry it sent, so a run of
+    an agent with an older rule is judged as today's: either finding it client-bound flags it."""
+    judged = client_bound(row.telemetry or [], client_threads=row.threads)
+    if judged or row.client_bound:
+        return True
+    return judged if judged is not None else row.client_bound
+
+
 def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
     rows = [
         Result(
@@ -253,6 +264,7 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         for r in results
     ]
     for row, r in zip(rows, results, strict=True):
+        row.client_bound = _client_bound(row)
         # Written by the COPY below; the bootstrap of their standard errors is the worker's.
         samples = [(s["t"], s.get("tps"), s.get("latency_ms")) for s in r["progress"]]
         _steady_set(row, _steady(run, row, samples, replicates=0) if _measured(row) else None)

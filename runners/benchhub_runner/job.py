@@ -696,7 +696,6 @@ class JobRunner:
             parsed = figures[0].outputs[0]
         measured = [f for f in figures if f.stream.measured]
         client_threads = sum(f.threads or 1 for f in measured for _ in f.outputs)
-        cores = os.cpu_count() or 0
         result = result_payload(
             parsed=parsed,
             clients=level.clients,
@@ -704,9 +703,7 @@ class JobRunner:
             threads=measured[0].threads or level.threads,
             raw_output="".join(part for f in measured for part in f.raw),
             telemetry=samples,
-            client_bound=client_bound(samples, cores=cores, client_threads=client_threads)
-            if samples and cores
-            else None,
+            client_bound=client_bound(samples, client_threads=client_threads),
             evidence=evidence,
         )
         if explicit:

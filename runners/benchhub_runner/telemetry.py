@@ -38,9 +38,11 @@ SERIES = (
     "disk_write_iops", "disk_util_pct", "client_cpu_pct",
 )  # fmt: skip
 
-# Rule of thumb for client_bound(); see its docstring.
-MACHINE_SHARE = 0.70
-USABLE_SHARE = 0.90
+# Rule of thumb for client_bound(), in percent of one core per pgbench thread and of the host's
+# CPU idle; see its docstring.
+THREAD_SATURATED_PCT = 90.0
+BUSY_THREAD_PCT = 50.0
+IDLE_FLOOR_PCT = 10.0
 
 
 @dataclass(frozen=True)
@@ -431,19 +433,29 @@ def summarize(samples: list[dict[str, Any]]) -> dict[str, Any]:
     return summary
 
 
-def client_bound(
-    samples: list[dict[str, Any]], *, cores: int, client_threads: int | None = None
-) -> bool:
-    """Whether the pgbench client itself was the bottleneck, by a rule of thumb.
+def client_bound(samples: list[dict[str, Any]], *, client_threads: int | None) -> bool | None:
+    """Whether the pgbench client itself was the bottleneck, judged from its own threads and
+    the host's idle CPU; None when the samples lack the client's CPU or the thread count is not
+    known. The server judges every uploaded repeat with this function too.
 
-    Over the samples, the client's mean CPU (percent of one core) is compared with two limits:
-    70% of the whole machine (``cores`` x 100), or 90% of the cores the client could use at
-    most (``min(cores, client_threads)``: pgbench -j runs one thread per core at best). Above
-    either, the server was not the only thing measured and the result should be flagged.
+    pgbench runs `client_threads` threads (-j, summed over the measured streams) and a thread
+    uses one core at most. Over the samples, the client's mean CPU per thread (percent of one
+    core) is compared with two limits: 90% of a core, where its threads were saturated however
+    idle the rest of the host was; or 50% of a core while the host's mean idle CPU stayed under
+    10%, where its threads had no core to spare and competed with the server for CPU. Either
+    way the tps measured the client as much as the server. A share of the whole machine misses
+    both: pgbench -j 2 at 190% of a core is saturated on a 64-core host.
     """
-    values = [float(s["client_cpu_pct"]) for s in samples if s.get("client_cpu_pct") is not None]
-    if not values or cores <= 0:
-        return False
-    mean = sum(values) / len(values)
-    usable = min(cores, client_threads) if client_threads else cores
-    return mean > MACHINE_SHARE * cores * 100 or mean > USABLE_SHARE * usable * 100
+    client = _mean(samples, "client_cpu_pct")
+    if client is None or not client_threads or client_threads < 1:
+        return None
+    per_thread = client / client_threads
+    if per_thread > THREAD_SATURATED_PCT:
+        return True
+    idle = _mean(samples, "cpu_idle_pct")
+    return idle is not None and idle < IDLE_FLOOR_PCT and per_thread > BUSY_THREAD_PCT
+
+
+def _mean(samples: list[dict[str, Any]], name: str) -> float | None:
+    values = [float(s[name]) for s in samples if s.get(name) is not None]
+    return sum(values) / len(values) if values else None

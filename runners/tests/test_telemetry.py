@@ -129,18 +129,30 @@ def test_it_summarizes_mean_and_max():
     assert "t_mean" not in summary
 
 
-def test_it_flags_a_client_bound_run():
-    def run(*pcts: float) -> list[dict]:
-        return [{"client_cpu_pct": p} for p in pcts]
+def test_it_flags_a_client_whose_own_threads_are_saturated():
+    def run(*pcts: float | None, idle: float = 60.0) -> list[dict]:
+        return [{"client_cpu_pct": p, "cpu_idle_pct": idle} for p in pcts]
 
-    # 70% of a 4-core machine is 280% of one core.
-    assert client_bound(run(300, 290), cores=4)
-    assert not client_bound(run(250, 260), cores=4)
-    # pgbench -j 2 can use at most two cores: 190% of one core is 95% of those.
-    assert client_bound(run(190, 190), cores=64, client_threads=2)
-    assert not client_bound(run(170, 170), cores=64, client_threads=2)
-    assert not client_bound([], cores=4)
-    assert not client_bound(run(None), cores=4)
+    # pgbench -j 2 at 190% of one core: each thread at 95% of its core, on a host 60% idle.
+    assert client_bound(run(190, 190), client_threads=2)
+    assert not client_bound(run(170, 170), client_threads=2)
+    # The same 300% of one core is four saturated threads of -j 4, or eight half-busy of -j 8.
+    assert client_bound(run(370, 370), client_threads=4)
+    assert not client_bound(run(370, 370), client_threads=8)
+    assert client_bound([], client_threads=2) is None
+    assert client_bound(run(None), client_threads=2) is None
+    assert client_bound(run(190), client_threads=None) is None
+
+
+def test_it_flags_busy_client_threads_on_a_host_with_no_idle_cpu():
+    def run(pct: float, idle: float) -> list[dict]:
+        return [{"client_cpu_pct": pct, "cpu_idle_pct": idle}] * 3
+
+    # -j 4 at 60% of a core a thread: busy, and the host had no idle core to give them.
+    assert client_bound(run(240, idle=5.0), client_threads=4)
+    assert not client_bound(run(240, idle=40.0), client_threads=4)
+    # A quiet client on a saturated host: the server is what ran out of CPU.
+    assert not client_bound(run(120, idle=2.0), client_threads=4)
 
 
 BUSY = "import time\nend = time.monotonic() + {seconds}\nwhile time.monotonic() < end: pass\n"

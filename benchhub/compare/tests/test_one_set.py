@@ -9,7 +9,7 @@ measured with the same repeats in another order."""
 import pytest
 
 from benchhub.compare.tests.uploads import upload
-from benchhub.testing.payloads import host_facts, result, run_payload
+from benchhub.testing.payloads import host_facts, result, run_payload, telemetry
 
 SPREAD = (1.00, 1.01, 0.99)
 LEVELS = (1, 4)
@@ -154,3 +154,92 @@ def test_a_client_bound_level_says_it_measures_the_client(anon_client, client, a
     assert [row["versions"][1]["client_bound"] for row in body["rows"]] == [False, True]
     html = client.get("/compare/?workload=select-only&host=bench-01&versions=13.3,14.0")
     assert html.content.decode().count("client-bound: measures the client, not the server") == 1
+
+
+def _unlike_run(other_agent) -> None:
+    """bench-02's newest run of 14.0, on another kernel and pgbench client than its others."""
+    facts = host_facts(other_agent.host_name)
+    facts["facts"]["kernel"] = "6.8.0-40-generic"
+    payload = run_payload(
+        version="14.0",
+        host=other_agent.host_name,
+        clients=LEVELS,
+        repeats=1,
+        started_at="2026-11-14T10:00:00Z",
+        pgbench_version="16.4",
+    )
+    payload.update(host=facts, results=[result(c, 1, 1000.0 * c) for c in LEVELS])
+    assert other_agent.client.post("/api/v1/runs/", payload, format="json").status_code == 201
+
+
+def test_unlike_runs_included_on_purpose_mark_the_verdict_not_like_with_like(
+    anon_client, client, other_agent, twins
+):
+    _unlike_run(other_agent)
+    alike = _compare(anon_client, "bench-02")
+    assert alike["like_with_like"] is True and alike["unlike"] == []
+    assert alike["verdicts"][0]["not_like_with_like"] == []
+    body = _compare(anon_client, "bench-02", "unlike=1")
+    assert body["left_out"] == []
+    assert len(body["series"][1]["runs"]) == 4
+    assert [level["repeats"] for level in body["verdicts"][0]["levels"]] == [[3, 4], [3, 4]]
+    assert body["like_with_like"] is False
+    reasons = [
+        "pgbench client 15 (not 16): 3 runs",
+        "kernel 6.1.0-26-amd64 (not 6.8.0-40-generic): 3 runs",
+    ]
+    assert body["unlike"] == [{"label": "14.0", "runs": 3, "reasons": reasons}]
+    assert body["verdicts"][0]["like_with_like"] is False
+    assert body["verdicts"][0]["not_like_with_like"] == [
+        f"14.0's set includes 3 runs that differ: {'; '.join(reasons)}"
+    ]
+    url = "/compare/?workload=select-only&host=bench-02&versions=13.3,14.0"
+    page = client.get(url + "&unlike=1").content.decode()
+    banner = page[page.index('id="not-like-with-like"') :]
+    assert "pgbench client 15 (not 16): 3 runs" in banner[: banner.index("</div>")]
+    assert page.count('<span class="badge warn">not like with like</span>') == 1
+    assert 'id="id_unlike" checked' in page
+    assert 'id="not-like-with-like"' not in client.get(url).content.decode()
+
+
+def _bound_run(agent, version: str, tps: float, *, cpu: float, idle: float, threads: int):
+    """A run whose repeats at 4 clients carry the agent's telemetry: pgbench's CPU (percent of
+    one core, all its threads) and the host's idle CPU, with the agent's flag left false."""
+    payload = run_payload(version=version, host=agent.host_name, clients=LEVELS, repeats=1)
+    samples = telemetry(iowait_pct=[0.0, 0.0])
+    for sample in samples:
+        sample.update(client_cpu_pct=cpu, cpu_idle_pct=idle)
+    payload["results"] = [
+        result(c, 1, tps * c, threads=threads, telemetry=samples, client_bound=False)
+        if c == 4
+        else result(c, 1, tps * c, threads=threads)
+        for c in LEVELS
+    ]
+    assert agent.client.post("/api/v1/runs/", payload, format="json").status_code == 201
+
+
+@pytest.mark.parametrize(
+    ("cpu", "idle", "threads", "bound"),
+    [
+        (190.0, 60.0, 2, True),  # two threads at 95% of a core each, the host 60% idle
+        (170.0, 60.0, 2, False),  # 85% of a core each
+        (240.0, 5.0, 4, True),  # four threads at 60% of a core, no idle CPU left to them
+        (240.0, 40.0, 4, False),  # the same threads on a host with CPU to spare
+    ],
+)
+def test_client_bound_is_judged_from_pgbench_threads_and_the_idle_cpu(
+    anon_client, client, agent, cpu, idle, threads, bound
+):
+    _bound_run(agent, "13.3", 1000.0, cpu=30.0, idle=60.0, threads=threads)
+    _bound_run(agent, "14.0", 1100.0, cpu=cpu, idle=idle, threads=threads)
+    body = _compare(anon_client, "bench-01")
+    assert [row["versions"][1]["client_bound"] for row in body["rows"]] == [False, bound]
+    levels = body["verdicts"][0]["levels"]
+    assert [level["client_bound"] for level in levels] == [False, bound]
+    assert body["verdicts"][0]["client_bound_clients"] == ([4] if bound else [])
+    measures = "the client, not the server" if bound else "the server"
+    assert levels[1]["measures"] == measures
+    assert levels[1]["description"].endswith("measures the client, not the server.") is bound
+    page = client.get("/compare/?workload=select-only&host=bench-01&versions=13.3,14.0")
+    note = "At 4 clients pgbench itself was the bottleneck: there the verdict measures the client"
+    assert (note in page.content.decode()) is bound

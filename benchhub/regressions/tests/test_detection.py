@@ -61,7 +61,9 @@ def test_it_refines_a_new_change_but_keeps_a_triaged_one_as_it_was(agent, alice)
 
     regression_state_change(regression=regression, state="acknowledged", actor=alice)
     upload(agent, version="14.15", tps={4: [AFTER[0]]}, started_at="2026-10-15T10:00:00Z")
-    series_detect(comparability_key=regression.comparability_key, clients=4)
+    series_detect(
+        comparability_key=regression.comparability_key, clients=4, host_id=regression.host_id
+    )
     regression.refresh_from_db()
     assert regression.after_runs == 6 and regression.state == "acknowledged"
     assert Regression.objects.count() == 1
