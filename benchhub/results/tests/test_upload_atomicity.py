@@ -10,13 +10,13 @@ from django.db import DatabaseError
 from benchhub.builds.models import Build
 from benchhub.configs.models import ServerConfig
 from benchhub.hosts.models import Host, HostFacts
-from benchhub.results.models import ProgressSample, Result, Run, StreamResult
+from benchhub.results.models import ProgressSeries, Result, Run, StreamResult
 from benchhub.results.serializers import RunUploadSerializer
 from benchhub.results.services import payload_digest, run_submit
 from benchhub.testing.payloads import run_payload, stream
 from benchhub.workloads.models import Workload
 
-MODELS = (Run, Result, ProgressSample, StreamResult, Host, HostFacts, Build, ServerConfig, Workload)
+MODELS = (Run, Result, ProgressSeries, StreamResult, Host, HostFacts, Build, ServerConfig, Workload)
 
 
 def stored_counts() -> dict[str, int]:
