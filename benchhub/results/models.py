@@ -336,7 +336,7 @@ class ProgressSeries(models.Model):
     thousands, and a table of years of history holds one row per result. The table is
     partitioned by month of `created_at` (the run's, copied), so retention drops whole months
     (results.partitions); its primary key is (result, created_at) in the database, which
-    Django, not managing the table, sees as the result alone.
+    Django sees as the result alone.
     """
 
     result = models.OneToOneField(
@@ -352,7 +352,8 @@ class ProgressSeries(models.Model):
     lag_ms = ArrayField(models.FloatField(null=True))
 
     class Meta:
-        managed = False  # a partitioned table: created by SQL in the migration
+        # Created by SQL in its migration (Django's DDL has no PARTITION BY); managed, so that
+        # flushing the database truncates it with the results it refers to.
         db_table = "results_progressseries"
 
     def __str__(self) -> str:

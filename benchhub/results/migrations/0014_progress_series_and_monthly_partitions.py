@@ -23,7 +23,13 @@ CREATE TABLE results_progressseries (
     failed bigint[] NOT NULL,
     skipped bigint[] NOT NULL,
     lag_ms double precision[] NOT NULL,
-    CONSTRAINT results_progressseries_pkey PRIMARY KEY (result_id, created_at)
+    CONSTRAINT results_progressseries_pkey PRIMARY KEY (result_id, created_at),
+    -- What a row per second had by its columns: one value of each figure per line, and a time.
+    CONSTRAINT progress_series_aligned CHECK (
+        cardinality(tps) = cardinality(t) AND cardinality(latency_ms) = cardinality(t)
+        AND cardinality(stddev_ms) = cardinality(t) AND cardinality(failed) = cardinality(t)
+        AND cardinality(skipped) = cardinality(t) AND cardinality(lag_ms) = cardinality(t)),
+    CONSTRAINT progress_series_times CHECK (array_position(t, NULL) IS NULL AND 0 <= ALL (t))
 ) PARTITION BY RANGE (created_at);
 CREATE TABLE results_progressseries_default PARTITION OF results_progressseries DEFAULT;
 """
@@ -68,40 +74,48 @@ def partitions_create(apps, schema_editor):
     partitions_ensure(first=first)
 
 
+# The table itself is created by PROGRESS_SQL: Django's DDL has no PARTITION BY.
+PROGRESS_SERIES = migrations.CreateModel(
+    name="ProgressSeries",
+    fields=[
+        (
+            "result",
+            models.OneToOneField(
+                on_delete=django.db.models.deletion.CASCADE,
+                primary_key=True,
+                related_name="progress_series",
+                serialize=False,
+                to="results.result",
+            ),
+        ),
+        (
+            "created_at",
+            models.DateTimeField(help_text="the run's: the month partition it lives in"),
+        ),
+        ("t", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(), size=None)),
+        ("tps", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(null=True), size=None)),
+        ("latency_ms", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(null=True), size=None)),
+        ("stddev_ms", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(null=True), size=None)),
+        ("failed", django.contrib.postgres.fields.ArrayField(base_field=models.BigIntegerField(null=True), size=None)),
+        ("skipped", django.contrib.postgres.fields.ArrayField(base_field=models.BigIntegerField(null=True), size=None)),
+        ("lag_ms", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(null=True), size=None)),
+    ],
+    options={"db_table": "results_progressseries"},
+)
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("results", "0013_blob_fields"),
     ]
 
     operations = [
-        migrations.CreateModel(
-            name="ProgressSeries",
-            fields=[
-                (
-                    "result",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        primary_key=True,
-                        related_name="progress_series",
-                        serialize=False,
-                        to="results.result",
-                    ),
-                ),
-                (
-                    "created_at",
-                    models.DateTimeField(help_text="the run's: the month partition it lives in"),
-                ),
-                ("t", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(), size=None)),
-                ("tps", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(null=True), size=None)),
-                ("latency_ms", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(null=True), size=None)),
-                ("stddev_ms", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(null=True), size=None)),
-                ("failed", django.contrib.postgres.fields.ArrayField(base_field=models.BigIntegerField(null=True), size=None)),
-                ("skipped", django.contrib.postgres.fields.ArrayField(base_field=models.BigIntegerField(null=True), size=None)),
-                ("lag_ms", django.contrib.postgres.fields.ArrayField(base_field=models.FloatField(null=True), size=None)),
+        migrations.SeparateDatabaseAndState(
+            state_operations=[PROGRESS_SERIES],
+            database_operations=[
+                migrations.RunSQL(PROGRESS_SQL, reverse_sql="DROP TABLE results_progressseries")
             ],
-            options={"db_table": "results_progressseries", "managed": False},
         ),
-        migrations.RunSQL(PROGRESS_SQL, reverse_sql="DROP TABLE results_progressseries"),
         migrations.CreateModel(
             name="DetailPruning",
             fields=[
