@@ -19,6 +19,7 @@ from benchhub.results.partitions import (
     partitions_ensure,
 )
 from benchhub.results.services import run_aggregate
+from benchhub.results.tasks import partitions_maintain
 from benchhub.testing.payloads import evidence, result, run_payload
 
 COMPARE = "/api/v1/compare/?workload=select-only&host=bench-01&versions=13.3,15.4,16.1"
@@ -137,3 +138,20 @@ def test_it_keeps_everything_within_the_months_asked(history):
 def test_it_refuses_a_negative_number_of_months(db):
     with pytest.raises(CommandError, match="--keep-detail-months"):
         call_command("retention", keep_detail_months=-1)
+
+
+def test_beats_task_creates_the_coming_months_and_applies_the_setting(history, settings):
+    old, _recent, month = history
+    ahead = partition_name("results_resultevidence", month_add(month_start(timezone.now()), 3))
+    with connection.cursor() as cursor:  # as if the months ahead had not been created yet
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(f"DROP TABLE IF EXISTS {ahead}")
+    settings.BENCHHUB_KEEP_DETAIL_MONTHS = None
+    assert partitions_maintain() == 0
+    assert ahead in partitions() and not DetailPruning.objects.exists()
+
+    settings.BENCHHUB_KEEP_DETAIL_MONTHS = 3
+    assert partitions_maintain() >= 1
+
+    assert DetailPruning.objects.filter(month=month).exists()
+    assert not ProgressSeries.objects.filter(result__run__in=old).exists()
