@@ -21,8 +21,10 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from datetime import timedelta
 
 from django.db import connection, transaction
+from django.utils import timezone
 
 LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 REPEATS = 3
@@ -111,6 +113,8 @@ def history_ensure(*, results: int, hosts: int = HOSTS, workloads: int = WORKLOA
     """The repository holds `results` generated results (rounded to whole runs) on `hosts`
     hosts and `workloads` workloads: reused when the marker says so, otherwise every run is
     truncated and the history generated anew (identities restarted: the same rows each time)."""
+    from benchhub.results.partitions import partitions_ensure
+
     runs = max(results // (len(LEVELS) * REPEATS), 1)
     with_progress = int(runs * len(LEVELS) * REPEATS * PROGRESS_SHARE)
     if hosts < 1 or workloads < 1:
@@ -123,10 +127,12 @@ def history_ensure(*, results: int, hosts: int = HOSTS, workloads: int = WORKLOA
     dims = _dimensions(hosts=hosts, workloads=workloads)
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            "TRUNCATE results_run, results_result, results_progresssample, "
-            "results_levelaggregate, results_streamresult, regressions_regression "
-            "RESTART IDENTITY CASCADE"
+            "TRUNCATE results_run, results_result, results_progressseries, "
+            "results_resultevidence, results_levelaggregate, results_streamresult, "
+            "regressions_regression RESTART IDENTITY CASCADE"
         )
+        # Every month of the history gets its partitions, as beat creates them as time passes.
+        partitions_ensure(first=timezone.now() - timedelta(days=YEARS * 365 + 1))
         for statement in _statements(runs=runs, dims=dims, with_progress=with_progress):
             cursor.execute(statement)
         cursor.execute(f"DELETE FROM {MARKER}")
@@ -206,12 +212,20 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
         FROM results_result res JOIN results_run run ON run.id = res.run_id
         GROUP BY res.run_id, res.clients
     """
+    # One row of arrays per result, as an upload writes it (results.models.ProgressSeries).
+    n = PROGRESS_SAMPLES
     progress = f"""
-        INSERT INTO results_progresssample (result_id, t, tps, latency_ms, stddev_ms, failed)
-        SELECT res.id, s, res.tps + (s % 7) - 3, res.latency_avg_ms, res.latency_stddev_ms, 0
-        FROM (SELECT id, tps, latency_avg_ms, latency_stddev_ms FROM results_result
-              ORDER BY id DESC LIMIT {with_progress}) res,
-            generate_series(1, {PROGRESS_SAMPLES}) AS s
+        INSERT INTO results_progressseries (result_id, created_at, t, tps, latency_ms,
+            stddev_ms, failed, skipped, lag_ms)
+        SELECT res.id, run.created_at,
+            ARRAY(SELECT s::float8 FROM generate_series(1, {n}) AS s),
+            ARRAY(SELECT res.tps + (s % 7) - 3 FROM generate_series(1, {n}) AS s),
+            array_fill(res.latency_avg_ms, ARRAY[{n}]),
+            array_fill(res.latency_stddev_ms, ARRAY[{n}]), array_fill(0::bigint, ARRAY[{n}]),
+            array_fill(NULL::bigint, ARRAY[{n}]), array_fill(NULL::float8, ARRAY[{n}])
+        FROM (SELECT id, run_id, tps, latency_avg_ms, latency_stddev_ms FROM results_result
+              ORDER BY id DESC LIMIT {with_progress}) res
+        JOIN results_run run ON run.id = res.run_id
     """
     # A change at 8 clients in one run of REGRESSION_EVERY, alternately a regression and an
     # improvement of 5%, detected an hour after the run.

@@ -218,7 +218,7 @@ class CopyFloor:
                 )
             ]
             self._copy_results(cur, run_id, ids, key)
-            self._copy_progress(cur, ids)
+            self._copy_progress(cur, ids, now)
         return (time.perf_counter() - started) * 1000
 
     def _copy_results(self, cur, run_id: int, ids: list[int], key: str) -> None:
@@ -236,12 +236,13 @@ class CopyFloor:
                      json.dumps(r["statements"]), r["raw_output"], key, "[]", 0, 0)
                 )  # fmt: skip
 
-    def _copy_progress(self, cur, ids: list[int]) -> None:
-        columns = ", ".join(("result_id", *PROGRESS_FIELDS))
-        with cur.copy(f"COPY results_progresssample ({columns}) FROM STDIN") as copy:
+    def _copy_progress(self, cur, ids: list[int], created_at: datetime) -> None:
+        """A row of arrays per result, as the upload stores them (results.models.ProgressSeries)."""
+        columns = ", ".join(("result_id", "created_at", *PROGRESS_FIELDS))
+        with cur.copy(f"COPY results_progressseries ({columns}) FROM STDIN") as copy:
             for result_id, r in zip(ids, self.payload["results"], strict=True):
-                for s in r["progress"]:
-                    copy.write_row((result_id, *(s[name] for name in PROGRESS_FIELDS)))
+                arrays = [[s[name] for s in r["progress"]] for name in PROGRESS_FIELDS]
+                copy.write_row((result_id, created_at, *arrays))
 
 
 class _CopyWork:

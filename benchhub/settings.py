@@ -444,12 +444,26 @@ CELERY_BEAT_SCHEDULE = {
         "schedule": 60.0,
         "options": {"expires": 55},
     },
+    # Next months' detail partitions, and retention when BENCHHUB_KEEP_DETAIL_MONTHS is set.
+    "maintain-detail-partitions": {
+        "task": "results.partitions_maintain",
+        "schedule": 6 * 3600.0,
+        "options": {"expires": 3600},
+    },
     "advance-idle-bisections": {
         "task": "bisections.advance_idle",
         "schedule": 60.0,
         "options": {"expires": 55},
     },
 }
+
+# Months of per-second samples and evidence kept before the current one (results.partitions);
+# unset: kept forever. Beat drops older months; runs, aggregates and verdicts' inputs stay.
+BENCHHUB_KEEP_DETAIL_MONTHS = (
+    env_int("BENCHHUB_KEEP_DETAIL_MONTHS", 0)
+    if os.environ.get("BENCHHUB_KEEP_DETAIL_MONTHS")
+    else None
+)
 
 # Notifications of detected changes (regressions.notifications).
 BENCHHUB_BASE_URL = env_str("BENCHHUB_BASE_URL", "http://127.0.0.1:8000")

@@ -20,6 +20,7 @@ from benchhub.jobs.services import job_create_again
 from benchhub.results import selectors
 from benchhub.results.evidence import level_evidence
 from benchhub.results.models import ResultEvidence, Run
+from benchhub.results.partitions import run_pruning
 from benchhub.results.selectors import ProgressPoints
 from benchhub.review.selectors import run_review
 
@@ -95,6 +96,7 @@ def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
         "all_settings": sorted(run.settings.items()),
         "review": run_review(run=run),
         "rerunnable": _rerunnable(run),
+        "pruning": run_pruning(created_at=run.created_at),
     }
     return render(request, "dashboard/run.html", context)
 

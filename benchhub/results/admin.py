@@ -1,6 +1,6 @@
 from django.contrib import admin
 
-from benchhub.results.models import LevelAggregate, ProgressSample, Result, Run
+from benchhub.results.models import DetailPruning, LevelAggregate, Result, Run
 
 
 class ResultInline(admin.TabularInline):
@@ -39,11 +39,9 @@ class ResultAdmin(admin.ModelAdmin):
     list_select_related = ["run"]
 
 
-@admin.register(ProgressSample)
-class ProgressSampleAdmin(admin.ModelAdmin):
-    list_display = ["result", "t", "tps", "latency_ms"]
-    raw_id_fields = ["result"]
-    show_full_result_count = False
+@admin.register(DetailPruning)
+class DetailPruningAdmin(admin.ModelAdmin):
+    list_display = ["month", "parts", "pruned_at"]
 
 
 @admin.register(LevelAggregate)

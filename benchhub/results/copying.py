@@ -1,21 +1,23 @@
 """Rows written with COPY inside the caller's transaction: an upload's results and progress
-samples.
+series.
 
 An upload carries thousands of progress samples and tens of results. A model instance per
-sample for bulk_create took most of an upload's time, and the INSERT of the results (one
+sample for bulk_create took most of an upload's time (and a row per sample most of the COPY's:
+they are now a row of arrays per result), and the INSERT of the results (one
 statement with a thousand parameters, compiled by the ORM, then split and bound by psycopg)
 cost several times their COPY (bench/, ingest). COPY is the cheapest way PostgreSQL takes rows,
 and it is what the ingest bench's floor does.
 """
 
 from collections.abc import Iterable, Sequence
+from datetime import datetime
 from operator import itemgetter
 from typing import Any, cast
 
 from benchhub_runner.payload import PROGRESS_FIELDS
 from django.db import connection, models
 
-from benchhub.results.models import ProgressSample
+from benchhub.results.models import ProgressSeries
 
 
 def instances_copy(instances: Sequence[models.Model]) -> None:
@@ -47,16 +49,23 @@ def instances_copy(instances: Sequence[models.Model]) -> None:
         instance._state.db = connection.alias
 
 
-def progress_copy(samples: Iterable[tuple[int, dict[str, Any]]]) -> None:
-    """Write (result id, validated sample) pairs with COPY, in the caller's transaction."""
-    table = ProgressSample._meta.db_table
-    columns = ", ".join(("result_id", *PROGRESS_FIELDS))
-    # A validated sample holds every field (RecordListField fills the missing with None).
-    fields = itemgetter(*PROGRESS_FIELDS)
+def progress_copy(series: Iterable[tuple[int, datetime, list[dict[str, Any]]]]) -> None:
+    """Write each result's progress as one row of arrays (ProgressSeries) with COPY, in the
+    caller's transaction: (result id, the run's created_at, validated samples). The samples are
+    stored in time order; a result without samples gets no row."""
+    table = ProgressSeries._meta.db_table
+    columns = ", ".join(("result_id", "created_at", *PROGRESS_FIELDS))
     with (
         connection.wrap_database_errors,
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
     ):
-        for result_id, sample in samples:
-            copy.write_row((result_id, *fields(sample)))
+        for result_id, created_at, samples in series:
+            if samples:
+                copy.write_row((result_id, created_at, *series_arrays(samples)))
+
+
+def series_arrays(samples: list[dict[str, Any]]) -> list[list[Any]]:
+    """Samples (dicts holding every PROGRESS_FIELDS key) as one list per field, in time order."""
+    ordered = sorted(samples, key=itemgetter("t"))
+    return [[sample[name] for sample in ordered] for name in PROGRESS_FIELDS]

@@ -9,6 +9,7 @@ when their keys are equal, the version being the compared axis.
 
 import uuid
 
+from benchhub_runner.payload import PROGRESS_FIELDS
 from django.conf import settings as django_settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
@@ -240,6 +241,9 @@ class ResultEvidence(models.Model):
     result = models.OneToOneField(
         Result, on_delete=models.CASCADE, primary_key=True, related_name="evidence"
     )
+    # The run's, copied: the table is partitioned by its month (results.partitions), and its
+    # primary key in the database is (result, created_at).
+    created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
     stats = models.JSONField(null=True, blank=True, help_text="view -> column -> delta")
     waits = models.JSONField(null=True, blank=True, help_text="sampled wait event shares")
     latency = models.JSONField(null=True, blank=True, help_text="percentiles (ms), histogram")
@@ -300,7 +304,9 @@ class StreamResult(models.Model):
 
 
 class ProgressSample(models.Model):
-    """One `-P` progress line: the interval ending `t` seconds into the run."""
+    """The former shape of the progress samples, one `-P` line a row: read only by the
+    conversion to ProgressSeries (results.progress), which empties it in batches. Nothing
+    writes it any more; a later release drops the table."""
 
     result = models.ForeignKey(Result, on_delete=models.CASCADE, related_name="progress")
     t = models.FloatField()
@@ -319,6 +325,61 @@ class ProgressSample(models.Model):
 
     def __str__(self) -> str:
         return f"{self.result} t={self.t:g}"
+
+
+class ProgressSeries(models.Model):
+    """One result's `-P` progress lines as arrays, one element per line in time order: the
+    interval ending `t[i]` seconds into the run had `tps[i]`, `latency_ms[i]`, and so on (an
+    element is NULL where pgbench did not print the figure).
+
+    A row per result rather than a row per second: an upload writes 27 rows instead of
+    thousands, and a table of years of history holds one row per result. The table is
+    partitioned by month of `created_at` (the run's, copied), so retention drops whole months
+    (results.partitions); its primary key is (result, created_at) in the database, which
+    Django sees as the result alone.
+    """
+
+    result = models.OneToOneField(
+        Result, on_delete=models.CASCADE, primary_key=True, related_name="progress_series"
+    )
+    created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
+    t = ArrayField(models.FloatField())
+    tps = ArrayField(models.FloatField(null=True))
+    latency_ms = ArrayField(models.FloatField(null=True))
+    stddev_ms = ArrayField(models.FloatField(null=True))
+    failed = ArrayField(models.BigIntegerField(null=True))
+    skipped = ArrayField(models.BigIntegerField(null=True))
+    lag_ms = ArrayField(models.FloatField(null=True))
+
+    class Meta:
+        # Created by SQL in its migration (Django's DDL has no PARTITION BY); managed, so that
+        # flushing the database truncates it with the results it refers to.
+        db_table = "results_progressseries"
+
+    def __str__(self) -> str:
+        return f"progress of {self.result_id}"
+
+    def samples(self) -> list[dict[str, float | int | None]]:
+        """The series as the upload gave it: one dict per progress line, in time order."""
+        columns = (self.t, self.tps, self.latency_ms, self.stddev_ms, self.failed,
+                   self.skipped, self.lag_ms)  # fmt: skip
+        rows = zip(*columns, strict=True)
+        return [dict(zip(PROGRESS_FIELDS, values, strict=True)) for values in rows]
+
+
+class DetailPruning(models.Model):
+    """One month of detail dropped by retention (results.partitions): the run pages and the API
+    of that month's runs say what is gone and when. Aggregates and verdict inputs stay."""
+
+    month = models.DateField(unique=True, help_text="first day of the month, UTC")
+    parts = ArrayField(models.CharField(max_length=50), help_text="what was dropped")
+    pruned_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["month"]
+
+    def __str__(self) -> str:
+        return f"{self.month:%Y-%m} pruned {self.pruned_at:%Y-%m-%d}"
 
 
 class LevelAggregate(models.Model):

@@ -7,7 +7,7 @@ from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
 from benchhub.results.aggregates import summarize
-from benchhub.results.models import LevelAggregate, ProgressSample, Result, ResultEvidence, Run
+from benchhub.results.models import LevelAggregate, Result, ResultEvidence, Run
 
 RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
 
@@ -52,10 +52,8 @@ def result_list(
     results = Result.objects.filter(run=run).order_by("clients", "repeat")
     if with_evidence:  # the evidence row joined, in the same query
         results = results.select_related("evidence")
-    if with_progress:
-        return results.prefetch_related(
-            Prefetch("progress", queryset=ProgressSample.objects.order_by("t"))
-        )
+    if with_progress:  # one row of arrays per result, joined in the same query
+        return results.select_related("progress_series")
     return results if with_output else results.defer("raw_output")
 
 
@@ -74,11 +72,10 @@ class ProgressPoints:
 
 _PROGRESS_POINTS_SQL = """
 WITH numbered AS (
-    SELECT result_id, t, tps, latency_ms,
-           row_number() OVER (PARTITION BY result_id ORDER BY t) - 1 AS i,
-           count(*) OVER (PARTITION BY result_id) AS n
-    FROM results_progresssample
-    WHERE result_id = ANY(%s)
+    SELECT s.result_id, u.t, u.tps, u.latency_ms, u.i - 1 AS i, cardinality(s.t) AS n
+    FROM results_progressseries s,
+         unnest(s.t, s.tps, s.latency_ms) WITH ORDINALITY AS u(t, tps, latency_ms, i)
+    WHERE s.result_id = ANY(%s)
 )
 SELECT result_id, avg(t) AS t, avg(tps), avg(latency_ms)
 FROM numbered

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from benchhub_runner.payload import PROGRESS_FIELDS
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchhub.api.fields import (
@@ -26,7 +27,8 @@ from benchhub.builds.models import Build
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.api import HostFactsOutSerializer
 from benchhub.results.evidence_serializers import EvidenceField
-from benchhub.results.models import Result, ResultEvidence, Run
+from benchhub.results.models import DetailPruning, ProgressSeries, Result, ResultEvidence, Run
+from benchhub.results.partitions import run_pruning
 from benchhub.workloads.serializers import WorkloadInSerializer, check_name
 
 MAX_RESULTS = 10000
@@ -438,10 +440,20 @@ class ProgressOutSerializer(serializers.Serializer):
 
 
 class ResultWithProgressOutSerializer(ResultOutSerializer):
-    progress = ProgressOutSerializer(many=True, read_only=True)
+    progress = serializers.SerializerMethodField()
 
     class Meta(ResultOutSerializer.Meta):
         fields = [*ResultOutSerializer.Meta.fields, "progress", "telemetry", "raw_output"]
+
+    @extend_schema_field(ProgressOutSerializer(many=True))
+    def get_progress(self, result: Result) -> list[dict[str, Any]]:
+        """The samples as the upload gave them, from the result's row of arrays (read with
+        select_related); none once retention dropped them."""
+        try:
+            series = result.progress_series
+        except ProgressSeries.DoesNotExist:
+            return []
+        return series.samples()
 
 
 class RunOutSerializer(serializers.ModelSerializer):
@@ -520,6 +532,12 @@ class AggregateOutSerializer(serializers.Serializer):
     latency_mean_ms = serializers.FloatField(allow_null=True)
 
 
+class PrunedOutSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = DetailPruning
+        fields = ["parts", "pruned_at"]
+
+
 class RunDetailOutSerializer(RunOutSerializer):
     host_facts = HostFactsOutSerializer(read_only=True)
     settings = serializers.JSONField()
@@ -529,10 +547,12 @@ class RunDetailOutSerializer(RunOutSerializer):
     init_timings = serializers.JSONField()
     workload_definition = serializers.SerializerMethodField()
     aggregates = AggregateOutSerializer(many=True, read_only=True)
+    pruned = serializers.SerializerMethodField()
 
     class Meta(RunOutSerializer.Meta):
         fields = [
             *RunOutSerializer.Meta.fields,
+            "pruned",
             "host_facts",
             "settings",
             "config_overrides",
@@ -543,6 +563,12 @@ class RunDetailOutSerializer(RunOutSerializer):
             "aggregates",
             "import_text",
         ]
+
+    @extend_schema_field(PrunedOutSerializer(allow_null=True))
+    def get_pruned(self, run: Run) -> dict[str, Any] | None:
+        """What retention dropped of the run's detail and when; null while it is all there."""
+        pruning = run_pruning(created_at=run.created_at)
+        return None if pruning is None else dict(PrunedOutSerializer(pruning).data)
 
     def get_workload_definition(self, run: Run) -> dict[str, Any]:
         w = run.workload

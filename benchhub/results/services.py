@@ -2,6 +2,7 @@
 
 import logging
 from dataclasses import dataclass
+from datetime import UTC
 from typing import Any
 
 from benchhub_runner.telemetry import client_bound
@@ -21,13 +22,15 @@ from benchhub.jobs.services import job_upload_check
 from benchhub.results.comparability import comparability_key
 from benchhub.results.copying import instances_copy, progress_copy
 from benchhub.results.models import (
+    DetailPruning,
     LevelAggregate,
-    ProgressSample,
+    ProgressSeries,
     Result,
     ResultEvidence,
     Run,
     StreamResult,
 )
+from benchhub.results.partitions import month_start
 from benchhub.results.selectors import level_aggregate_of, run_get
 from benchhub.workloads.services import workload_get_or_create
 
@@ -270,7 +273,7 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         _steady_set(row, _steady(run, row, samples, replicates=0) if _measured(row) else None)
     instances_copy(rows)
     ResultEvidence.objects.bulk_create(
-        ResultEvidence(result=row, **r["evidence"])
+        ResultEvidence(result=row, created_at=run.created_at, **r["evidence"])
         for row, r in zip(rows, results, strict=True)
         if r.get("evidence")
     )
@@ -280,7 +283,7 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         for stream in r.get("streams", [])
     )
     progress_copy(
-        (row.pk, sample) for row, r in zip(rows, results, strict=True) for sample in r["progress"]
+        (row.pk, run.created_at, r["progress"]) for row, r in zip(rows, results, strict=True)
     )
     return rows
 
@@ -310,7 +313,10 @@ def run_aggregate(*, run_id: int) -> int:
     """
     run = Run.objects.select_for_update().get(pk=run_id)
     results = list(run.results.only("clients", "tps", "latency_avg_ms", "aborted"))
-    _steady_state(run=run, results=results)
+    # Retention dropped the samples of a pruned run's month: the stored means are all that is
+    # left of them, and recomputing from nothing would change the run's verdicts.
+    if not DetailPruning.objects.filter(month=month_start(run.created_at.astimezone(UTC))).exists():
+        _steady_state(run=run, results=results)
     LevelAggregate.objects.filter(run=run).delete()
     levels = _levels_write(run=run, results=results)
     run.aggregated_at = timezone.now()
@@ -351,11 +357,11 @@ def _steady_state(*, run: Run, results: list[Result]) -> None:
     One query reads the run's progress samples; the bootstrap is seeded by the result id, so
     aggregating again writes the same numbers."""
     samples: dict[int, list[tuple[float, float | None, float | None]]] = {}
-    rows = ProgressSample.objects.filter(result__run=run).values_list(
+    rows = ProgressSeries.objects.filter(result__run=run).values_list(
         "result_id", "t", "tps", "latency_ms"
     )
     for result_id, t, tps, latency in rows.order_by():
-        samples.setdefault(result_id, []).append((t, tps, latency))
+        samples[result_id] = list(zip(t, tps, latency, strict=True))
     for result in results:
         mine = samples.get(result.pk, [])
         _steady_set(result, _steady(run, result, mine) if _measured(result) else None)

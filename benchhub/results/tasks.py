@@ -3,9 +3,11 @@
 from datetime import timedelta
 
 from celery import shared_task
+from django.conf import settings
 from django.utils import timezone
 
 from benchhub.results.models import Run
+from benchhub.results.partitions import partitions_ensure, retention_apply
 from benchhub.results.services import run_aggregate
 
 # Runs younger than this still have their own task on the way; the sweep leaves them to it.
@@ -38,3 +40,12 @@ def aggregate_pending() -> int:
     for run_id in ids:
         run_aggregate(run_id=run_id)
     return len(ids)
+
+
+@shared_task(name="results.partitions_maintain")
+def partitions_maintain() -> int:
+    """Create the detail tables' partitions of the coming months and, when the setting asks for
+    it, drop the months past retention; returns how many months were dropped."""
+    partitions_ensure()
+    keep = settings.BENCHHUB_KEEP_DETAIL_MONTHS
+    return 0 if keep is None else len(retention_apply(keep_months=keep))

@@ -19,7 +19,7 @@ from benchhub.compare.presentations.common import (
 from benchhub.compare.presentations.streams import stream_values
 from benchhub.compare.selectors import Comparison
 from benchhub.compare.statistics import change_pct
-from benchhub.results.models import ProgressSample, Result
+from benchhub.results.models import ProgressSeries, Result
 
 
 @dataclass
@@ -167,12 +167,14 @@ def progress_lines(comparisons: list[Comparison], *, level: int | None = None) -
         results.setdefault(row["run_id"], []).append(row)
     picked = {run_id: _median_repeat(rows) for run_id, rows in results.items()}
     samples: dict[int, list[tuple[float, float | None]]] = {}
+    budget = MAX_PROGRESS_POINTS
     for result_id, t, tps in (
-        ProgressSample.objects.filter(result__in=[p["id"] for p in picked.values()])
+        ProgressSeries.objects.filter(result__in=[p["id"] for p in picked.values()])
         .values_list("result_id", "t", "tps")
-        .order_by("result_id", "t")[:MAX_PROGRESS_POINTS]
+        .order_by("result_id")
     ):
-        samples.setdefault(result_id, []).append((t, tps))
+        samples[result_id] = list(zip(t, tps, strict=True))[: max(budget, 0)]
+        budget -= len(t)
     charts = []
     for comparison in comparisons:
         if id(comparison) not in chosen:

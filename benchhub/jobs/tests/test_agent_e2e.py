@@ -88,7 +88,7 @@ def test_it_runs_a_queued_job_on_two_provisioned_versions(server, work_dir):
         results = list(run.results.order_by("clients"))
         assert [(r.clients, r.repeat, r.aborted) for r in results] == [(1, 1, False), (2, 1, False)]
         assert all(r.tps > 0 and r.threads == r.clients for r in results)
-        assert all(r.progress.count() >= 1 for r in results)
+        assert all(len(r.progress_series.t) >= 1 for r in results)
         assert all(len(r.telemetry) >= 1 and "cpu_user_pct" in r.telemetry[0] for r in results)
         assert "select only" in results[0].raw_output
         assert run.host_facts.cpu_model and run.host_facts.memory_bytes > 0

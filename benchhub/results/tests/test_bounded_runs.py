@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from benchhub.results import serializers
-from benchhub.results.models import ProgressSample, Run
+from benchhub.results.models import ProgressSeries, Run
 from benchhub.results.selectors import MAX_CHART_POINTS, progress_points
 from benchhub.testing.payloads import result, run_payload
 
@@ -54,11 +54,12 @@ def long_run(agent) -> Run:
     assert post(agent, payload).status_code == 201
     run = Run.objects.get(uuid=payload["run_uuid"])
     (only,) = run.results.all()
-    only.progress.all().delete()
-    ProgressSample.objects.bulk_create(
-        ProgressSample(result=only, t=float(t), tps=float(t), latency_ms=2.0)
-        for t in range(1, 5001)
-    )
+    seconds = [float(t) for t in range(1, 5001)]
+    none: list[None] = [None] * len(seconds)
+    ProgressSeries.objects.filter(result=only).update(
+        t=seconds, tps=seconds, latency_ms=[2.0] * len(seconds), stddev_ms=none, failed=none,
+        skipped=none, lag_ms=none,
+    )  # fmt: skip
     return run
 
 

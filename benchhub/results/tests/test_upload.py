@@ -7,7 +7,7 @@ import pytest
 from benchhub.builds.models import Build
 from benchhub.configs.models import ServerConfig
 from benchhub.hosts.models import Host, HostFacts
-from benchhub.results.models import ProgressSample, Result, Run
+from benchhub.results.models import ProgressSeries, Result, Run
 from benchhub.testing.payloads import run_payload
 
 URL = "/api/v1/runs/"
@@ -20,7 +20,7 @@ def post(client, payload, **extra):
 def stored_counts() -> dict[str, int]:
     return {
         model.__name__: model.objects.count()
-        for model in (Run, Result, ProgressSample, Host, HostFacts, Build, ServerConfig)
+        for model in (Run, Result, ProgressSeries, Host, HostFacts, Build, ServerConfig)
     }
 
 
@@ -46,7 +46,7 @@ def test_it_stores_a_complete_run(agent):
     assert stored.statements == sent["statements"]
     assert stored.raw_output == sent["raw_output"]
     assert stored.comparability_key == run.comparability_key
-    assert [p.t for p in stored.progress.order_by("t")] == [1.0, 2.0]
+    assert stored.progress_series.t == [1.0, 2.0]
     facts = run.host_facts
     assert (facts.cores, facts.filesystem, facts.sysctl["vm.swappiness"]) == (20, "xfs", "0")
     assert run.settings["port"] == "55001"

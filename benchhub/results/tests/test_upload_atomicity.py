@@ -10,13 +10,13 @@ from django.db import DatabaseError
 from benchhub.builds.models import Build
 from benchhub.configs.models import ServerConfig
 from benchhub.hosts.models import Host, HostFacts
-from benchhub.results.models import ProgressSample, Result, Run, StreamResult
+from benchhub.results.models import ProgressSeries, Result, Run, StreamResult
 from benchhub.results.serializers import RunUploadSerializer
 from benchhub.results.services import payload_digest, run_submit
 from benchhub.testing.payloads import run_payload, stream
 from benchhub.workloads.models import Workload
 
-MODELS = (Run, Result, ProgressSample, StreamResult, Host, HostFacts, Build, ServerConfig, Workload)
+MODELS = (Run, Result, ProgressSeries, StreamResult, Host, HostFacts, Build, ServerConfig, Workload)
 
 
 def stored_counts() -> dict[str, int]:
@@ -89,9 +89,8 @@ def late_stream_violation(data: dict) -> None:
 
 
 def late_progress_violation(data: dict) -> None:
-    # The COPY of progress samples is the last write; its last row breaks progress_unique_t.
-    progress = data["results"][-1]["progress"]
-    progress[-1]["t"] = progress[0]["t"]
+    # The COPY of progress series is the last write; its last row breaks progress_series_times.
+    data["results"][-1]["progress"][-1]["t"] = -1.0
 
 
 def late_progress_type_error(data: dict) -> None:

@@ -1,0 +1,157 @@
+"""Retention: whole monthly partitions of per-second samples and evidence are detached and
+dropped, the verdicts of the runs they belonged to stay the same, and the run's page and API
+say what was pruned and when."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.management import CommandError, call_command
+from django.db import connection
+from django.utils import timezone
+
+from benchhub.results.models import DetailPruning, ProgressSeries, ResultEvidence, Run
+from benchhub.results.partitions import (
+    month_add,
+    month_start,
+    partition_list,
+    partition_name,
+    partitions_ensure,
+)
+from benchhub.results.services import run_aggregate
+from benchhub.results.tasks import partitions_maintain
+from benchhub.testing.payloads import evidence, result, run_payload
+
+COMPARE = "/api/v1/compare/?workload=select-only&host=bench-01&versions=13.3,15.4,16.1"
+
+
+def upload(agent, *, version: str, tps: dict[int, list[float]]) -> Run:
+    """A run whose repeats have 12 progress seconds each (enough for steady-state means drawn
+    from the samples) and evidence on every result."""
+    payload = run_payload(version=version, host=agent.host_name, clients=tuple(tps),
+                          repeats=max(len(v) for v in tps.values()))  # fmt: skip
+    payload["results"] = [
+        result(c, r, value, samples=12, evidence=evidence())
+        for c, values in tps.items()
+        for r, value in enumerate(values, 1)
+    ]
+    response = agent.client.post(
+        "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
+    )
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(uuid=payload["run_uuid"])
+    run_aggregate(run_id=run.pk)
+    return run
+
+
+def move_to(runs: list[Run], when) -> None:
+    """Date the runs, and their detail rows with them, as if stored at `when`."""
+    ids = [r.pk for r in runs]
+    Run.objects.filter(pk__in=ids).update(created_at=when)
+    ProgressSeries.objects.filter(result__run__in=ids).update(created_at=when)
+    ResultEvidence.objects.filter(result__run__in=ids).update(created_at=when)
+
+
+def partitions() -> set[str]:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
+            "JOIN pg_class p ON p.oid = i.inhparent "
+            "WHERE p.relname IN ('results_progressseries', 'results_resultevidence')"
+        )
+        return {name for (name,) in cursor.fetchall()}
+
+
+@pytest.fixture
+def history(agent):
+    """Two runs stored eight months ago and one this month."""
+    old = [
+        upload(agent, version="13.3", tps={1: [100, 104, 108], 4: [400, 410, 420]}),
+        upload(agent, version="15.4", tps={1: [200, 206, 210], 4: [401, 409, 421]}),
+    ]
+    when = timezone.now() - timedelta(days=8 * 31)
+    partitions_ensure(first=when)
+    move_to(old, when)
+    recent = upload(agent, version="16.1", tps={1: [300, 303, 306], 4: [500, 505, 510]})
+    return old, recent, month_start(when)
+
+
+def test_it_drops_whole_months_and_keeps_the_verdicts(anon_client, history):
+    old, recent, month = history
+    before = anon_client.get(COMPARE).json()
+    assert before["rows"][0]["versions"][1]["verdict"] == "faster"  # a verdict worth keeping
+    old_parts = {partition_name(t, month) for t in ("results_progressseries",
+                                                    "results_resultevidence")}  # fmt: skip
+    assert old_parts <= partitions()
+
+    call_command("retention", keep_detail_months=3)
+
+    assert not old_parts & partitions()
+    current = month_start(timezone.now())
+    assert partition_name("results_progressseries", current) in partitions()
+    assert {p.name for p in partition_list(table="results_progressseries")} >= {
+        "results_progressseries_default",
+        partition_name("results_progressseries", month_add(current, 1)),
+    }
+    assert not ProgressSeries.objects.filter(result__run__in=old).exists()
+    assert not ResultEvidence.objects.filter(result__run__in=old).exists()
+    assert ProgressSeries.objects.filter(result__run=recent).count() == 6
+    assert ResultEvidence.objects.filter(result__run=recent).count() == 6
+    # The worker aggregating a pruned run again (a retried task) keeps its stored means.
+    for run in old:
+        run_aggregate(run_id=run.pk)
+    assert anon_client.get(COMPARE).json() == before
+
+
+def test_the_pruned_runs_page_and_api_say_what_was_pruned_and_when(anon_client, history):
+    old, recent, month = history
+    call_command("retention", keep_detail_months=3)
+
+    # Every month before the three kept, from the oldest partition on, empty ones included.
+    cutoff = month_add(month_start(timezone.now()), -3)
+    months = [m.month for m in DetailPruning.objects.all()]
+    assert (
+        months[0] == month
+        and months[-1] == month_add(cutoff, -1)
+        and len(set(months)) == len(months)
+    )
+    pruning = DetailPruning.objects.get(month=month)
+    assert sorted(pruning.parts) == ["evidence and profiles", "per-second progress samples"]
+    detail = anon_client.get(f"/api/v1/runs/{old[0].uuid}/").json()
+    assert sorted(detail["pruned"]["parts"]) == sorted(pruning.parts)
+    assert detail["pruned"]["pruned_at"].startswith(timezone.now().strftime("%Y-%m-%d"))
+    assert anon_client.get(f"/api/v1/runs/{recent.uuid}/").json()["pruned"] is None
+    page = anon_client.get(f"/runs/{old[0].uuid}/").content.decode()
+    assert 'id="pruned"' in page and "per-second progress samples" in page
+    assert f"{month:%B %Y}" in page
+    results = anon_client.get(f"/api/v1/runs/{old[0].uuid}/results/", {"progress": "1"}).json()
+    assert [r["progress"] for r in results] == [[]] * 6 and results[0]["tps"] == 100
+    assert 'id="pruned"' not in anon_client.get(f"/runs/{recent.uuid}/").content.decode()
+
+
+def test_it_keeps_everything_within_the_months_asked(history):
+    before = partitions()
+    call_command("retention", keep_detail_months=12)
+    assert partitions() == before and not DetailPruning.objects.exists()
+
+
+def test_it_refuses_a_negative_number_of_months(db):
+    with pytest.raises(CommandError, match="--keep-detail-months"):
+        call_command("retention", keep_detail_months=-1)
+
+
+def test_beats_task_creates_the_coming_months_and_applies_the_setting(history, settings):
+    old, _recent, month = history
+    ahead = partition_name("results_resultevidence", month_add(month_start(timezone.now()), 3))
+    with connection.cursor() as cursor:  # as if the months ahead had not been created yet
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute(f"DROP TABLE IF EXISTS {ahead}")
+    settings.BENCHHUB_KEEP_DETAIL_MONTHS = None
+    assert partitions_maintain() == 0
+    assert ahead in partitions() and not DetailPruning.objects.exists()
+
+    settings.BENCHHUB_KEEP_DETAIL_MONTHS = 3
+    assert partitions_maintain() >= 1
+
+    assert DetailPruning.objects.filter(month=month).exists()
+    assert not ProgressSeries.objects.filter(result__run__in=old).exists()
