@@ -104,6 +104,8 @@ class WebServer:
             "512",
             "--graceful-timeout",
             "5",
+            # One control socket per user by default, which two benches' web servers would share.
+            "--no-control-socket",
         ]
         with open(self.log, "a") as log:
             self.process = subprocess.Popen(

@@ -121,6 +121,9 @@ class Gunicorn(Service):
             "2",
             "--graceful-timeout",
             "5",
+            # The control socket defaults to one per user (~/.gunicorn/gunicorn.ctl), which every
+            # test's gunicorn (and the scaled-out load's two) would take from each other.
+            "--no-control-socket",
         ]
         super().__init__(argv, env=environment, name="gunicorn")
 
