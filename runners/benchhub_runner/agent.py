@@ -129,7 +129,7 @@ class Agent:
             stale_clusters_stop(self.config.work_dir / "jobs")
             self.deliver(wait_s=0)
             try:
-                claim = self.client.claim()
+                claim = self.client.claim(tablespaces=sorted(self.config.tablespaces))
             except Unreachable as exc:
                 logger.error("cannot reach the server: %s", exc)
                 return "unreachable"
