@@ -141,10 +141,10 @@ class JobTablespaces:
             except OSError as exc:
                 raise TablespaceError(f"tablespace {name}: cannot make {location}: {exc}") from exc
             literal = "'" + str(location).replace("'", "''") + "'"
-            statement = f"CREATE TABLESPACE {_quoted(name)} LOCATION {literal}"
+            # Two calls: psql -c sends "a; b" as one transaction, which CREATE TABLESPACE refuses.
+            server.sql(f"CREATE TABLESPACE {_quoted(name)} LOCATION {literal}")
             if role is not None:
-                statement += f"; GRANT CREATE ON TABLESPACE {_quoted(name)} TO {_quoted(role)}"
-            server.sql(statement)
+                server.sql(f"GRANT CREATE ON TABLESPACE {_quoted(name)} TO {_quoted(role)}")
             if name not in self.devices:
                 self.devices[name] = device_of(location, proc=self.proc, sys=self.sys)
 
