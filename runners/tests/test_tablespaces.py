@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import open_tmpdir
 
 from benchhub_runner.client import Client
 from benchhub_runner.config import Config, ConfigError, config_load
@@ -17,8 +18,6 @@ from benchhub_runner.jobspec import JobSpecError, job_parse
 from benchhub_runner.pgbench import Target, init_argv
 from benchhub_runner.tablespaces import DeviceIO, JobTablespaces, TablespaceError
 from benchhub_runner.telemetry import DiskCounters
-
-from .conftest import open_tmpdir
 
 CLAIM = {
     "id": 7,
