@@ -148,7 +148,7 @@ def test_pgbench_tables_land_in_the_configured_tablespaces_and_the_directories_g
         cluster = runner.runs[0].cluster
         cluster.start()
         try:
-            rows = cluster.sql("SELECT relname, spcname, location FROM placed ORDER BY 1")
+            rows = cluster.sql("SELECT relname, spcname, location FROM public.placed ORDER BY 1")
         finally:
             cluster.stop()
     finally:
