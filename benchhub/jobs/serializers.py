@@ -230,7 +230,7 @@ def _check_tablespaces(attrs: dict[str, Any]) -> dict[str, str]:
     if len(set(names)) != len(names):
         return {"tablespaces": "Tablespace names must be unique."}
     missing = [name for name in names if host is not None and name not in host.tablespaces]
-    if missing:
+    if host is not None and missing:
         offered = ", ".join(host.tablespaces) or "none"
         return {
             "tablespaces": f"Host {host.name} does not offer {', '.join(missing)} (it offers: "

@@ -175,7 +175,8 @@ class TablespaceInSerializer(InSerializer):
     dev = StrictCharField(max_length=32, allow_blank=True)
     mount_point = StrictCharField(max_length=4096, allow_blank=True)
     fstype = StrictCharField(max_length=64, allow_blank=True)
-    source = StrictCharField(max_length=4096, allow_blank=True)
+    # Declared fields leave the class namespace (SerializerMetaclass): no clash with Field.source.
+    source = StrictCharField(max_length=4096, allow_blank=True)  # type: ignore[assignment]
     device = StrictCharField(max_length=200, allow_blank=True)
     measured_s = StrictFloatField(min_value=0)
     read_bytes_per_s = StrictFloatField(min_value=0, allow_null=True)

@@ -62,7 +62,9 @@ def _tablespaces_check(params: Mapping[str, Any], names: tuple[str, ...]) -> dic
     }
 
 
-def _tablespaces_job(job: JobDefaults, params: Mapping[str, Any], names: tuple[str, ...]) -> JobDefaults:
+def _tablespaces_job(
+    job: JobDefaults, params: Mapping[str, Any], names: tuple[str, ...]
+) -> JobDefaults:
     used = list(dict.fromkeys(params[name] for name in names if params[name]))
     return replace(job, tablespaces=used)
 

@@ -187,7 +187,7 @@ def _tablespaces(table: Any) -> dict[str, Path]:
     """The [tablespaces] table: each name a plain identifier, each directory absolute and
     existing (the agent makes its per-job subdirectories there, it does not make this one)."""
     if not isinstance(table, dict):
-        raise ConfigError("[tablespaces] must be a table of name = \"directory\"")
+        raise ConfigError('[tablespaces] must be a table of name = "directory"')
     found: dict[str, Path] = {}
     for name, directory in table.items():
         if not TABLESPACE_NAME.match(name):

@@ -82,7 +82,9 @@ class DeviceIO:
         }
 
 
-def device_of(path: Path, *, proc: Path = Path("/proc"), sys: Path = Path("/sys")) -> dict[str, Any]:
+def device_of(
+    path: Path, *, proc: Path = Path("/proc"), sys: Path = Path("/sys")
+) -> dict[str, Any]:
     """Where `path` lives: st_dev as major:minor, the mount (point, type, source) that holds
     it and the /proc/diskstats name watched for it ("" on tmpfs or overlay)."""
     st_dev = os.stat(path).st_dev

@@ -74,7 +74,7 @@ def test_a_job_names_tablespaces_never_paths():
 
 
 def test_pgbench_init_puts_tables_in_the_first_and_indexes_in_the_last():
-    target = Target(host="/tmp", port=5432, user="u")
+    target = Target(host="/run/postgresql", port=5432, user="u")
     argv = init_argv(bindir=Path("/b"), target=target, scale=2, tablespaces=("data", "idx"))
     assert argv[1:4] == ["-i", "--tablespace=data", "--index-tablespace=idx"]
     assert "--tablespace" not in " ".join(init_argv(bindir=Path("/b"), target=target, scale=2))

@@ -90,7 +90,9 @@ def test_e3_and_e4_put_their_tables_where_their_params_say(bob_client):
     ).json()
     assert e3["tablespaces"] == ["disk_a", "disk_b"]
     setup = e3["workload"]["setup"]
-    assert any(s.startswith("CREATE TABLE t_key") and s.endswith("TABLESPACE disk_a") for s in setup)
+    assert any(
+        s.startswith("CREATE TABLE t_key") and s.endswith("TABLESPACE disk_a") for s in setup
+    )
     assert "ALTER TABLE t_key ADD PRIMARY KEY (id) USING INDEX TABLESPACE disk_b" in setup
     e4 = bob_client.post(
         "/api/v1/jobs/",
