@@ -123,3 +123,11 @@ def test_an_e3_tablespace_param_must_be_a_name(bob_client):
     assert response.status_code == 400
     assert "workload.params.table_tablespace" in response.json()["fields"], response.json()
     assert Job.objects.count() == 0
+
+
+def test_the_host_page_shows_what_its_agent_offers(client, agent):
+    claim(agent, ["slow", "fast"])
+    html = client.get("/hosts/bench-01/").content.decode()
+    assert "<code>fast</code>, <code>slow</code>" in html.split('id="tablespaces"')[1]
+    claim(agent, [])  # the configuration lost them: the page says so at the next claim
+    assert 'id="tablespaces"' not in client.get("/hosts/bench-01/").content.decode()
