@@ -62,7 +62,8 @@ from .streams import (
     uses_builtin,
 )
 from .sysinfo import host_facts
-from .tablespaces import JobTablespaces, TablespaceError
+from .tablespaces import RECORD as TABLESPACES_RECORD
+from .tablespaces import JobTablespaces, TablespaceError, leftovers_remove
 from .telemetry import TelemetrySampler, client_bound
 
 logger = logging.getLogger(__name__)
@@ -128,9 +129,10 @@ def failure_message(text: str) -> str:
     return f"{text[:MESSAGE_HEAD]}\n[...]\n{text[-MESSAGE_TAIL:]}"
 
 
-def stale_clusters_stop(jobs_dir: Path) -> int:
+def stale_clusters_stop(jobs_dir: Path, *, tablespaces: dict[str, Path] | None = None) -> int:
     """Kill the servers of jobs an earlier agent left running (it was SIGKILLed) and remove
-    their directories; returns how many servers were killed. Called with the host lock held, so
+    their directories, and the tablespace directories they made under the configured
+    `tablespaces`; returns how many servers were killed. Called with the host lock held, so
     no live job of this host is touched."""
     killed = 0
     for pidfile in jobs_dir.glob("*/v*/data/postmaster.pid"):
@@ -142,6 +144,7 @@ def stale_clusters_stop(jobs_dir: Path) -> int:
     if killed:
         time.sleep(1)  # let the killed postmasters' backends notice and exit
     for directory in jobs_dir.glob("*"):
+        leftovers_remove(directory / TABLESPACES_RECORD, configured=tablespaces or {})
         shutil.rmtree(directory, ignore_errors=True)
     return killed
 
@@ -371,6 +374,7 @@ class JobRunner:
                     names=self.job.tablespaces,
                     configured=self.config.tablespaces,
                     prefix=f"benchhub-{self.job.id}-{self.job.attempt}",
+                    record=self.work / TABLESPACES_RECORD,
                 )
             except TablespaceError as exc:
                 raise StageError("provision", str(exc)) from exc

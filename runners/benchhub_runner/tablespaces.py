@@ -4,7 +4,8 @@ A job names tablespaces, never paths: the host owner maps names to directories i
 configuration ([tablespaces], config.py). For each server of the job the agent makes a fresh
 subdirectory of each named directory (`benchhub-<job>-<attempt>-v<index>`: two servers of one
 major may not share a location), owned by the server's OS user, runs CREATE TABLESPACE there as
-the superuser and grants CREATE on it to the job's role. The subdirectories go when the job ends.
+the superuser and grants CREATE on it to the job's role. The subdirectories go when the job ends,
+or, when the agent was killed, when the next agent starts (the job's work directory lists them).
 
 The evidence of each tablespace is its device (st_dev as major:minor, the mount and the
 /proc/diskstats name) and that device's I/O summed over the run's measurements, so a reader can
@@ -23,6 +24,10 @@ from typing import Any, Protocol
 from .account import Account
 from .sysinfo import mount_for, read_text
 from .telemetry import DiskCounters, diskstats_device, parse_diskstats
+
+# The job's work directory lists the tablespace directories it made, so that an agent started
+# after one that was killed mid-job removes them (stale_clusters_stop).
+RECORD = "tablespaces.made"
 
 # A tablespace name as a job gives it: a plain lower-case identifier, so workload SQL can write
 # it unquoted; PostgreSQL reserves the pg_ prefix.
@@ -105,6 +110,7 @@ class JobTablespaces:
 
     directories: dict[str, Path]
     prefix: str
+    record: Path | None = None
     proc: Path = Path("/proc")
     sys: Path = Path("/sys")
     made: list[Path] = field(default_factory=list)
@@ -114,9 +120,15 @@ class JobTablespaces:
 
     @classmethod
     def for_job(
-        cls, *, names: tuple[str, ...], configured: dict[str, Path], prefix: str
+        cls,
+        *,
+        names: tuple[str, ...],
+        configured: dict[str, Path],
+        prefix: str,
+        record: Path | None = None,
     ) -> JobTablespaces:
-        """Raises TablespaceError naming a tablespace this host does not configure."""
+        """Raises TablespaceError naming a tablespace this host does not configure. `record`
+        lists each directory made, for the agent after a killed one (leftovers_remove)."""
         missing = [name for name in names if name not in configured]
         if missing:
             offered = ", ".join(sorted(configured)) or "none"
@@ -124,7 +136,9 @@ class JobTablespaces:
                 f"tablespaces {', '.join(missing)} are not configured on this host "
                 f"(it offers: {offered}; see [tablespaces] in the agent's configuration)"
             )
-        return cls(directories={name: configured[name] for name in names}, prefix=prefix)
+        return cls(
+            directories={name: configured[name] for name in names}, prefix=prefix, record=record
+        )
 
     def location(self, name: str, index: int) -> Path:
         return self.directories[name] / f"{self.prefix}-v{index}"
@@ -138,6 +152,9 @@ class JobTablespaces:
             try:
                 location.mkdir(mode=0o700)
                 self.made.append(location)
+                if self.record is not None:
+                    with self.record.open("a", encoding="utf-8") as listed:
+                        listed.write(f"{location}\n")
                 if account is not None:
                     os.chown(location, account.uid, account.gid)
             except OSError as exc:
@@ -204,3 +221,20 @@ class JobTablespaces:
                 failures.append(f"{location}: {exc}")
         self.made = [m for m in self.made if m.exists()]
         return failures
+
+
+def leftovers_remove(record: Path, *, configured: dict[str, Path]) -> list[Path]:
+    """Remove the directories a killed agent's job listed in `record`; only a job's own
+    subdirectory of a directory still configured is touched. Returns those removed."""
+    try:
+        listed = record.read_text(encoding="utf-8").splitlines()
+    except OSError:
+        return []
+    parents = {directory.resolve() for directory in configured.values()}
+    removed = []
+    for line in listed:
+        location = Path(line)
+        if location.name.startswith("benchhub-") and location.parent.resolve() in parents:
+            shutil.rmtree(location, ignore_errors=True)
+            removed.append(location)
+    return removed

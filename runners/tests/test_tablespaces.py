@@ -13,9 +13,10 @@ from conftest import open_tmpdir
 
 from benchhub_runner.client import Client
 from benchhub_runner.config import Config, ConfigError, config_load
-from benchhub_runner.job import JobRunner
+from benchhub_runner.job import JobRunner, stale_clusters_stop
 from benchhub_runner.jobspec import JobSpecError, job_parse
 from benchhub_runner.pgbench import Target, init_argv
+from benchhub_runner.tablespaces import RECORD as TABLESPACES_RECORD
 from benchhub_runner.tablespaces import DeviceIO, JobTablespaces, TablespaceError
 from benchhub_runner.telemetry import DiskCounters
 
@@ -164,3 +165,19 @@ def test_pgbench_tables_land_in_the_configured_tablespaces_and_the_directories_g
     assert evidence["data"]["dev"] == f"{os.major(st_dev)}:{os.minor(st_dev)}"
     assert evidence["data"]["location"] == location["data"]
     assert evidence["data"]["measured_s"] > 0 or not evidence["data"]["device"]
+
+
+def test_an_agent_after_a_killed_one_removes_its_jobs_tablespace_directories(tmp_path):
+    configured, elsewhere = tmp_path / "disk", tmp_path / "elsewhere"
+    left = configured / "benchhub-3-1-v0"
+    foreign = [configured / "kept-by-the-owner", elsewhere / "benchhub-3-1-v0"]
+    for directory in (left, *foreign):
+        (directory / "PG_14_202107181").mkdir(parents=True)
+    job_dir = tmp_path / "work" / "jobs" / "3-1"
+    job_dir.mkdir(parents=True)
+    (job_dir / TABLESPACES_RECORD).write_text("".join(f"{d}\n" for d in (left, *foreign)))
+
+    stale_clusters_stop(tmp_path / "work" / "jobs", tablespaces={"fast": configured})
+    assert not left.exists() and not job_dir.exists()
+    # Only a job's own subdirectory of a configured directory: never what else a record names.
+    assert all(directory.exists() for directory in foreign)
