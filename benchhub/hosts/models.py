@@ -34,6 +34,9 @@ class Host(models.Model):
     # Runs the host's agent set aside because this server refused them or kept failing on them
     # (the agent's report, replaced whole each time; runners/benchhub_runner/spool.py).
     spool_set_aside = models.JSONField(default=list, blank=True)
+    # The tablespace names the host's agent offered when it last claimed work (its config's
+    # [tablespaces]): a job naming this host and another tablespace is refused when queued.
+    tablespaces = ArrayField(models.CharField(max_length=63), default=list, blank=True)
     spool_reported_at = models.DateTimeField(null=True, blank=True)
     owners = models.ManyToManyField(
         django_settings.AUTH_USER_MODEL,

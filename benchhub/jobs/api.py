@@ -14,6 +14,7 @@ from benchhub.hosts.authentication import request_runner_token
 from benchhub.jobs import selectors, services
 from benchhub.jobs.models import Job, JobSchedule
 from benchhub.jobs.serializers import (
+    ClaimInSerializer,
     FinishInSerializer,
     HeartbeatInSerializer,
     JobClaimOutSerializer,
@@ -90,11 +91,15 @@ class JobClaimView(APIView):
     permission_classes = [IsRunner]
 
     @extend_schema(
-        request=None,
+        request=ClaimInSerializer,
         responses={200: JobClaimOutSerializer, 204: OpenApiResponse(description="no work")},
     )
     def post(self, request: Request) -> Response:
-        job = services.job_claim(token=request_runner_token(request))
+        body = ClaimInSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        job = services.job_claim(
+            token=request_runner_token(request), tablespaces=body.validated_data["tablespaces"]
+        )
         if job is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # The claimed job comes back with its host and creator: no second read.

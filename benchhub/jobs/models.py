@@ -102,6 +102,13 @@ class Job(models.Model):
         blank=True,
         help_text="or on any host that has all these tags",
     )
+    tablespaces = ArrayField(
+        models.CharField(max_length=63),
+        default=list,
+        blank=True,
+        help_text="tablespaces the agent creates on each server, by the names its host maps to "
+        "directories; only a host offering all of them claims the job",
+    )
     priority = models.IntegerField(default=0, help_text="higher runs first")
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     created_at = models.DateTimeField(default=timezone.now)

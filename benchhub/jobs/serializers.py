@@ -6,6 +6,7 @@ from typing import Any
 
 from benchhub_runner.jobcode import Refusal, check_settings, job_code_check
 from benchhub_runner.jobspec import warmup_default
+from benchhub_runner.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 from celery.schedules import ParseException
 from celery.schedules import crontab as celery_crontab
 from rest_framework import serializers
@@ -64,6 +65,12 @@ def _check_version(value: str) -> str:
     except VersionError as exc:
         raise serializers.ValidationError(str(exc)) from None
     return value.strip()
+
+
+def _check_tablespace(value: str) -> str:
+    if not TABLESPACE_NAME.match(value):
+        raise serializers.ValidationError(f"{value!r}: {TABLESPACE_NAME_RULE}.")
+    return value
 
 
 class JobInSerializer(InSerializer):
@@ -140,6 +147,15 @@ class JobInSerializer(InSerializer):
     host_tags = serializers.ListField(
         child=StrictCharField(max_length=64), required=False, default=list, max_length=20
     )
+    tablespaces = serializers.ListField(
+        child=StrictCharField(max_length=63, validators=[_check_tablespace]),
+        required=False,
+        default=list,
+        max_length=8,
+        help_text="tablespaces the agent creates on each server, named as the host's agent "
+        "configuration maps them to directories; pgbench -i puts its tables in the first and its "
+        "indexes in the last",
+    )
     priority = StrictIntegerField(min_value=-1000, max_value=1000, default=0)
     aa = serializers.BooleanField(
         default=False,
@@ -201,9 +217,26 @@ class JobInSerializer(InSerializer):
                 "build, and no recipe has that name; define one first (/recipes/)."
             )
         errors.update(_check_level_durations(attrs))
+        errors.update(_check_tablespaces(attrs))
         if errors:
             raise serializers.ValidationError(errors)
         return _method_defaults(attrs)
+
+
+def _check_tablespaces(attrs: dict[str, Any]) -> dict[str, str]:
+    """Unique names, and on a named host only those its agent offers (known from its last
+    claim; a job for tags waits for a host that offers them all)."""
+    names, host = attrs.get("tablespaces") or [], attrs.get("host")
+    if len(set(names)) != len(names):
+        return {"tablespaces": "Tablespace names must be unique."}
+    missing = [name for name in names if host is not None and name not in host.tablespaces]
+    if host is not None and missing:
+        offered = ", ".join(host.tablespaces) or "none"
+        return {
+            "tablespaces": f"Host {host.name} does not offer {', '.join(missing)} (it offers: "
+            f"{offered}; the host owner maps names to directories in the agent's configuration)."
+        }
+    return {}
 
 
 def _check_level_durations(attrs: dict[str, Any]) -> dict[str, str]:
@@ -261,6 +294,16 @@ def _builds_without_recipe(versions: list[str]) -> list[str]:
         return []
     recipes = recipe_names_among(names=builds)
     return [v for v in builds if v.strip().lower() not in recipes]
+
+
+class ClaimInSerializer(InSerializer):
+    tablespaces = serializers.ListField(
+        child=StrictCharField(max_length=63, validators=[_check_tablespace]),
+        required=False,
+        default=list,
+        max_length=100,
+        help_text="the tablespace names the agent's host offers (its [tablespaces] config)",
+    )
 
 
 class HeartbeatInSerializer(InSerializer):
@@ -336,6 +379,7 @@ class JobOutSerializer(serializers.ModelSerializer):
             "aa",
             "host",
             "host_tags",
+            "tablespaces",
             "priority",
             "max_attempts",
             "attempt",

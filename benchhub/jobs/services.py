@@ -105,6 +105,7 @@ JOB_DEFINITION_FIELDS = (
     "client",
     "order",
     "host_tags",
+    "tablespaces",
     "priority",
     "max_attempts",
 )
@@ -157,6 +158,7 @@ def job_request_of(run: Run) -> dict[str, Any]:
         "repeats": run.repeats,
         "config_overrides": run.config_overrides or {},
         "host": run.host.name,
+        "tablespaces": [t["name"] for t in run.tablespaces or []],
         **_threads_of(run),
     }
     if run.warmup_s is not None:
@@ -236,8 +238,12 @@ def _validated(request: dict[str, Any], refusal: str) -> dict[str, Any]:
     return body.validated_data
 
 
-def job_claim(*, token: RunnerToken) -> Job | None:
+def job_claim(*, token: RunnerToken, tablespaces: list[str] | None = None) -> Job | None:
     """Give the agent of `token` the most urgent queued job its host may run, or None.
+
+    `tablespaces` are the names the agent offers: a job naming any other is left for another
+    host. The host keeps the offer (Host.tablespaces) so a job naming it can be checked when
+    queued.
 
     An agent holds at most one job: one that asks for work while still holding a job has lost
     it (it restarted), so that job is put back in the queue first. Order: priority (high first),
@@ -248,6 +254,10 @@ def job_claim(*, token: RunnerToken) -> Job | None:
         for held in Job.objects.select_for_update().filter(claimed_by=token, state__in=Job.ACTIVE):
             _requeue(held, actor=_runner(token), reason="its agent asked for new work")
         host = token.host
+        offered = sorted(set(tablespaces or []))
+        if host.tablespaces != offered:
+            Host.objects.filter(pk=host.pk).update(tablespaces=offered)
+            host.tablespaces = offered
         job = (
             # Lock only the job row (of=self): the joined host and creator are read along for
             # the reply, and the nullable side of an outer join cannot be locked anyway.
@@ -255,6 +265,7 @@ def job_claim(*, token: RunnerToken) -> Job | None:
             .select_related("host", "created_by")
             .filter(state=Job.State.QUEUED)
             .filter(Q(host=host) | Q(host__isnull=True, host_tags__contained_by=host.tags))
+            .filter(tablespaces__contained_by=offered)
             .order_by("-priority", "created_at", "id")
             .first()
         )

@@ -90,6 +90,12 @@ class Run(models.Model):
         blank=True,
         help_text="what the agent raised for the run: open files (soft, hard), max_connections",
     )
+    tablespaces = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="the job's tablespaces: name, location, device (st_dev, mount, diskstats "
+        "name) and that device's I/O over the run's measurements",
+    )
     notes = models.TextField(blank=True, help_text="e.g. where an imported table comes from")
     import_text = BlobTextField(
         blank=True,

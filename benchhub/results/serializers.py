@@ -169,6 +169,25 @@ class InitInSerializer(InSerializer):
     )
 
 
+class TablespaceInSerializer(InSerializer):
+    """One tablespace of the run and its device's I/O (benchhub_runner.tablespaces)."""
+
+    name = StrictCharField(max_length=63)
+    location = StrictCharField(max_length=4096)
+    dev = StrictCharField(max_length=32, allow_blank=True)
+    mount_point = StrictCharField(max_length=4096, allow_blank=True)
+    fstype = StrictCharField(max_length=64, allow_blank=True)
+    # Declared fields leave the class namespace (SerializerMetaclass): no clash with Field.source.
+    source = StrictCharField(max_length=4096, allow_blank=True)  # type: ignore[assignment]
+    device = StrictCharField(max_length=200, allow_blank=True)
+    measured_s = StrictFloatField(min_value=0)
+    read_bytes_per_s = StrictFloatField(min_value=0, allow_null=True)
+    write_bytes_per_s = StrictFloatField(min_value=0, allow_null=True)
+    read_iops = StrictFloatField(min_value=0, allow_null=True)
+    write_iops = StrictFloatField(min_value=0, allow_null=True)
+    util_pct = StrictFloatField(min_value=0, max_value=100, allow_null=True)
+
+
 def errors_field() -> serializers.ListField:
     """pgbench's error lines of a result or a stream, as the agent or the parser saw them."""
     return serializers.ListField(
@@ -327,6 +346,9 @@ class RunUploadSerializer(InSerializer):
     init = InitInSerializer(required=False, default=dict)
     client_limits = serializers.DictField(
         child=StrictIntegerField(min_value=0), required=False, default=dict
+    )
+    tablespaces = TablespaceInSerializer(  # type: ignore[call-arg]
+        many=True, required=False, default=list, max_length=8
     )
     notes = StrictCharField(max_length=10000, required=False, allow_blank=True, default="")
     # many=True hands max_length to the ListSerializer; the stubs do not know it.

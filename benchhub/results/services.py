@@ -232,6 +232,7 @@ def _run_create(
         init_output=data["init"].get("output", ""),
         init_timings=data["init"].get("timings", {}),
         client_limits=data.get("client_limits", {}),
+        tablespaces=[dict(t) for t in data.get("tablespaces") or []],
         notes=data["notes"],
         comparability_key=key,
         payload_digest=digest,

@@ -144,6 +144,11 @@ def catalog_job_request(data: Any) -> Any:
             request[name] = expansion.job[name]
     if entry.param("scale"):
         request["scale"] = scale
+    # The tablespaces the entry's SQL names are the job's too, whatever else the job names.
+    given = data.get("tablespaces") or []
+    if isinstance(given, list):  # anything else is the serializer's to refuse
+        needed = [name for name in expansion.job["tablespaces"] if name not in given]
+        request["tablespaces"] = [*given, *needed]
     return request
 
 

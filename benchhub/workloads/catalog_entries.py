@@ -11,6 +11,8 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
+from benchhub_runner.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
+
 from benchhub.workloads.catalog_types import Entry, JobDefaults, Param
 
 ROWS_MAX = 10**10
@@ -33,10 +35,42 @@ E1_JOB = JobDefaults(clients=E1_SMALL_CLIENTS, duration_s=10, config_overrides=E
 E1_PUBLISHED = JobDefaults(
     clients=E1_PUBLISHED_CLIENTS, duration_s=120, config_overrides=E1_PUBLISHED_CONF
 )
-NO_TABLESPACES = (
-    " The published tables lived in separate tablespaces on separate disks; the agent has one "
-    "data directory, so here everything is in the default tablespace."
+TABLESPACES = (
+    " The published tables lived in separate tablespaces on separate disks: name two "
+    "tablespaces the host's agent offers ([tablespaces] in its configuration maps each name to a "
+    "directory) and the agent creates them for the job and records each one's device and I/O; "
+    "left empty, everything is in the default tablespace."
 )
+
+
+def _tablespace(name: str, help_text: str) -> Param:
+    return Param(
+        name=name,
+        type="str",
+        default="",
+        published=None,
+        max_length=63,
+        help=f"{help_text}; a name from the host's [tablespaces] (empty: the default one)",
+    )
+
+
+def _tablespaces_check(params: Mapping[str, Any], names: tuple[str, ...]) -> dict[str, str]:
+    return {
+        name: f"Not a tablespace name: {TABLESPACE_NAME_RULE}."
+        for name in names
+        if params[name] and not TABLESPACE_NAME.match(params[name])
+    }
+
+
+def _tablespaces_job(
+    job: JobDefaults, params: Mapping[str, Any], names: tuple[str, ...]
+) -> JobDefaults:
+    used = list(dict.fromkeys(params[name] for name in names if params[name]))
+    return replace(job, tablespaces=used)
+
+
+def _in(tablespace: str, clause: str = "TABLESPACE") -> str:
+    return f" {clause} {tablespace}" if tablespace else ""
 
 
 def _scale(*, default: int, published: int | None) -> Param:
@@ -414,16 +448,22 @@ KEY_VALUES = {
 }
 
 
+E3_TABLESPACES = ("table_tablespace", "index_tablespace")
+
+
 def _key_check(params: Mapping[str, Any]) -> dict[str, str]:
     if params["key_type"] != "text" and params["storage"] not in ("default", "plain"):
         return {"storage": f"A {params['key_type']} key is fixed-length: its storage is plain."}
-    return {}
+    return _tablespaces_check(params, E3_TABLESPACES)
 
 
 def _key_build(params: Mapping[str, Any]) -> dict[str, Any]:
     key_type, storage = params["key_type"], params["storage"]
     setup = [UUID_FUNCTION] if key_type == "uuid" else ["CREATE SEQUENCE t_key_seq"]
-    setup.append(f"CREATE TABLE t_key (id {KEY_TYPES[key_type]}, crt_time timestamp)")
+    setup.append(
+        f"CREATE TABLE t_key (id {KEY_TYPES[key_type]}, crt_time timestamp)"
+        + _in(params["table_tablespace"])
+    )
     if storage != "default":
         setup.append(f"ALTER TABLE t_key ALTER COLUMN id SET STORAGE {storage.upper()}")
     if params["prefill_rows"]:
@@ -432,7 +472,10 @@ def _key_build(params: Mapping[str, Any]) -> dict[str, Any]:
             f"FROM generate_series(1, {params['prefill_rows']})"
         )
     if params["index"]:
-        setup.append("ALTER TABLE t_key ADD PRIMARY KEY (id)")
+        setup.append(
+            "ALTER TABLE t_key ADD PRIMARY KEY (id)"
+            + _in(params["index_tablespace"], "USING INDEX TABLESPACE")
+        )
     body = f"INSERT INTO t_key (id, crt_time) VALUES ({KEY_VALUES[key_type]}, now());\n"
     return {
         "setup": setup,
@@ -458,7 +501,7 @@ E3_KEY = Entry(
         "(nothing is truncated). The published finding: with 50M rows random keys fall to "
         "about 3.5k tps against about 76k for sequential ones, with ~24x the IO wait. "
         "Presented as tps per key type and size with the OS evidence (CPU iowait, device "
-        "utilisation and write rates, from the agent's telemetry) beside it." + NO_TABLESPACES
+        "utilisation and write rates, from the agent's telemetry) beside it." + TABLESPACES
     ),
     params=(
         Param(
@@ -494,9 +537,12 @@ E3_KEY = Entry(
             published=True,
             help="a primary key on id (false: no index at all)",
         ),
+        _tablespace("table_tablespace", "where t_key lives"),
+        _tablespace("index_tablespace", "where its primary key lives"),
     ),
     build=_key_build,
     check=_key_check,
+    job_for=lambda job, params: _tablespaces_job(job.with_params(params), params, E3_TABLESPACES),
     small_job=JobDefaults(clients=[2], duration_s=10),
     published_job=JobDefaults(clients=[8], duration_s=60),
 )
@@ -505,15 +551,27 @@ E3_KEY = Entry(
 # --- E4 ---------------------------------------------------------------------------------------
 
 
+E4_TABLESPACES = ("even_tablespace", "odd_tablespace")
+
+
+def _children(partitions: int, even: str, odd: str) -> str:
+    """The children, alternating between two tablespaces as published (even, odd)."""
+    where = {0: _in(even).replace("'", "''"), 1: _in(odd).replace("'", "''")}
+    return (
+        "DO $$\nBEGIN\n"
+        f"  FOR i IN 0..{partitions - 1} LOOP\n"
+        "    EXECUTE format('CREATE TABLE %I () INHERITS (t_heap)' || CASE WHEN i % 2 = 0 "
+        f"THEN '{where[0]}' ELSE '{where[1]}' END, 't_heap_' || i);\n"
+        "  END LOOP;\nEND\n$$"
+    )
+
+
 def _heap_setup(params: Mapping[str, Any]) -> list[str]:
     partitions = params["partitions"]
     child = f"'t_heap_' || mod(sid, {partitions})"
     setup = [
         "CREATE TABLE t_heap (sid int, info text, crt_time timestamp)",
-        "DO $$\nBEGIN\n"
-        f"  FOR i IN 0..{partitions - 1} LOOP\n"
-        "    EXECUTE format('CREATE TABLE %I () INHERITS (t_heap)', 't_heap_' || i);\n"
-        "  END LOOP;\nEND\n$$",
+        _children(partitions, params["even_tablespace"], params["odd_tablespace"]),
         "CREATE FUNCTION ins_batch(sid int, n int) RETURNS int LANGUAGE plpgsql AS $$\n"
         "DECLARE\n  done int;\nBEGIN\n"
         "  EXECUTE format('INSERT INTO %I (sid, info, crt_time) SELECT $1, md5(random()::text), "
@@ -582,7 +640,8 @@ E4_HEAP = Entry(
         "(2 x stream_clients). `prefill_rows` (not published) spreads rows over the children "
         "before the run so the consumer starts with something to delete. Presented per stream: "
         "tps, latency and rows per second. The published children alternated between two "
-        "tablespaces; the agent has one data directory, so they are all in the default one."
+        "tablespaces: `even_tablespace` takes t_heap_0, t_heap_2, ... and `odd_tablespace` the "
+        "others." + TABLESPACES
     ),
     params=(
         Param(
@@ -613,11 +672,16 @@ E4_HEAP = Entry(
             maximum=ROWS_MAX,
             help="rows spread over the children before the sweep (not in the publication)",
         ),
+        _tablespace("even_tablespace", "where the even children live"),
+        _tablespace("odd_tablespace", "where the odd children live"),
     ),
     build=_heap_build,
+    check=lambda params: _tablespaces_check(params, E4_TABLESPACES),
     small_job=JobDefaults(clients=[4], duration_s=10),
     published_job=JobDefaults(clients=[56], duration_s=300),
-    job_for=lambda job, params: _heap_job(job.with_params(params), params),
+    job_for=lambda job, params: _tablespaces_job(
+        _heap_job(job.with_params(params), params), params, E4_TABLESPACES
+    ),
 )
 
 

@@ -89,6 +89,8 @@ class JobDefaults:
     scale: int | None = None
     config_overrides: dict[str, str] = field(default_factory=dict)
     repeats: int = 1
+    # The tablespaces the entry's SQL names (its tablespace params): the job must create them.
+    tablespaces: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)

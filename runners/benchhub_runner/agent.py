@@ -126,10 +126,10 @@ class Agent:
     def once(self, *, deliver_wait_s: float = 600.0) -> str:
         """Claim and run at most one job; returns 'idle', 'done', 'failed', 'cancelled', ..."""
         with host_lock(self.config.work_dir / "agent.lock"):
-            stale_clusters_stop(self.config.work_dir / "jobs")
+            stale_clusters_stop(self.config.work_dir / "jobs", tablespaces=self.config.tablespaces)
             self.deliver(wait_s=0)
             try:
-                claim = self.client.claim()
+                claim = self.client.claim(tablespaces=sorted(self.config.tablespaces))
             except Unreachable as exc:
                 logger.error("cannot reach the server: %s", exc)
                 return "unreachable"

@@ -117,9 +117,11 @@ class Client:
         # Full jitter, so a fleet of agents coming back together does not stampede the server.
         return random.uniform(0, min(self.backoff_max_s, self.backoff_s * 2**attempt))  # noqa: S311
 
-    def claim(self) -> object | None:
-        """The claimed job's JSON as sent (jobspec.job_parse reads it), or None: no work."""
-        response = self.request("POST", "/api/v1/jobs/claim/")
+    def claim(self, *, tablespaces: list[str] | None = None) -> object | None:
+        """The claimed job's JSON as sent (jobspec.job_parse reads it), or None: no work.
+        `tablespaces`: the names this host offers; only jobs using none other are given."""
+        body = {"tablespaces": tablespaces} if tablespaces else None
+        response = self.request("POST", "/api/v1/jobs/claim/", body)
         return None if response.status == 204 else response.body
 
     def heartbeat(self, job_id: int, progress: dict[str, Any]) -> dict[str, Any]:

@@ -20,6 +20,10 @@ cache_dir = "/var/cache/benchhub-runner"   # prebuilt servers; default <work_dir
 [installations]                   # PostgreSQL servers this host has, by version
 "15" = "/usr/lib/postgresql/15/bin"
 
+[tablespaces]                     # names a job may use -> a directory on this host each
+fast = "/mnt/nvme1/benchhub"
+slow = "/mnt/sata0/benchhub"
+
 [build]                           # building from source: see build/settings.py
 release_url = "https://ftp.postgresql.org/pub/source"
 max_cache_gb = 20
@@ -35,6 +39,11 @@ by the agent's user alone: the agent refuses to start when group or others may r
 the host: the agent then skips its check of the job's code (benchhub_runner.jobcode) and runs
 setup SQL as the database superuser. The server checks every job when it is queued either way;
 the job's programs run as the unprivileged account in both cases (docs/security.md).
+
+`[tablespaces]` maps the tablespace names jobs may ask for to directories of this host (a job
+names tablespaces, never paths). The agent offers the names when it claims work, so it is only
+given jobs whose tablespaces it has; for each job it makes a subdirectory of each directory it
+uses, creates the tablespace there and removes the subdirectory when the job ends.
 """
 
 from __future__ import annotations
@@ -49,6 +58,7 @@ from typing import Any
 
 from .bindirs import CLIENT_TOOLS, bindir_candidates
 from .build.settings import BuildSettings, build_settings_from
+from .tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 
 
 class ConfigError(Exception):
@@ -76,6 +86,8 @@ class Config:
     # The unmeasured pass per version that perf profiles (docs/agent.md, Evidence): it adds a
     # level's duration to every job, which a host owner may not want.
     profile: bool = True
+    # Tablespace name -> the directory of this host under which jobs get theirs.
+    tablespaces: dict[str, Path] = field(default_factory=dict)
 
     @property
     def spool_dir(self) -> Path:
@@ -165,9 +177,27 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
             trust_job_code=_flag(values.get("trust_job_code", False), "trust_job_code"),
             spool_max_tries=max(1, int(values.get("spool_max_tries", 5))),
             profile=_flag(values.get("profile", True), "profile"),
+            tablespaces=_tablespaces(values.get("tablespaces") or {}),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad configuration value: {exc}") from None
+
+
+def _tablespaces(table: Any) -> dict[str, Path]:
+    """The [tablespaces] table: each name a plain identifier, each directory absolute and
+    existing (the agent makes its per-job subdirectories there, it does not make this one)."""
+    if not isinstance(table, dict):
+        raise ConfigError('[tablespaces] must be a table of name = "directory"')
+    found: dict[str, Path] = {}
+    for name, directory in table.items():
+        if not TABLESPACE_NAME.match(name):
+            raise ConfigError(f"tablespaces.{name}: {TABLESPACE_NAME_RULE}")
+        if not isinstance(directory, str) or not Path(directory).is_absolute():
+            raise ConfigError(f"tablespaces.{name}: give an absolute directory, not {directory!r}")
+        if not Path(directory).is_dir():
+            raise ConfigError(f"tablespaces.{name}: {directory} is not a directory")
+        found[name] = Path(directory)
+    return found
 
 
 def _flag(value: Any, name: str) -> bool:

@@ -62,6 +62,8 @@ from .streams import (
     uses_builtin,
 )
 from .sysinfo import host_facts
+from .tablespaces import RECORD as TABLESPACES_RECORD
+from .tablespaces import JobTablespaces, TablespaceError, leftovers_remove
 from .telemetry import TelemetrySampler, client_bound
 
 logger = logging.getLogger(__name__)
@@ -127,9 +129,10 @@ def failure_message(text: str) -> str:
     return f"{text[:MESSAGE_HEAD]}\n[...]\n{text[-MESSAGE_TAIL:]}"
 
 
-def stale_clusters_stop(jobs_dir: Path) -> int:
+def stale_clusters_stop(jobs_dir: Path, *, tablespaces: dict[str, Path] | None = None) -> int:
     """Kill the servers of jobs an earlier agent left running (it was SIGKILLed) and remove
-    their directories; returns how many servers were killed. Called with the host lock held, so
+    their directories, and the tablespace directories they made under the configured
+    `tablespaces`; returns how many servers were killed. Called with the host lock held, so
     no live job of this host is touched."""
     killed = 0
     for pidfile in jobs_dir.glob("*/v*/data/postmaster.pid"):
@@ -141,6 +144,7 @@ def stale_clusters_stop(jobs_dir: Path) -> int:
     if killed:
         time.sleep(1)  # let the killed postmasters' backends notice and exit
     for directory in jobs_dir.glob("*"):
+        leftovers_remove(directory / TABLESPACES_RECORD, configured=tablespaces or {})
         shutil.rmtree(directory, ignore_errors=True)
     return killed
 
@@ -235,6 +239,7 @@ class JobRunner:
         # The OS account of this attempt alone (when the agent is root): its servers, psql and
         # pgbench, and anything they start, which ends with the job.
         self.account_name = job_account_name(job.id, job.attempt)
+        self.tablespaces: JobTablespaces | None = None
 
     # --- the whole job ----------------------------------------------------------------------
 
@@ -261,9 +266,17 @@ class JobRunner:
             watchdog.cancel()
             self.stop_all()
             self._end_processes()
+            self._remove_tablespaces()
             # Released only now: eviction must not remove an install whose server ran.
             for build in self.builds:
                 build.close()
+
+    def _remove_tablespaces(self) -> None:
+        """The job's tablespace directories go with it (the servers are stopped by now)."""
+        if self.tablespaces is None:
+            return
+        for failure in self.tablespaces.remove():
+            logger.error("job %s: cannot remove a tablespace directory: %s", self.job.id, failure)
 
     def _watchdog(self) -> None:
         logger.error(
@@ -355,6 +368,16 @@ class JobRunner:
 
     def _prepare(self) -> None:
         self._check_huge_pages()
+        if self.job.tablespaces:
+            try:
+                self.tablespaces = JobTablespaces.for_job(
+                    names=self.job.tablespaces,
+                    configured=self.config.tablespaces,
+                    prefix=f"benchhub-{self.job.id}-{self.job.attempt}",
+                    record=self.work / TABLESPACES_RECORD,
+                )
+            except TablespaceError as exc:
+                raise StageError("provision", str(exc)) from exc
         self.work.mkdir(parents=True, exist_ok=True)
         self.work.chmod(0o755)
         # Every build first: no server of the job runs while PostgreSQL compiles.
@@ -395,7 +418,7 @@ class JobRunner:
             self.runs[index] = run = VersionRun(
                 requested=version, installation=installation, cluster=cluster, build=build
             )
-            self._initialise(run)
+            self._initialise(run, index)
 
     def _check_huge_pages(self) -> None:
         """With `huge_pages = on`, the host's free huge pages against the servers' estimated
@@ -485,7 +508,7 @@ class JobRunner:
         )
         return build
 
-    def _initialise(self, run: VersionRun) -> None:
+    def _initialise(self, run: VersionRun, index: int) -> None:
         with self._stage("initdb"):
             run.cluster.initdb()
         self._switch_to(run)
@@ -494,6 +517,15 @@ class JobRunner:
             run.server_version = run.cluster.server_version()
             if self.db_user != SUPERUSER:
                 run.cluster.job_role_create(self.db_user)
+            if self.tablespaces is not None:
+                try:
+                    self.tablespaces.create(
+                        run.cluster,
+                        index=index,
+                        role=None if self.db_user == SUPERUSER else self.db_user,
+                    )
+                except TablespaceError as exc:
+                    raise StageError("setup", str(exc)) from exc
             try:
                 run.evidence = ServerEvidence.probe(
                     run.cluster, preloaded=bool(run.cluster.preload)
@@ -515,7 +547,10 @@ class JobRunner:
             )
         if uses_builtin(workload):
             args = pgbench.init_argv(
-                bindir=self.client_bindir, target=self._target(run), scale=self.job.scale or 1
+                bindir=self.client_bindir,
+                target=self._target(run),
+                scale=self.job.scale or 1,
+                tablespaces=self.job.tablespaces,
             )
             init = pgbench.Process(args, account=run.cluster.account, cwd=self.work)
             done = init.wait(timeout_s=self.config.job_timeout_s)
@@ -581,8 +616,13 @@ class JobRunner:
             self._switch_to(run)
             measurement.prepare(level)
         evidence = self._evidence(run, step)
+        disks = self.tablespaces.counters() if self.tablespaces is not None else {}
+        started = time.monotonic()
         with TelemetrySampler(data_dir=run.cluster.datadir) as sampler, self._stage(step.stage):
             figures = measurement.run(level, watch=sampler.watch, evidence=evidence)
+        if self.tablespaces is not None:
+            elapsed = time.monotonic() - started
+            self.tablespaces.measured(step.series, disks, self.tablespaces.counters(), elapsed)
         self._check_stop()
         run.results.append(
             self._result(
@@ -746,6 +786,8 @@ class JobRunner:
                 finished_at=finished,
                 pgbench_version=client,
                 client_limits=self.client_limits,
+                tablespaces=self.tablespaces.evidence(index) if self.tablespaces else [],
             )
-            for run in (self.runs.values() if runs is None else runs)
+            for index, run in self.runs.items()
+            if runs is None or any(run is chosen for chosen in runs)
         ]

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
 from .build.spec import BuildSpec, SpecError, git_ref_parse, spec_parse
+from .tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 from .versions import VersionError, version_parse
 
 Role = Literal["measured", "background"]
@@ -157,6 +158,9 @@ class JobSpec:
     level_durations: Mapping[int, float] = field(default_factory=dict)
     # The level of the unmeasured profile pass (None: the largest).
     profile_clients: int | None = None
+    # Tablespaces the agent creates on every server before the setup, from its [tablespaces]
+    # directories; pgbench -i puts its tables in the first and its indexes in the last.
+    tablespaces: tuple[str, ...] = ()
 
     def duration_for(self, clients: int) -> float | None:
         """pgbench -T at a client level (None: the job runs -t)."""
@@ -217,6 +221,7 @@ def _job(job: _Object, job_id: int) -> JobSpec:
         claimed_host=job.optional_text("claimed_host"),
         client=job.optional_text("client") or "",
         profile_clients=job.optional_integer("profile_clients"),
+        tablespaces=_tablespaces(job),
         **_method(job),
         builds=_builds(job),
         bisect_range=_bisect_range(job),
@@ -393,6 +398,16 @@ def _overrides(job: _Object) -> dict[str, str]:
     return {
         str(name): _text(value, overrides.at(str(name))) for name, value in overrides.value.items()
     }
+
+
+def _tablespaces(job: _Object) -> tuple[str, ...]:
+    names = tuple(_text(value, path) for path, value in job.items("tablespaces"))
+    for index, name in enumerate(names):
+        if not TABLESPACE_NAME.match(name):
+            raise JobSpecError(job.at(f"tablespaces[{index}]"), TABLESPACE_NAME_RULE)
+    if len(set(names)) != len(names):
+        raise JobSpecError(job.at("tablespaces"), "names must be unique")
+    return names
 
 
 def _version(value: object, path: str) -> str:

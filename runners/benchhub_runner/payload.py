@@ -125,8 +125,10 @@ def run_payload(
     finished_at: dt.datetime,
     pgbench_version: str,
     client_limits: dict[str, int] | None = None,
+    tablespaces: list[dict[str, Any]] | None = None,
 ) -> dict[str, Any]:
-    """The upload of one version's run of a job."""
+    """The upload of one version's run of a job; `tablespaces` is the evidence of the job's
+    tablespaces (benchhub_runner.tablespaces), sent only when it used some."""
     return {
         "run_uuid": run.run_uuid,
         "job": {"id": job.id, "attempt": job.attempt},
@@ -161,5 +163,6 @@ def run_payload(
         "server_version": run.server_version,
         "init": {"output": run.init_output, "timings": run.init_timings},
         "client_limits": dict(client_limits or {}),
+        **({"tablespaces": tablespaces} if tablespaces else {}),
         "results": sorted(run.results, key=lambda r: (r["clients"], r["repeat"])),
     }

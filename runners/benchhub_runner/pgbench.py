@@ -156,10 +156,20 @@ def script_args(m: Measurement, version: tuple[int, int]) -> list[str]:
     return args
 
 
-def init_argv(*, bindir: Path, target: Target, scale: int) -> list[str]:
+def init_argv(
+    *, bindir: Path, target: Target, scale: int, tablespaces: tuple[str, ...] = ()
+) -> list[str]:
+    """pgbench -i; with tablespaces, the tables go in the first and the indexes in the last
+    (every pgbench BenchHub runs, 9.2 on, has --tablespace and --index-tablespace)."""
+    placed = (
+        [f"--tablespace={tablespaces[0]}", f"--index-tablespace={tablespaces[-1]}"]
+        if tablespaces
+        else []
+    )
     return [
         str(bindir / "pgbench"),
         "-i",
+        *placed,
         "-s",
         str(scale),
         "-h",

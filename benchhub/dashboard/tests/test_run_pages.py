@@ -197,3 +197,42 @@ def test_it_says_when_the_agent_raised_max_connections_itself(agent, client):
     # The job's own value is kept as given: nothing to say.
     kept = upload(agent, version="13.3", client_limits={"max_connections": 11000})
     assert 'id="settings-raised"' not in client.get(f"/runs/{kept.uuid}/").content.decode()
+
+
+TABLESPACE = {
+    "name": "fast",
+    "location": "/mnt/nvme1/benchhub/benchhub-7-1-v0",
+    "dev": "259:1",
+    "mount_point": "/mnt/nvme1",
+    "fstype": "xfs",
+    "source": "/dev/nvme1n1",
+    "device": "nvme1n1",
+    "measured_s": 60.0,
+    "read_bytes_per_s": 0.0,
+    "write_bytes_per_s": 52428800.0,
+    "read_iops": 0.0,
+    "write_iops": 812.5,
+    "util_pct": 87.5,
+}
+
+
+def test_it_shows_each_tablespace_with_its_device_and_io(agent, client):
+    run = upload(agent, tablespaces=[TABLESPACE])
+    row = client.get(f"/runs/{run.uuid}/").content.decode().split('id="tablespaces"')
+    assert len(row) == 2, "no tablespaces row"
+    text = row[1].split("</tr>")[0]
+    assert "<code>fast</code>" in text and "device nvme1n1 (259:1, xfs on /mnt/nvme1)" in text
+    assert "50.0\xa0MB/s (812.5 IOPS)" in text and "87.5% busy" in text
+    plain = upload(agent)
+    assert 'id="tablespaces"' not in client.get(f"/runs/{plain.uuid}/").content.decode()
+
+
+def test_it_refuses_tablespace_evidence_it_cannot_read(agent):
+    response = agent.client.post(
+        "/api/v1/runs/",
+        data=json.dumps(run_payload(tablespaces=[{**TABLESPACE, "util_pct": 130}])),
+        content_type="application/json",
+    )
+    assert response.status_code == 400
+    assert "tablespaces[0].util_pct" in response.json()["fields"], response.json()
+    assert not Run.objects.exists()

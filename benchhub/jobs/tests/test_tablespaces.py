@@ -1,0 +1,133 @@
+"""Tablespaces in jobs: names only (the host maps them to directories), checked when queued,
+and given only to an agent that offers them all; the E3/E4 entries name theirs."""
+
+import pytest
+from rest_framework.test import APIClient
+
+from benchhub.hosts.models import Host
+from benchhub.jobs.models import Job
+
+JOB = {
+    "versions": ["14"],
+    "workload": {"name": "select-only", "builtin": "select-only"},
+    "scale": 1,
+    "clients": [1],
+    "duration_s": 2,
+}
+
+
+@pytest.fixture
+def bob_client(bob):
+    client = APIClient()
+    client.force_login(bob)
+    return client
+
+
+def claim(agent, offered=None):
+    body = {"tablespaces": offered} if offered is not None else None
+    return agent.client.post("/api/v1/jobs/claim/", body, format="json")
+
+
+@pytest.mark.parametrize(
+    ("tablespaces", "field"),
+    [
+        (["/mnt/disk1"], "tablespaces[0]"),
+        (["pg_global"], "tablespaces[0]"),
+        (["Fast"], "tablespaces[0]"),
+        (["fast", "fast"], "tablespaces"),
+        ("fast", "tablespaces"),
+    ],
+)
+def test_it_names_a_bad_tablespace_and_writes_nothing(bob_client, tablespaces, field):
+    response = bob_client.post("/api/v1/jobs/", {**JOB, "tablespaces": tablespaces}, format="json")
+    assert response.status_code == 400
+    assert field in response.json()["fields"], response.json()
+    assert Job.objects.count() == 0
+
+
+def test_it_refuses_a_tablespace_the_named_host_does_not_offer(bob_client, agent):
+    assert claim(agent, ["fast"]).status_code == 204
+    assert Host.objects.get(name="bench-01").tablespaces == ["fast"]
+    response = bob_client.post(
+        "/api/v1/jobs/", {**JOB, "host": "bench-01", "tablespaces": ["slow"]}, format="json"
+    )
+    assert response.status_code == 400
+    assert "does not offer slow" in response.json()["fields"]["tablespaces"][0]
+    assert Job.objects.count() == 0
+    ok = bob_client.post(
+        "/api/v1/jobs/", {**JOB, "host": "bench-01", "tablespaces": ["fast"]}, format="json"
+    )
+    assert ok.status_code == 201, ok.content
+
+
+def test_only_an_agent_offering_every_tablespace_claims_the_job(bob_client, agent, other_agent):
+    job = bob_client.post(
+        "/api/v1/jobs/", {**JOB, "tablespaces": ["fast", "slow"]}, format="json"
+    ).json()
+    assert claim(agent).status_code == 204  # an agent that offers none
+    assert claim(agent, ["fast"]).status_code == 204
+    claimed = claim(other_agent, ["fast", "slow", "spare"]).json()
+    assert (claimed["id"], claimed["tablespaces"]) == (job["id"], ["fast", "slow"])
+
+
+def test_the_claim_names_a_bad_offered_tablespace(agent):
+    response = claim(agent, ["../etc"])
+    assert response.status_code == 400
+    assert "tablespaces[0]" in response.json()["fields"]
+
+
+def test_e3_and_e4_put_their_tables_where_their_params_say(bob_client):
+    e3 = bob_client.post(
+        "/api/v1/jobs/",
+        {
+            "versions": ["14"],
+            "workload": {
+                "catalog": "e3-key-insert",
+                "params": {"table_tablespace": "disk_a", "index_tablespace": "disk_b"},
+            },
+        },
+        format="json",
+    ).json()
+    assert e3["tablespaces"] == ["disk_a", "disk_b"]
+    setup = e3["workload"]["setup"]
+    assert any(
+        s.startswith("CREATE TABLE t_key") and s.endswith("TABLESPACE disk_a") for s in setup
+    )
+    assert "ALTER TABLE t_key ADD PRIMARY KEY (id) USING INDEX TABLESPACE disk_b" in setup
+    e4 = bob_client.post(
+        "/api/v1/jobs/",
+        {
+            "versions": ["14"],
+            "workload": {
+                "catalog": "e4-write-consume",
+                "params": {"even_tablespace": "disk_a", "odd_tablespace": "disk_b"},
+            },
+            "tablespaces": ["spare"],
+        },
+        format="json",
+    ).json()
+    assert e4["tablespaces"] == ["spare", "disk_a", "disk_b"]
+    children = next(s for s in e4["workload"]["setup"] if "INHERITS" in s)
+    assert "' TABLESPACE disk_a'" in children and "' TABLESPACE disk_b'" in children
+
+
+def test_an_e3_tablespace_param_must_be_a_name(bob_client):
+    response = bob_client.post(
+        "/api/v1/jobs/",
+        {
+            "versions": ["14"],
+            "workload": {"catalog": "e3-key-insert", "params": {"table_tablespace": "a b"}},
+        },
+        format="json",
+    )
+    assert response.status_code == 400
+    assert "workload.params.table_tablespace" in response.json()["fields"], response.json()
+    assert Job.objects.count() == 0
+
+
+def test_the_host_page_shows_what_its_agent_offers(client, agent):
+    claim(agent, ["slow", "fast"])
+    html = client.get("/hosts/bench-01/").content.decode()
+    assert "<code>fast</code>, <code>slow</code>" in html.split('id="tablespaces"')[1]
+    claim(agent, [])  # the configuration lost them: the page says so at the next claim
+    assert 'id="tablespaces"' not in client.get("/hosts/bench-01/").content.decode()
