@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('results', '0013_blob_fields'),
+        ('results', '0015_progress_samples_to_series'),
     ]
 
     operations = [
