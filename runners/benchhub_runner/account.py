@@ -64,9 +64,9 @@ def runner_account(*, name: str = RUNNER_USER, home: Path | None = None) -> Acco
         entry = pwd.getpwnam(name)
     except KeyError:
         where = ["--home-dir", str(home)] if home is not None else []
+        shell = ["--shell", "/usr/sbin/nologin"]
         done = subprocess.run(
-            ["useradd", "--system", "--no-create-home", *where, "--shell", "/usr/sbin/nologin"]
-            + [name],
+            ["useradd", "--system", "--no-create-home", *where, *shell, name],
             capture_output=True,
             text=True,
             check=False,
