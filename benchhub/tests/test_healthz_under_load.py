@@ -61,7 +61,9 @@ def test_it_answers_healthz_within_a_second_while_20_readers_read_the_largest_ru
     proved by the fast tests of the run page and the API); it takes about a minute."""
     url, run = web_with_the_largest_run
     reads = [f"{url}/runs/{run}/", f"{url}/api/v1/runs/{run}/results/?progress=true"]
-    first = requests.get(reads[1], timeout=60).json()
+    started = time.monotonic()
+    first = requests.get(reads[1], timeout=300).json()
+    print(f"first API page alone: {time.monotonic() - started:.3f} s")
     assert first["count"] == MAX_RUN_SAMPLES and first["next"]
     stop = threading.Event()
     served: list[tuple[str, float, int]] = []
@@ -72,8 +74,11 @@ def test_it_answers_healthz_within_a_second_while_20_readers_read_the_largest_ru
             while not stop.is_set():
                 target = reads[n % 2]
                 started = time.monotonic()
-                answer = session.get(target, timeout=120)
-                served.append((target, time.monotonic() - started, answer.status_code))
+                try:
+                    code = session.get(target, timeout=120).status_code
+                except requests.RequestException:
+                    code = 0  # no answer (a worker killed for its time-out): counted, not raised
+                served.append((target, time.monotonic() - started, code))
                 n += 1
 
     threads = [threading.Thread(target=reader, args=(i,), daemon=True) for i in range(READERS)]
@@ -83,20 +88,26 @@ def test_it_answers_healthz_within_a_second_while_20_readers_read_the_largest_ru
     deadline = time.monotonic() + LOAD_S
     while time.monotonic() < deadline:
         started = time.monotonic()
-        assert requests.get(f"{url}/healthz", timeout=60).status_code == 200
+        try:
+            healthy = requests.get(f"{url}/healthz", timeout=60).status_code == 200
+        except requests.RequestException:
+            healthy = False
         probes.append(time.monotonic() - started)
+        if not healthy or probes[-1] > 10:
+            break  # the bound is long broken: stop loading a machine others share
         time.sleep(PROBE_EVERY_S)
     stop.set()
     for thread in threads:
         thread.join(timeout=120)
 
-    page_s = [s for target, s, _ in served if "/api/" not in target]
-    api_s = [s for target, s, _ in served if "/api/" in target]
+    page_s = [s for target, s, _ in served if "/api/" not in target] or [float("nan")]
+    api_s = [s for target, s, _ in served if "/api/" in target] or [float("nan")]
     print(
         f"healthz over {len(probes)} probes: median {statistics.median(probes):.3f} s, "
         f"p95 {percentile(probes, 0.95):.3f} s, max {max(probes):.3f} s; "
         f"{len(page_s)} run pages (median {statistics.median(page_s):.3f} s), "
-        f"{len(api_s)} API pages (median {statistics.median(api_s):.3f} s)"
+        f"{len(api_s)} API pages (median {statistics.median(api_s):.3f} s); "
+        f"answers {sorted({status for _, _, status in served})}"
     )
     assert {status for _, _, status in served} == {200}
     assert statistics.median(probes) < 1.0
