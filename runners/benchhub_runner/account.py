@@ -12,6 +12,7 @@ as the caller. A job account's home is its job's directory, which tells an agent
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pwd
 import signal
@@ -22,6 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from .confine import cgroup_end, job_cgroup_find, job_cgroups_left, launcher
+
+logger = logging.getLogger(__name__)
 
 RUNNER_USER = "benchhub-runner"
 JOB_USER_PREFIX = "bhjob-"
@@ -156,8 +159,15 @@ def job_accounts_end_left(jobs_dir: Path) -> list[str]:
             removed.append(cgroup.name)
     for name in sorted(mine):
         account = account_find(name)
-        if account is not None:
-            account_end(account)
+        if account is None:
+            continue
+        if left := account_end(account):
+            logger.error("processes %s of %s survived SIGKILL; the account stays", left, name)
+            continue
+        try:
             account_remove(account)
-            removed.append(name)
+        except AccountError as exc:
+            logger.error("%s", exc)
+            continue
+        removed.append(name)
     return sorted(set(removed))

@@ -306,11 +306,13 @@ class JobRunner:
         if os.geteuid() != 0:
             logger.info("job %s: the agent is not root: job programs run as its user", self.job.id)
             return
-        self.cgroup, why = job_cgroup_create(self.account_name)
+        # The account first: a cgroup without one would pass for a leftover at another
+        # agent's start (job_accounts_end_left).
         try:
             runner_account(name=self.account_name, home=self.work)
         except AccountError as exc:
             raise StageError("initdb", str(exc)) from exc
+        self.cgroup, why = job_cgroup_create(self.account_name)
         if self.cgroup is not None:
             logger.info(
                 "job %s: processes confined to cgroup %s, as account %s",
