@@ -1,6 +1,6 @@
 """The runs API: upload, list, detail, results. Views parse, call one service or selector, shape."""
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, PolymorphicProxySerializer, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -18,9 +18,14 @@ from benchhub.results.import_serializers import (
     summary_facts,
     summary_workload,
 )
+from benchhub.results.sample_pages import (
+    SAMPLE_PAGE_MAX,
+    SamplePageInSerializer,
+    SamplePageOutSerializer,
+    samples_page_out,
+)
 from benchhub.results.serializers import (
     ResultOutSerializer,
-    ResultWithProgressOutSerializer,
     RunDetailOutSerializer,
     RunFilterSerializer,
     RunOutSerializer,
@@ -75,16 +80,34 @@ class RunDetailView(APIView):
 
 
 class RunResultsView(APIView):
+    """GET: the run's results; with `progress`, a page of its per-second samples with them
+    (sample_pages.py: `offset`, `limit` up to SAMPLE_PAGE_MAX, `count`, `next`, `previous`)."""
+
     @extend_schema(
         parameters=[
             OpenApiParameter(
-                "progress", bool, description="include progress samples and raw pgbench output"
+                "progress",
+                bool,
+                description="a page of the per-second samples (progress, telemetry) and the raw "
+                "pgbench output: the body is then {count, next, previous, results}",
+            ),
+            OpenApiParameter(
+                "offset", int, description="with progress: the first sample of the page"
+            ),
+            OpenApiParameter(
+                "limit",
+                int,
+                description=f"with progress: samples a page, at most {SAMPLE_PAGE_MAX}",
             ),
             OpenApiParameter(
                 "evidence", bool, description="include each result's evidence (or null)"
             ),
         ],
-        responses=ResultWithProgressOutSerializer(many=True),
+        responses=PolymorphicProxySerializer(
+            component_name="RunResults",
+            serializers=[ResultOutSerializer(many=True), SamplePageOutSerializer],
+            resource_type_field_name=None,
+        ),
     )
     def get(self, request: Request, run_uuid: str) -> Response:
         run = selectors.run_get(run_uuid=run_uuid)
@@ -92,15 +115,22 @@ class RunResultsView(APIView):
             return error_response("not_found", f"No run {run_uuid}.", status.HTTP_404_NOT_FOUND)
         with_progress = flag(request.query_params.get("progress"))
         with_evidence = flag(request.query_params.get("evidence"))
+        page = SamplePageInSerializer(data=request.query_params)
+        if with_progress:
+            page.is_valid(raise_exception=True)
         results = list(
             selectors.result_list(run=run, with_progress=with_progress, with_evidence=with_evidence)
         )
-        serializer = ResultWithProgressOutSerializer if with_progress else ResultOutSerializer
-        data = serializer(results, many=True).data
+        if with_progress:
+            body = samples_page_out(request, results, **page.validated_data)
+            rows = body["results"]
+        else:
+            body = rows = ResultOutSerializer(results, many=True).data
         if with_evidence:
-            for row, result in zip(data, results, strict=True):
-                row["evidence"] = result_evidence_out(result)
-        return Response(data)
+            by_level = {(r.clients, r.repeat): r for r in results}
+            for row in rows:
+                row["evidence"] = result_evidence_out(by_level[(row["clients"], row["repeat"])])
+        return Response(body)
 
 
 class ImportOutputsView(APIView):

@@ -129,10 +129,12 @@ class Gunicorn(Service):
 
     def start(self) -> Gunicorn:
         super().start()
-        deadline = time.monotonic() + 30
+        # A worker's first request imports most of the project: on a busy 2-core machine that
+        # alone has taken over 30 s. A probe waits for it rather than queueing more behind it.
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             with suppress(OSError):
-                with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):  # noqa: S310
+                with urllib.request.urlopen(f"{self.url}/healthz", timeout=30):  # noqa: S310
                     return self
             time.sleep(0.2)
         raise RuntimeError(f"gunicorn did not answer:\n{self.output()}")

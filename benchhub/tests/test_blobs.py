@@ -123,7 +123,7 @@ def test_it_keeps_raw_outputs_and_profiles_in_the_bucket_and_reads_them_back(age
     url = f"/api/v1/runs/{payload['run_uuid']}/results/?progress=1&evidence=1"
     listed = agent.client.get(url)
     assert listed.status_code == 200, listed.content
-    rows = sorted(listed.json(), key=lambda row: (row["clients"], row["repeat"]))
+    rows = sorted(listed.json()["results"], key=lambda row: (row["clients"], row["repeat"]))
     assert [row["raw_output"] for row in rows] == sent
     assert rows[0]["evidence"]["profile"]["folded"] == FOLDED * 10
 

@@ -5,12 +5,14 @@ job's programs (its servers, psql, pgbench) as a throwaway account of that job a
 (`job_account_name`: `bhjob-<job>-<attempt>`), which `account_end` empties of processes when the
 job ends and `account_remove` deletes; the development stack (scripts/stack.py) runs as
 `benchhub`. An account is created on first use, and when the caller is not root everything runs
-as the caller.
+as the caller. A job account's home is its job's directory, which tells an agent's own leftovers
+(`job_accounts_end_left`) from another agent's.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import pwd
 import signal
@@ -19,6 +21,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .confine import cgroup_end, job_cgroup_find, job_cgroups_left, launcher
+
+logger = logging.getLogger(__name__)
 
 RUNNER_USER = "benchhub-runner"
 JOB_USER_PREFIX = "bhjob-"
@@ -37,21 +43,33 @@ class Account:
     name: str
     uid: int
     gid: int
+    # The job's cgroup (confine.py), when the job made one: its programs start inside it.
+    cgroup: Path | None = None
 
     def popen_kwargs(self) -> dict[str, Any]:
         """subprocess arguments that run a program as this user, with no supplementary groups."""
         return {"user": self.uid, "group": self.gid, "extra_groups": []}
 
+    def spawn(self, argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+        """(argv, subprocess arguments) that run `argv` as this user, inside its cgroup when
+        it has one."""
+        if self.cgroup is None:
+            return argv, self.popen_kwargs()
+        return launcher(self.cgroup, uid=self.uid, gid=self.gid, argv=argv), {}
 
-def runner_account(*, name: str = RUNNER_USER) -> Account | None:
-    """None when not root (run as self); else the unprivileged account, created if missing."""
+
+def runner_account(*, name: str = RUNNER_USER, home: Path | None = None) -> Account | None:
+    """None when not root (run as self); else the unprivileged account, created if missing
+    (with `home` as its home directory, not created), in its job's cgroup if there is one."""
     if os.geteuid() != 0:
         return None
     try:
         entry = pwd.getpwnam(name)
     except KeyError:
+        where = ["--home-dir", str(home)] if home is not None else []
+        shell = ["--shell", "/usr/sbin/nologin"]
         done = subprocess.run(
-            ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", name],
+            ["useradd", "--system", "--no-create-home", *where, *shell, name],
             capture_output=True,
             text=True,
             check=False,
@@ -60,7 +78,8 @@ def runner_account(*, name: str = RUNNER_USER) -> Account | None:
         if done.returncode not in (0, 9):
             raise AccountError(f"useradd {name} failed: {done.stderr.strip()}") from None
         entry = pwd.getpwnam(name)
-    return Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid)
+    cgroup = job_cgroup_find(name) if name.startswith(JOB_USER_PREFIX) else None
+    return Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid, cgroup=cgroup)
 
 
 def account_find(name: str) -> Account | None:
@@ -119,3 +138,36 @@ def account_remove(account: Account) -> None:
     # Exit 6: no such user (removed already).
     if done.returncode not in (0, 6):
         raise AccountError(f"userdel {account.name} failed: {done.stderr.strip()}")
+
+
+def job_accounts_end_left(jobs_dir: Path) -> list[str]:
+    """Kill the processes and remove the cgroups and accounts of jobs an earlier run of this
+    agent left (it was killed mid-job): job accounts whose home is under `jobs_dir`, and job
+    cgroups under the agent's cgroup whose account is gone or is one of those. Returns the names
+    removed. Call it with the host lock held and as root, so no live job of this agent is
+    touched; another agent's accounts (homes elsewhere) are left alone."""
+    mine = {
+        entry.pw_name
+        for entry in pwd.getpwall()
+        if entry.pw_name.startswith(JOB_USER_PREFIX)
+        and Path(entry.pw_dir).resolve().is_relative_to(jobs_dir.resolve())
+    }
+    removed = []
+    for cgroup in job_cgroups_left(JOB_USER_PREFIX):
+        if cgroup.name in mine or account_find(cgroup.name) is None:
+            cgroup_end(cgroup)
+            removed.append(cgroup.name)
+    for name in sorted(mine):
+        account = account_find(name)
+        if account is None:
+            continue
+        if left := account_end(account):
+            logger.error("processes %s of %s survived SIGKILL; the account stays", left, name)
+            continue
+        try:
+            account_remove(account)
+        except AccountError as exc:
+            logger.error("%s", exc)
+            continue
+        removed.append(name)
+    return sorted(set(removed))

@@ -37,7 +37,7 @@ import time
 from collections.abc import Mapping
 from pathlib import Path
 from types import TracebackType
-from typing import Literal
+from typing import Any, Literal
 
 from .account import RUNNER_USER, Account, AccountError, runner_account
 from .gucs import SettingsPlan, describe_config, settings_plan
@@ -391,7 +391,7 @@ class Cluster:
         argv = [str(psql), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"]
         argv += ["-h", str(self.socket_dir), "-p", str(self.port), "-U", user]
         argv += ["-d", "postgres", "-c", query]
-        account = self._account_for_server()
+        argv, as_account = self._as_account(argv)
         extra = {} if job else {"PGOPTIONS": AGENT_OPTIONS}
         try:
             done: subprocess.CompletedProcess[bytes] = subprocess.run(
@@ -401,7 +401,7 @@ class Cluster:
                 env=job_env(home=self.workdir, extra=extra),
                 cwd=self.workdir,
                 check=False,
-                **(account.popen_kwargs() if account else {}),
+                **as_account,
             )
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise ClusterError(f"psql failed for {query!r}: {exc}") from exc
@@ -417,7 +417,7 @@ class Cluster:
         session, pinned as `sql` pins it."""
         argv = [str(self.client_bindir / "psql"), "-X", "-A", "-t", "-q", "-v", "ON_ERROR_STOP=1"]
         argv += ["-h", str(self.socket_dir), "-p", str(self.port), "-U", user, "-d", "postgres"]
-        account = self._account_for_server()
+        argv, as_account = self._as_account(argv)
         try:
             return subprocess.Popen(
                 argv,
@@ -429,7 +429,7 @@ class Cluster:
                 bufsize=1,
                 env=job_env(home=self.workdir, extra={"PGOPTIONS": AGENT_OPTIONS}),
                 cwd=self.workdir,
-                **(account.popen_kwargs() if account else {}),
+                **as_account,
             )
         except OSError as exc:
             raise ClusterError(f"cannot start psql: {exc}") from exc
@@ -506,8 +506,14 @@ class Cluster:
                     "traversable by it (mode 0755 or an ACL)"
                 )
 
-    def _run(self, argv: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+    def _as_account(self, argv: list[str]) -> tuple[list[str], dict[str, Any]]:
+        """`argv` and subprocess arguments that run it as the server's account, in the job's
+        cgroup when there is one (the agent's own user when it is not root)."""
         account = self._account_for_server()
+        return account.spawn(argv) if account is not None else (argv, {})
+
+    def _run(self, argv: list[str], *, timeout: float) -> subprocess.CompletedProcess[str]:
+        argv, as_account = self._as_account(argv)
         env = self.installation.env(job_env(home=self.workdir))
         return subprocess.run(
             argv,
@@ -518,7 +524,7 @@ class Cluster:
             env=env,
             cwd=self.workdir,
             check=False,
-            **(account.popen_kwargs() if account else {}),
+            **as_account,
         )
 
     def _run_server_tool(self, argv: list[str], *, what: str, timeout: float) -> None:

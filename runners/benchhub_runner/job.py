@@ -39,11 +39,20 @@ from pathlib import Path
 from typing import Any
 
 from . import pgbench
-from .account import AccountError, account_end, account_find, account_remove, job_account_name
+from .account import (
+    AccountError,
+    account_end,
+    account_find,
+    account_remove,
+    job_account_name,
+    job_accounts_end_left,
+    runner_account,
+)
 from .bindirs import CLIENT_TOOLS, has_tools
 from .build import Build, BuildError, BuildProgress, BuildSpec, BuildStopped, ensure_build
 from .cluster import JOB_ROLE, SUPERUSER, Cluster, ClusterError, free_port
 from .config import Config
+from .confine import cgroup_end, job_cgroup_create
 from .evidence import LevelEvidence, ServerEvidence, sampling_rate, statements
 from .evidence.profile import ProfileError, Profiler
 from .hugepages import HugePagesShort, host_huge_pages, huge_pages_check, wants_huge_pages
@@ -131,9 +140,13 @@ def failure_message(text: str) -> str:
 
 def stale_clusters_stop(jobs_dir: Path, *, tablespaces: dict[str, Path] | None = None) -> int:
     """Kill the servers of jobs an earlier agent left running (it was SIGKILLed) and remove
-    their directories, and the tablespace directories they made under the configured
-    `tablespaces`; returns how many servers were killed. Called with the host lock held, so
-    no live job of this host is touched."""
+    their directories, the tablespace directories they made under the configured
+    `tablespaces`, and (as root) those jobs' cgroups, processes and accounts; returns how many
+    servers were killed. Called with the host lock held, so no live job of this host is
+    touched."""
+    if os.geteuid() == 0:
+        for name in job_accounts_end_left(jobs_dir):
+            logger.warning("removed %s (processes, cgroup, account) left by an earlier agent", name)
     killed = 0
     for pidfile in jobs_dir.glob("*/v*/data/postmaster.pid"):
         with contextlib.suppress(OSError, ValueError, IndexError):
@@ -240,6 +253,8 @@ class JobRunner:
         # pgbench, and anything they start, which ends with the job.
         self.account_name = job_account_name(job.id, job.attempt)
         self.tablespaces: JobTablespaces | None = None
+        # The job's own cgroup, when the host has one to give (confine.py).
+        self.cgroup: Path | None = None
 
     # --- the whole job ----------------------------------------------------------------------
 
@@ -297,9 +312,44 @@ class JobRunner:
                 run.cluster.stop()
         self.running = None
 
+    def _confine(self) -> None:
+        """As root: the job's account (its home the job's directory) and, where the host has
+        cgroup v2, the job's cgroup, before any program of the job exists; logs which layer
+        will end the job's processes."""
+        if os.geteuid() != 0:
+            logger.info("job %s: the agent is not root: job programs run as its user", self.job.id)
+            return
+        # The account first: a cgroup without one would pass for a leftover at another
+        # agent's start (job_accounts_end_left).
+        try:
+            runner_account(name=self.account_name, home=self.work)
+        except AccountError as exc:
+            raise StageError("initdb", str(exc)) from exc
+        self.cgroup, why = job_cgroup_create(self.account_name)
+        if self.cgroup is not None:
+            logger.info(
+                "job %s: processes confined to cgroup %s, as account %s",
+                self.job.id,
+                self.cgroup,
+                self.account_name,
+            )
+        else:
+            logger.warning(
+                "job %s: no cgroup (%s): processes are ended by their account %s alone",
+                self.job.id,
+                why,
+                self.account_name,
+            )
+
     def _end_processes(self) -> None:
-        """Kill whatever the job's account still runs (a background process its code started,
-        in any session), and check it is gone."""
+        """Kill whatever the job still runs (a background process its code started, in any
+        session): its whole cgroup, then anything of its account; and check it is gone."""
+        if self.cgroup is not None:
+            if left := cgroup_end(self.cgroup):
+                logger.error("job %s: processes %s survived cgroup.kill", self.job.id, left)
+            else:
+                logger.info("job %s: cgroup %s killed, empty and removed", self.job.id, self.cgroup)
+                self.cgroup = None
         account = account_find(self.account_name) if os.geteuid() == 0 else None
         if account is None:
             return
@@ -380,6 +430,7 @@ class JobRunner:
                 raise StageError("provision", str(exc)) from exc
         self.work.mkdir(parents=True, exist_ok=True)
         self.work.chmod(0o755)
+        self._confine()
         # Every build first: no server of the job runs while PostgreSQL compiles.
         builds: dict[str, Build] = {}
         for version in self.job.versions:

@@ -210,9 +210,10 @@ class Process:
         self.started_at = time.time()
         self._stopped = False
         self._lines: list[str] = []
+        argv, as_account = account.spawn(args) if account is not None else (args, {})
         try:
             self.popen = subprocess.Popen(
-                args,
+                argv,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
                 text=True,
@@ -220,7 +221,7 @@ class Process:
                 env=job_env(home=cwd or Path("/"), extra=env),
                 cwd=cwd,
                 start_new_session=True,
-                **(account.popen_kwargs() if account else {}),
+                **as_account,
             )
         except OSError as exc:
             raise PgbenchError(f"cannot start {args[0]}: {exc}") from exc

@@ -24,6 +24,8 @@ from typing import Any
 import pytest
 from conftest import open_tmpdir
 
+from benchhub_runner.confine import job_cgroup_find
+
 TOKEN = "bhr_attacktest_s3cret-token-value"
 SLOW = pytest.mark.slow
 
@@ -283,18 +285,24 @@ def test_attack_a_trusted_host_runs_job_code_unprivileged_without_the_agents_env
 @SLOW
 def test_attack_a_process_job_code_leaves_running_ends_with_the_job(host):
     """Only this runs the whole agent: job code (on a host that trusts it, so `\\!` runs) starts
-    processes that leave its session; they die when the job ends, and the job's own account,
-    which ran them, is gone."""
+    processes that leave its session; they ran in the job's own cgroup, die when the job ends
+    (the cgroup killed, empty and removed), and the job's own account, which ran them, is gone."""
     loot = host["loot"]
     background = "setsid sh -c 'sleep 3601 & sleep 3602 & wait' >/dev/null 2>&1 &"
-    job = job_with(setup=[f"\\! id > {loot}/id.txt; {background}"])
+    where = f"id > {loot}/id.txt; cat /proc/self/cgroup > {loot}/cgroup.txt"
+    job = job_with(setup=[f"\\! {where}; {background}"])
     stand_in = run_agent(host, job, trusted=True)
     finish = stand_in.finish()
     assert finish["outcome"] == "done", (finish, stand_in.output)
     assert "(bhjob-41-1)" in (loot / "id.txt").read_text()
+    assert "/bhjob-41-1\n" in (loot / "cgroup.txt").read_text()
+    # The agent's log names the layer that ended them.
+    assert "processes confined to cgroup" in stand_in.output, stand_in.output
+    assert "bhjob-41-1 killed, empty and removed" in stand_in.output, stand_in.output
     left = subprocess.run(["pgrep", "-f", "sleep 360[12]"], capture_output=True, text=True)
     assert left.stdout.strip() == ""
     assert subprocess.run(["id", "bhjob-41-1"], capture_output=True).returncode != 0
+    assert job_cgroup_find("bhjob-41-1") is None
 
 
 def test_attack_no_agent_secret_reaches_job_or_build_programs(monkeypatch, tmp_path):

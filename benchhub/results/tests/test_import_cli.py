@@ -99,7 +99,8 @@ def test_it_imports_a_folder_as_one_run_with_a_result_per_level(live_server, bob
         2,
     )
     assert run["workload"] == "select-only" and run["scale"] == 1
-    results = api.get(f"/api/v1/runs/{run['run_uuid']}/results/", {"progress": "true"}).json()
+    listed = api.get(f"/api/v1/runs/{run['run_uuid']}/results/", {"progress": "true"}).json()
+    results = listed["results"]
     assert [(r["clients"], r["repeat"]) for r in results] == [(1, 1), (1, 2), (2, 1)]
     raw = (pgbench_outputs / "c2.txt").read_text()
     assert results[2]["raw_output"] == raw

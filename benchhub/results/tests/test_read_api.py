@@ -65,7 +65,7 @@ def test_it_returns_results_and_progress_as_stored(agent, anon_client):
         (r["clients"], r["repeat"], r["tps"]) for r in payload["results"]
     ]
     assert "progress" not in plain[0]
-    full = anon_client.get(url, {"progress": "true"}).json()
+    full = anon_client.get(url, {"progress": "true"}).json()["results"]
     assert full[0]["progress"] == payload["results"][0]["progress"]
     assert full[0]["raw_output"] == payload["results"][0]["raw_output"]
 

@@ -1,0 +1,92 @@
+"""A run's per-second samples a page at a time, for the results API's `?progress=true`.
+
+A run holds up to MAX_RUN_SAMPLES progress and telemetry samples; one response carries at most
+SAMPLE_PAGE_MAX of them. The samples are numbered across the run: each result in turn (by
+client level, then repeat), its progress samples (by `t`) then its telemetry samples. A page is
+the window `offset .. offset + limit` of that numbering: every result with a sample in it, each
+with the samples of the window alone; results without samples ride on the first page.
+Shaping only: the results come from `selectors.result_list(with_progress=True)`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework.request import Request
+from rest_framework.utils.urls import remove_query_param, replace_query_param
+
+from benchhub.results.models import Result
+from benchhub.results.serializers import (
+    ProgressOutSerializer,
+    ResultOutSerializer,
+    ResultWithProgressOutSerializer,
+)
+
+# Samples a page holds at most (docs/runner-api.md): about 0.6 MB of JSON.
+SAMPLE_PAGE_MAX = 5000
+
+
+class SamplePageInSerializer(serializers.Serializer):
+    """The page's query parameters; a bad one is a 400 naming it."""
+
+    offset = serializers.IntegerField(min_value=0, default=0)
+    limit = serializers.IntegerField(
+        min_value=1, max_value=SAMPLE_PAGE_MAX, default=SAMPLE_PAGE_MAX
+    )
+
+
+class SamplePageOutSerializer(serializers.Serializer):
+    """The response's shape, for the schema."""
+
+    count = serializers.IntegerField(help_text="progress and telemetry samples of the run")
+    next = serializers.URLField(allow_null=True)
+    previous = serializers.URLField(allow_null=True)
+    results = ResultWithProgressOutSerializer(many=True)
+
+
+def _window(items: Sequence[Any], start: int, offset: int, limit: int) -> list[Any]:
+    """The items numbered `start`, `start + 1`, ... that fall in `offset .. offset + limit`."""
+    return list(items[max(0, offset - start) : max(0, offset + limit - start)])
+
+
+def samples_page(results: Sequence[Result], *, offset: int, limit: int) -> tuple[list[dict], int]:
+    """(rows of the page, samples of the run). Reads each result's prefetched progress."""
+    rows, start = [], 0
+    for result in results:
+        progress = list(result.progress.all())
+        telemetry = result.telemetry or []
+        progress_page = _window(progress, start, offset, limit)
+        telemetry_page = _window(telemetry, start + len(progress), offset, limit)
+        start += len(progress) + len(telemetry)
+        if progress_page or telemetry_page or (offset == 0 and not (progress or telemetry)):
+            row = dict(ResultOutSerializer(result).data)
+            row["progress"] = ProgressOutSerializer(progress_page, many=True).data
+            row["telemetry"] = telemetry_page
+            row["raw_output"] = result.raw_output
+            rows.append(row)
+    return rows, start
+
+
+def samples_page_out(
+    request: Request, results: Sequence[Result], *, offset: int, limit: int
+) -> dict[str, Any]:
+    """The response body: the page's rows, the run's sample count and links to the pages
+    before and after (null at either end)."""
+    rows, count = samples_page(results, offset=offset, limit=limit)
+    url = request.build_absolute_uri()
+    after = offset + limit
+    before = max(0, offset - limit)
+    return {
+        "count": count,
+        "next": replace_query_param(url, "offset", after) if after < count else None,
+        "previous": (
+            None
+            if offset == 0
+            else remove_query_param(url, "offset")
+            if before == 0
+            else replace_query_param(url, "offset", before)
+        ),
+        "results": rows,
+    }
