@@ -103,7 +103,7 @@ def celery_worker(queue: str, *, env: dict[str, str] | None = None) -> Service:
 class Gunicorn(Service):
     """The real web server on the test database; `url` stays the same across restarts."""
 
-    def __init__(self, *, queue: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *, queue: str, env: dict[str, str] | None = None, workers: int = 2) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         environment = {
@@ -118,7 +118,7 @@ class Gunicorn(Service):
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",
-            "2",
+            str(workers),
             "--graceful-timeout",
             "5",
         ]
@@ -126,7 +126,8 @@ class Gunicorn(Service):
 
     def start(self) -> Gunicorn:
         super().start()
-        deadline = time.monotonic() + 30
+        # Each worker imports Django on its first request: seconds on a busy two-CPU machine.
+        deadline = time.monotonic() + 90
         while time.monotonic() < deadline:
             with suppress(OSError):
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):  # noqa: S310
