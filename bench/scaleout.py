@@ -45,13 +45,16 @@ class ScaleOut:
         self.url = ""
         self._stops: list = []  # what was started, stopped in reverse order
         self._replica_xacts = 0
+        self.startup_s = 0.0  # initdb, migrate, pg_basebackup and every process answering
 
     def __enter__(self) -> ScaleOut:
+        began = time.monotonic()
         try:
             self._start()
         except BaseException:
             self.__exit__(None, None, None)
             raise
+        self.startup_s = time.monotonic() - began
         return self
 
     def _start(self) -> None:
@@ -151,6 +154,7 @@ class ScaleOut:
             "replica_transactions": replica,
             "pgbouncer": self.pooler.stats(),
             "queues_left": queued,
+            "startup_s": self.startup_s,
             "settled_s": settled_s,
             "gunicorn_processes": len(self.webs),
             "gunicorn_workers_each": self.web_workers,
