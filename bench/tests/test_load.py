@@ -47,11 +47,11 @@ def test_it_loses_no_result_through_balancer_workers_pooler_and_replica(tmp_path
     deployed config), two gunicorns, an ingest and an analysis worker, pgbouncer in transaction
     mode and a streaming replica, every one a real process (bench/scaleout.py).
 
-    Slow (about 90 s, most of it starting a private primary, migrating it and copying it to the
-    replica): only this runs the whole scaled-out chain at once, so only it shows that an upload
-    accepted by one web process behind the balancer and written through the pooler is stored
-    exactly once, that no request fails while reads go to the replica, and that both web
-    processes and both workers did their share."""
+    Slow (232 s on the shared 2-CPU machine at load average 12, of which 120 to 140 s start
+    the chain: initdb, migrate, pg_basebackup, every process answering): only this runs the
+    whole scaled-out chain at once, so only it shows that an upload accepted by one web process
+    behind the balancer and written through the pooler is stored exactly once, that no request
+    fails while reads go to the replica, and that both web processes and both workers did their share."""
     report = run_load(tmp_path, "--scale-out")
     figures = {f["name"]: f["value"] for f in report["figures"]}
     assert figures["runs stored - uploads answered 201"] == 0
