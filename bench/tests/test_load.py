@@ -51,7 +51,8 @@ def test_it_loses_no_result_through_balancer_workers_pooler_and_replica(tmp_path
     the chain: initdb, migrate, pg_basebackup, every process answering): only this runs the
     whole scaled-out chain at once, so only it shows that an upload accepted by one web process
     behind the balancer and written through the pooler is stored exactly once, that no request
-    fails while reads go to the replica, and that both web processes and both workers did their share."""
+    fails while reads go to the replica, and that both web processes and both workers did
+    their share."""
     report = run_load(tmp_path, "--scale-out")
     figures = {f["name"]: f["value"] for f in report["figures"]}
     assert figures["runs stored - uploads answered 201"] == 0
