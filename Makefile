@@ -18,6 +18,7 @@ help:
 	@echo "make test-all  run the full suite, slow end-to-end tests included"
 	@echo "make bench     self-benchmark: prints a table, writes bench/results.json (BENCH_ARGS=--quick)"
 	@echo "make load      50 agents and 20 readers for 5 minutes: bench/load-results.json (LOAD_ARGS=--quick)"
+	@echo "               LOAD_ARGS=--scale-out: through haproxy, 2 gunicorns, a worker per queue, pgbouncer, a replica"
 	@echo "make runner-token HOST=name   issue a token for the agent on host 'name'"
 	@echo "make lint      format and fix with ruff;  make check: ruff, migrations, mypy (CI)"
 	@echo "make stop      stop the private PostgreSQL and Redis started by 'make up'/'stack.py start'"
@@ -71,7 +72,8 @@ test-all: $(STAMP) tools
 bench: $(STAMP)
 	$(STACK) exec -- $(BIN)/python -m bench.run $(BENCH_ARGS)
 
-# The load test (docs/performance.md, Load), in its own database: make load [LOAD_ARGS="--quick"]
+# The load test (docs/performance.md, Load), in its own database: make load [LOAD_ARGS="--quick"];
+# LOAD_ARGS="--scale-out" runs the site as the compose file scales it (bench/scaleout.py).
 load: $(STAMP)
 	$(STACK) exec -- $(BIN)/python -m bench.load $(LOAD_ARGS)
 

@@ -111,7 +111,8 @@ class WebServer:
             self.process = subprocess.Popen(
                 argv, cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT
             )
-        deadline = time.monotonic() + 60
+        # Each worker imports Django on its first request: long on a busy two-CPU machine.
+        deadline = time.monotonic() + 120
         while time.monotonic() < deadline:
             with suppress(OSError):
                 with urllib.request.urlopen(f"{self.url}/healthz", timeout=2):  # noqa: S310

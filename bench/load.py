@@ -30,13 +30,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlencode
 
-from bench import env
+from bench import env, ingest
 from bench.client import Reply, post_json, request
 from bench.figures import Figure, machine, percentile, table, write_results
 
 POLL_S = 3.0
 HEARTBEAT_S = 2.0
 THINK_S = (0.2, 1.0)  # a browser's pause between pages
+RESULTS = len(ingest.LEVELS) * ingest.REPEATS  # results in each upload (upload_payload)
 
 
 @dataclass(frozen=True)
@@ -173,7 +174,7 @@ def _setup(options: LoadOptions, tag: str) -> tuple[list[tuple[str, str]], dict[
 
 def load_bench(*, server: str, options: LoadOptions) -> tuple[list[Figure], dict]:
     from benchhub.jobs.models import Job
-    from benchhub.results.models import Run
+    from benchhub.results.models import Result, Run
 
     tag = f"load-{uuid.uuid4().hex[:6]}"
     agents, pages = _setup(options, tag)
@@ -208,6 +209,8 @@ def load_bench(*, server: str, options: LoadOptions) -> tuple[list[Figure], dict
                                  .values_list("job_id", flat=True)).values() if n > 1)
     )  # fmt: skip
     doubles = sum(n - 1 for n in Counter(tally.claimed).values() if n > 1)
+    created = tally.statuses["upload"][201]
+    results = Result.objects.filter(run__job__host_tags=[tag]).count()
     figures = [
         Figure("load", "errors (5xx, connection)", len(tally.errors), "requests", op="<=",
                target=0, note="; ".join(tally.errors[:3])),
@@ -215,6 +218,12 @@ def load_bench(*, server: str, options: LoadOptions) -> tuple[list[Figure], dict
         Figure("load", "accepted uploads not stored", len(accepted) - stored, "runs", op="<=",
                target=0),
         Figure("load", "runs of the jobs stored", runs_of_jobs, "runs"),
+        # The agents never retry an upload here, so each 201 is one run, and nothing else is.
+        Figure("load", "runs stored - uploads answered 201", runs_of_jobs - created, "runs",
+               op="within", target=0, target_high=0, note=f"{created} answered 201"),
+        Figure("load", "results stored - results of the runs", results - RESULTS * runs_of_jobs,
+               "results", op="within", target=0, target_high=0,
+               note=f"{results} stored, {RESULTS} a run"),
         Figure("load", "jobs done without exactly one run", done_without_one_run, "jobs",
                op="<=", target=0),
         Figure("load", "double claims", doubles, "jobs", op="<=", target=0),
@@ -242,6 +251,17 @@ def load_bench(*, server: str, options: LoadOptions) -> tuple[list[Figure], dict
     return figures, details
 
 
+def _scaled_out(args: argparse.Namespace, options: LoadOptions) -> tuple[list[Figure], dict]:
+    """The load through the scaled-out site (bench/scaleout.py), its own figures appended."""
+    from bench.scaleout import ScaleOut
+
+    with ScaleOut(database=args.database, web_workers=max(1, args.workers // 2)) as site:
+        print(f"bench.load: {options} against haproxy at {site.url}", file=sys.stderr, flush=True)
+        figures, details = load_bench(server=site.url, options=options)
+        chain, chain_details = site.figures(tag=details["tag"])
+    return figures + chain, {**details, "scale_out": chain_details}
+
+
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="bench.load", description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="20 s, 10 agents, 4 browsers")
@@ -250,7 +270,18 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--browsers", type=int, default=None)
     parser.add_argument("--database", default="benchhub_load")
     parser.add_argument("--output", type=Path, default=env.ROOT / "bench" / "load-results.json")
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1))
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=2 * (os.cpu_count() or 1),
+        help="gunicorn workers in all (split between the two with --scale-out)",
+    )
+    parser.add_argument(
+        "--scale-out",
+        action="store_true",
+        help="two gunicorns behind haproxy, a worker per queue, a private primary"
+        " behind pgbouncer and its streaming replica (bench/scaleout.py)",
+    )
     return parser.parse_args(argv)
 
 
@@ -267,18 +298,22 @@ def main(argv: list[str] | None = None) -> int:
         browsers=args.browsers or options.browsers,
         job_s=options.job_s,
     )
-    env.bench_prepare(base, args.database)
-    log = Path(tempfile.mkstemp(prefix="benchhub-load-gunicorn-", suffix=".log")[1])
     started = datetime.now(UTC)
     try:
-        with env.WebServer(workers=args.workers, log=log) as web:
-            print(f"bench.load: {options} against {web.url}", file=sys.stderr, flush=True)
-            figures, details = load_bench(server=web.url, options=options)
+        if args.scale_out:
+            figures, details = _scaled_out(args, options)
+        else:
+            env.bench_prepare(base, args.database)
+            log = Path(tempfile.mkstemp(prefix="benchhub-load-gunicorn-", suffix=".log")[1])
+            with env.WebServer(workers=args.workers, log=log) as web:
+                print(f"bench.load: {options} against {web.url}", file=sys.stderr, flush=True)
+                figures, details = load_bench(server=web.url, options=options)
     finally:
         env.redis_queue_clear()
     print(table(figures))
     run_options = {
         "quick": args.quick,
+        "shape": "scale-out" if args.scale_out else "single",
         **options.__dict__,
         "database": args.database,
         "gunicorn_workers": args.workers,

@@ -103,7 +103,7 @@ def celery_worker(queue: str, *, env: dict[str, str] | None = None) -> Service:
 class Gunicorn(Service):
     """The real web server on the test database; `url` stays the same across restarts."""
 
-    def __init__(self, *, queue: str, env: dict[str, str] | None = None) -> None:
+    def __init__(self, *, queue: str, env: dict[str, str] | None = None, workers: int = 2) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         environment = {
@@ -118,7 +118,7 @@ class Gunicorn(Service):
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",
-            "2",
+            str(workers),
             "--graceful-timeout",
             "5",
             # The control socket defaults to one per user (~/.gunicorn/gunicorn.ctl), which every

@@ -13,6 +13,8 @@ import yaml
 from django.conf import settings
 from django.core.management import get_commands
 
+from benchhub.testing import balancer
+from benchhub.testing.balancer import render
 from benchhub.testing.processes import ROOT
 
 K8S = ROOT / "deploy" / "k8s"
@@ -221,6 +223,30 @@ def test_compose_load_balancer_config_is_valid_haproxy():
     assert haproxy, "haproxy is missing: `make tools` installs it"
     done = subprocess.run(
         [haproxy, "-c", "-f", str(HAPROXY_CFG)], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+
+
+def test_the_load_test_runs_the_deployed_balancer_config_with_its_ports_templated(tmp_path):
+    deployed = HAPROXY_CFG.read_text()
+    rendered = render(deployed, port=8140, backends=[8141, 8142])
+    lines = rendered.splitlines()
+    assert "    bind 127.0.0.1:8140" in lines
+    assert lines[-2:] == [
+        "    server web1 127.0.0.1:8141 check",
+        "    server web2 127.0.0.1:8142 check",
+    ]
+    assert "resolvers" not in rendered and "127.0.0.11" not in rendered
+    # Everything else (time-outs, retries, the health check, the balancing) is deployed text.
+    for line in balancer.RESOLVERS.sub("", deployed).splitlines():
+        if "bind :8000" not in line and "server-template" not in line:
+            assert line in lines
+    config = tmp_path / "haproxy.cfg"
+    config.write_text(rendered)
+    haproxy = shutil.which("haproxy")
+    assert haproxy, "haproxy is missing: `make tools` installs it"
+    done = subprocess.run(
+        [haproxy, "-c", "-f", str(config)], capture_output=True, text=True, check=False
     )
     assert done.returncode == 0, done.stdout + done.stderr
 
