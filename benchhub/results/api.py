@@ -118,8 +118,12 @@ class RunResultsView(APIView):
         page = SamplePageInSerializer(data=request.query_params)
         if with_progress:
             page.is_valid(raise_exception=True)
+        # A page of samples is sliced in the database (sample_pages.py), so the series are not
+        # joined here: only the raw output the page carries.
         results = list(
-            selectors.result_list(run=run, with_progress=with_progress, with_evidence=with_evidence)
+            selectors.result_list(
+                run=run, with_progress=False, with_evidence=with_evidence, with_output=with_progress
+            )
         )
         if with_progress:
             body = samples_page_out(request, results, **page.validated_data)

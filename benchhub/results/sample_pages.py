@@ -5,7 +5,8 @@ SAMPLE_PAGE_MAX of them. The samples are numbered across the run: each result in
 client level, then repeat), its progress samples (by `t`) then its telemetry samples. A page is
 the window `offset .. offset + limit` of that numbering: every result with a sample in it, each
 with the samples of the window alone; results without samples ride on the first page.
-Shaping only: the results come from `selectors.result_list(with_progress=True)`.
+The results come from `selectors.result_list` (the raw output loaded); the samples are counted
+and sliced in the database (`selectors.progress_lengths`, `selectors.progress_window`).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.utils.urls import remove_query_param, replace_query_param
 
+from benchhub.results import selectors
 from benchhub.results.models import Result
 from benchhub.results.serializers import (
     ProgressOutSerializer,
@@ -52,15 +54,20 @@ def _window(items: Sequence[Any], start: int, offset: int, limit: int) -> list[A
 
 
 def samples_page(results: Sequence[Result], *, offset: int, limit: int) -> tuple[list[dict], int]:
-    """(rows of the page, samples of the run). Reads each result's prefetched progress."""
+    """(rows of the page, samples of the run). Counts each result's progress in the database
+    and fetches only the slices inside the window."""
+    lengths = selectors.progress_lengths(result_ids=[result.pk for result in results])
     rows, start = [], 0
     for result in results:
-        progress = list(result.progress.all())
+        n_progress = lengths.get(result.pk, 0)
         telemetry = result.telemetry or []
-        progress_page = _window(progress, start, offset, limit)
-        telemetry_page = _window(telemetry, start + len(progress), offset, limit)
-        start += len(progress) + len(telemetry)
-        if progress_page or telemetry_page or (offset == 0 and not (progress or telemetry)):
+        lo, hi = max(0, offset - start), max(0, min(n_progress, offset + limit - start))
+        progress_page = (
+            selectors.progress_window(result_id=result.pk, start=lo, stop=hi) if lo < hi else []
+        )
+        telemetry_page = _window(telemetry, start + n_progress, offset, limit)
+        start += n_progress + len(telemetry)
+        if progress_page or telemetry_page or (offset == 0 and not (n_progress or telemetry)):
             row = dict(ResultOutSerializer(result).data)
             row["progress"] = ProgressOutSerializer(progress_page, many=True).data
             row["telemetry"] = telemetry_page

@@ -57,6 +57,36 @@ def result_list(
     return results if with_output else results.defer("raw_output")
 
 
+_PROGRESS_COLUMNS = ("t", "tps", "latency_ms", "stddev_ms", "failed", "skipped", "lag_ms")
+
+
+def progress_lengths(*, result_ids: list[int]) -> dict[int, int]:
+    """Progress samples each result holds (results without a series are absent), read without
+    fetching the series themselves."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT result_id, cardinality(t) FROM results_progressseries"
+            " WHERE result_id = ANY(%s)",
+            [result_ids],
+        )
+        return {result_id: n for result_id, n in cursor.fetchall()}
+
+
+def progress_window(*, result_id: int, start: int, stop: int) -> list[dict[str, Any]]:
+    """The result's progress samples numbered `start` .. `stop` - 1 (from 0, in time order),
+    sliced in the database: a page of a long series costs its own size, not the series'."""
+    slices = ", ".join(f"{column}[%s:%s]" for column in _PROGRESS_COLUMNS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {slices} FROM results_progressseries WHERE result_id = %s",  # noqa: S608
+            [*[start + 1, stop] * len(_PROGRESS_COLUMNS), result_id],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return []
+    return [dict(zip(_PROGRESS_COLUMNS, values, strict=True)) for values in zip(*row, strict=True)]
+
+
 # Points of one line of a chart: more than a page's width in pixels adds nothing to see.
 MAX_CHART_POINTS = 2000
 

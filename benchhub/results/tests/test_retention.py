@@ -125,6 +125,7 @@ def test_the_pruned_runs_page_and_api_say_what_was_pruned_and_when(anon_client, 
     assert 'id="pruned"' in page and "per-second progress samples" in page
     assert f"{month:%B %Y}" in page
     results = anon_client.get(f"/api/v1/runs/{old[0].uuid}/results/", {"progress": "1"}).json()
+    results = results["results"]
     assert [r["progress"] for r in results] == [[]] * 6 and results[0]["tps"] == 100
     assert 'id="pruned"' not in anon_client.get(f"/runs/{recent.uuid}/").content.decode()
 
