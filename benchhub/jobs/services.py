@@ -21,6 +21,7 @@ from benchhub.builds.selectors import recipe_specs
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import job_target_check
 from benchhub.hosts.models import Host, RunnerToken
+from benchhub.jobs.signals import job_ended
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
 from benchhub.jobs.serializers import JobInSerializer
 from benchhub.results.models import Run
@@ -383,29 +384,26 @@ def job_finish(
         job.failure_stage, job.failure_message = stage, message
         job.save()
         _event(job, outcome, _runner(token), f"{stage}: {message}" if stage else message)
-        _bisection_advance_on_commit(job)
+        _ended_announce(job)
     return job
 
 
 def _range_stored_check(job: Job) -> None:
-    from benchhub.bisections.models import Bisection
-
-    listing = Bisection.objects.filter(id=job.bisection_id or 0, state=Bisection.State.LISTING)
-    if job.bisection_id is None or listing.exists():
+    bisection = job.bisection
+    if bisection is None or bisection.state == bisection.State.LISTING:
         raise JobError(
             "job_state",
             f"Job {job.pk} lists a bisection's range: send it first (POST .../range/).",
         )
 
 
-def _bisection_advance_on_commit(job: Job) -> None:
-    """A bisection's job ended: its bisection takes its next step once this commits."""
-    if job.bisection_id is None:
-        return
-    from benchhub.bisections.services import bisection_advance_enqueue
-
-    bisection_id = job.bisection_id
-    transaction.on_commit(lambda: bisection_advance_enqueue(bisection_id=bisection_id))
+def _ended_announce(job: Job) -> None:
+    """Announce that the job ended (jobs.signals.job_ended) once this transaction commits: a
+    bisection's job has its bisection take its next step."""
+    job_id, state, bisection_id = job.pk, job.state, job.bisection_id
+    transaction.on_commit(
+        lambda: job_ended.send(sender=Job, job_id=job_id, state=state, bisection_id=bisection_id)
+    )
 
 
 def job_release(*, job_id: int, token: RunnerToken, reason: str, attempt: int | None = None) -> Job:
@@ -443,7 +441,7 @@ def job_cancel(*, job_id: int, actor: str, by: Any = None) -> Job:
         job.lease_expires_at = None
         job.save()
         _event(job, "cancelled", actor)
-        _bisection_advance_on_commit(job)
+        _ended_announce(job)
     return job
 
 
@@ -496,7 +494,7 @@ def _requeue(job: Job, *, actor: str, reason: str) -> None:
     job.save()
     _event(job, kind, actor, note)
     if job.state == Job.State.EXPIRED:
-        _bisection_advance_on_commit(job)
+        _ended_announce(job)
 
 
 def jobs_expire_leases() -> int:

@@ -16,9 +16,9 @@ from benchhub.digests import json_digest
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.hosts.services import host_facts_record, host_get_or_create
-from benchhub.jobs.services import job_upload_check
 from benchhub.results.comparability import comparability_key
 from benchhub.results.copying import instances_copy, progress_copy
+from benchhub.results.hooks import job_check, run_aggregated
 from benchhub.results.models import (
     LevelAggregate,
     ProgressSample,
@@ -168,11 +168,9 @@ def _run_create(
     user: User | None,
 ) -> Run:
     host_in, config_in = data["host"], data["configuration"]
-    job = None
-    if "job" in data:
-        job = job_upload_check(
-            job_id=data["job"]["id"], attempt=data["job"]["attempt"], token=runner_token
-        )
+    job_id = data["job"]["id"] if "job" in data else None
+    if job_id is not None:
+        job_check(job_id=job_id, attempt=data["job"]["attempt"], token=runner_token)
     host = host_get_or_create(name=host_in["name"])
     facts = host_facts_record(
         host=host,
@@ -232,8 +230,8 @@ def _run_create(
         comparability_key=key,
         payload_digest=digest,
         submitted_by_runner=runner_token,
-        job=job,
-        job_attempt=data["job"]["attempt"] if job else None,
+        job_id=job_id,
+        job_attempt=data["job"]["attempt"] if job_id is not None else None,
         submitted_by=user if user is not None and user.is_authenticated else None,
     )
     rows = _results_create(run=run, results=data["results"])
@@ -294,7 +292,8 @@ def run_aggregate(*, run_id: int) -> int:
 
     Aborted results are counted but left out of every statistic. Idempotent: running it twice
     leaves the same rows. Locks the run row so two workers don't interleave their writes.
-    Queues change detection over the run's series on commit (regressions.tasks.detect_run).
+    Announces results.hooks.run_aggregated on commit (change detection and a bisection's next
+    step subscribe).
     """
     run = Run.objects.select_for_update().get(pk=run_id)
     results = list(run.results.only("clients", "tps", "latency_avg_ms", "aborted"))
@@ -303,12 +302,12 @@ def run_aggregate(*, run_id: int) -> int:
     levels = _levels_write(run=run, results=results)
     run.aggregated_at = timezone.now()
     run.save(update_fields=["aggregated_at"])
-    # Change detection reads these aggregates, so it is queued once they have committed.
-    transaction.on_commit(lambda: detection_enqueue(run_id=run.pk))
-    # A bisection's verdicts read the steady-state means, which exist from now on.
-    job_id = run.job_id
-    if job_id is not None:
-        transaction.on_commit(lambda: bisection_enqueue(job_id=job_id))
+    # Change detection reads these aggregates, and a bisection's verdicts the steady-state
+    # means: both exist for others' transactions once this one commits.
+    run_id, job_id = run.pk, run.job_id
+    transaction.on_commit(
+        lambda: run_aggregated.send(sender=Run, run_id=run_id, job_id=job_id)
+    )
     return levels
 
 
@@ -412,20 +411,3 @@ def runs_steady_backfill(*, after: int = 0, limit: int = STEADY_BACKFILL_BATCH) 
     for run_id in ids:
         run_aggregate(run_id=run_id)
     return ids
-
-
-def bisection_enqueue(*, job_id: int) -> None:
-    """Queue the next step of the bisection the run's job belongs to, if any."""
-    from benchhub.bisections.services import bisection_advance_enqueue
-    from benchhub.jobs.models import Job
-
-    bisection_id = Job.objects.filter(pk=job_id).values_list("bisection_id", flat=True).first()
-    if bisection_id is not None:
-        bisection_advance_enqueue(bisection_id=bisection_id)
-
-
-def detection_enqueue(*, run_id: int) -> None:
-    """Queue change detection over the series of an aggregated run (regressions app)."""
-    from benchhub.regressions.services import detect_enqueue
-
-    detect_enqueue(run_id=run_id)
