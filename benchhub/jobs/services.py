@@ -21,9 +21,9 @@ from benchhub.builds.selectors import recipe_specs
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import job_target_check
 from benchhub.hosts.models import Host, RunnerToken
-from benchhub.jobs.signals import job_ended
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
 from benchhub.jobs.serializers import JobInSerializer
+from benchhub.jobs.signals import job_ended
 from benchhub.results.models import Run
 from benchhub.workloads.services import BASE_FIELDS, OPTIONAL_DEFAULTS, workload_definition
 

@@ -7,8 +7,8 @@ from django.db import transaction
 
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import HostForbidden, host_may_run
-from benchhub.results.models import Run
 from benchhub.regressions.services import detect_enqueue
+from benchhub.results.models import Run
 from benchhub.review.models import TAG_NAME, Comment, ReviewEvent, RunTag, Tag
 
 MAX_BODY = 20000

@@ -10,8 +10,8 @@ from benchhub.compare.tests.uploads import upload
 from benchhub.regressions.detection import change_interval
 from benchhub.regressions.models import Regression
 from benchhub.regressions.services import regression_state_change, run_detect, series_detect
-from benchhub.regressions.tests.series import history, noisy
 from benchhub.regressions.tasks import detect_run
+from benchhub.regressions.tests.series import history, noisy
 from benchhub.results.services import run_aggregate
 from benchhub.review.services import run_mark
 
