@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from benchhub_runner.plan import PLAN_FIELDS
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -89,22 +90,7 @@ def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job
 JOB_DEFINITION_FIELDS = (
     "versions",
     "workload",
-    "scale",
-    "clients",
-    "profile_clients",
-    "threads_policy",
-    "threads",
-    "level_threads",
-    "duration_s",
-    "level_durations",
-    "transactions_per_client",
-    "warmup_s",
-    "level_order",
-    "shuffle_seed",
-    "repeats",
-    "config_overrides",
-    "client",
-    "order",
+    *PLAN_FIELDS,
     "host_tags",
     "priority",
     "max_attempts",
@@ -153,25 +139,27 @@ def job_request_of(run: Run) -> dict[str, Any]:
     request: dict[str, Any] = {
         "versions": [run.build.version],
         "workload": definition,
-        "scale": run.scale,
-        "clients": list(run.clients),
-        "repeats": run.repeats,
-        "config_overrides": run.config_overrides or {},
+        **_plan_of(run),
         "host": run.host.name,
         **_threads_of(run),
     }
-    if run.warmup_s is not None:
-        request["warmup_s"] = run.warmup_s
     if run.shuffle_seed is not None:
-        request.update(level_order=Job.LevelOrder.SHUFFLED, shuffle_seed=run.shuffle_seed)
-    if run.duration_s:
-        request.update(duration_s=run.duration_s, level_durations=run.level_durations or {})
-    elif run.transactions_per_client:
-        request["transactions_per_client"] = run.transactions_per_client
-    else:
+        request["level_order"] = Job.LevelOrder.SHUFFLED
+    if not run.duration_s:
+        request.pop("duration_s", None)
+        request.pop("level_durations", None)
+    if not (run.duration_s or run.transactions_per_client):
         # A published table that did not say how long each level ran.
         request["duration_s"] = RERUN_DURATION_S
     return request
+
+
+def _plan_of(run: Run) -> dict[str, Any]:
+    """The plan fields the run stores (benchhub_runner.plan), as it stored them; the others
+    take their defaults when the request is validated."""
+    columns = {column.name for column in Run._meta.concrete_fields}
+    values = {name: getattr(run, name) for name in PLAN_FIELDS if name in columns}
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def job_create_again(*, run: Run, created_by: Any) -> Job:

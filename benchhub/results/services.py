@@ -305,9 +305,7 @@ def run_aggregate(*, run_id: int) -> int:
     # Change detection reads these aggregates, and a bisection's verdicts the steady-state
     # means: both exist for others' transactions once this one commits.
     run_id, job_id = run.pk, run.job_id
-    transaction.on_commit(
-        lambda: run_aggregated.send(sender=Run, run_id=run_id, job_id=job_id)
-    )
+    transaction.on_commit(lambda: run_aggregated.send(sender=Run, run_id=run_id, job_id=job_id))
     return levels
 
 

@@ -91,9 +91,9 @@ def broken_rule(unit: str, target: str) -> str:
 def test_it_finds_every_app_in_one_layer() -> None:
     packages = {p.parent.name for p in BENCHHUB.glob("*/__init__.py")} - {"tests", "testing"}
     assert packages == set(LAYER_OF) - {"statistics"} | {"api"}
-    assert all(
-        (BENCHHUB / "compare" / f"{module}.py").exists() for module in STATISTICS
-    ), "a statistics module moved: update STATISTICS and docs/directory-structure.md"
+    assert all((BENCHHUB / "compare" / f"{module}.py").exists() for module in STATISTICS), (
+        "a statistics module moved: update STATISTICS and docs/directory-structure.md"
+    )
 
 
 def test_it_names_the_rule_an_import_breaks() -> None:

@@ -158,7 +158,9 @@ class Plan:
         ),
     )
     repeats: int = field(default=1, metadata=_spec("count", maximum=MAX_REPEATS, nullable=False))
-    config_overrides: Mapping[str, str] = field(default_factory=dict, metadata=_spec("settings"))
+    config_overrides: Mapping[str, str] = field(
+        default_factory=dict, metadata=_spec("settings", maximum=500)
+    )
     client: str = field(
         default="",
         metadata=_spec(
@@ -177,6 +179,25 @@ class Plan:
 
 PLAN_SPECS: dict[str, Spec] = {f.name: f.metadata["spec"] for f in fields(Plan)}
 PLAN_FIELDS: tuple[str, ...] = tuple(PLAN_SPECS)
+# The plan fields each run records (its upload carries them; the server's Run has a column of
+# each); the overrides travel with the run's configuration.
+RUN_PLAN_FIELDS = (
+    "scale",
+    "clients",
+    "duration_s",
+    "level_durations",
+    "transactions_per_client",
+    "repeats",
+    "warmup_s",
+    "shuffle_seed",
+)
+
+
+def plan_json(value: Any) -> Any:
+    """A plan field's value as JSON has it: level maps keyed by strings, tuples as lists."""
+    if isinstance(value, Mapping):
+        return {str(key): item for key, item in value.items()}
+    return list(value) if isinstance(value, tuple) else value
 
 
 def plan_default(name: str) -> Any:
