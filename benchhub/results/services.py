@@ -4,6 +4,7 @@ import logging
 from dataclasses import dataclass
 from typing import Any
 
+from benchhub_runner.plan import RUN_PLAN_FIELDS
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -204,14 +205,8 @@ def _run_create(
         config_overrides=config_in["overrides"],
         settings_translated=config_in["translated"],
         settings_not_applied=config_in["not_applied"],
-        scale=data.get("scale"),
-        clients=data["clients"],
-        duration_s=data.get("duration_s"),
-        transactions_per_client=data.get("transactions_per_client"),
-        level_durations=data["level_durations"],
-        repeats=data["repeats"],
-        warmup_s=data.get("warmup_s"),
-        shuffle_seed=data.get("shuffle_seed"),
+        # The plan fields a run records (benchhub_runner.plan), as the upload gave them.
+        **{name: data.get(name) for name in RUN_PLAN_FIELDS},
         level_sequence=data["level_sequence"],
         stop_stage=stopped.get("stage", ""),
         stop_reason=stopped.get("reason", ""),
