@@ -4,6 +4,7 @@ from the page and one queued through the API obey the same rules."""
 from collections.abc import Mapping
 from typing import Any
 
+from benchhub_runner.plan import MAX_REPEATS, QUERY_MODE_DEFAULT, plan_default
 from django import forms
 from django.db import models
 from rest_framework.exceptions import ValidationError as ApiValidationError
@@ -21,7 +22,6 @@ CUSTOM_DEFAULTS: dict[str, Any] = {
     "scale": 1,
     "clients": [1, 2, 4, 8, 16, 32],
     "duration_s": 10.0,
-    "repeats": 3,
 }
 
 
@@ -74,7 +74,7 @@ class JobForm(forms.Form):
         label="Custom workload",
     )
     query_mode = forms.ChoiceField(
-        choices=_as_named(Workload.QueryMode), initial="prepared", required=False
+        choices=_as_named(Workload.QueryMode), initial=QUERY_MODE_DEFAULT, required=False
     )
     scale = forms.IntegerField(
         min_value=1, required=False, help_text="pgbench -s; blank: the default (custom: 1)"
@@ -90,7 +90,10 @@ class JobForm(forms.Form):
         help_text="per level and repeat, pgbench -T; blank: the default (custom: 10)",
     )
     repeats = forms.IntegerField(
-        min_value=1, max_value=100, required=False, help_text="blank: the default (custom: 3)"
+        min_value=1,
+        max_value=MAX_REPEATS,
+        required=False,
+        help_text=f"blank: the default (custom: {plan_default('repeats')})",
     )
     warmup_s = forms.FloatField(
         min_value=0,
@@ -181,7 +184,7 @@ class JobForm(forms.Form):
             body["workload"] = {
                 "name": builtin,
                 "builtin": builtin,
-                "query_mode": data["query_mode"] or "prepared",
+                "query_mode": data["query_mode"] or QUERY_MODE_DEFAULT,
             }
             body["config_overrides"] = data["settings"]
             body = {**CUSTOM_DEFAULTS, **body}
@@ -391,7 +394,7 @@ class BisectionForm(forms.Form):
         choices=_as_named(Workload.Builtin), initial="select-only", required=False
     )
     query_mode = forms.ChoiceField(
-        choices=_as_named(Workload.QueryMode), initial="prepared", required=False
+        choices=_as_named(Workload.QueryMode), initial=QUERY_MODE_DEFAULT, required=False
     )
     scale = forms.IntegerField(min_value=1, required=False, help_text="pgbench -s; blank: 1")
     clients = forms.IntegerField(min_value=1, help_text="the one client level measured")
@@ -432,7 +435,7 @@ class BisectionForm(forms.Form):
             body["workload"] = {
                 "name": builtin,
                 "builtin": builtin,
-                "query_mode": data["query_mode"] or "prepared",
+                "query_mode": data["query_mode"] or QUERY_MODE_DEFAULT,
             }
             body.setdefault("scale", 1)
         return body

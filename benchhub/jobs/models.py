@@ -6,6 +6,7 @@ lease that heartbeats renew; a lapsed lease puts the job back in the queue (a ne
 job says who did what and when.
 """
 
+from benchhub_runner import plan
 from django.conf import settings as django_settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
@@ -14,6 +15,9 @@ from django.utils import timezone
 
 
 class Job(models.Model):
+    """A job: its plan's fields (benchhub_runner.plan: the enums below take its values) and the
+    queue's own."""
+
     class State(models.TextChoices):
         QUEUED = "queued"
         CLAIMED = "claimed"
@@ -24,17 +28,29 @@ class Job(models.Model):
         EXPIRED = "expired"
 
     class Order(models.TextChoices):
-        INTERLEAVED = "interleaved", "interleaved: each level and repeat, every version in turn"
-        SEQUENTIAL = "sequential", "sequential: one version's whole sweep after the other"
+        INTERLEAVED = (
+            plan.Order.INTERLEAVED.value,
+            "interleaved: each level and repeat, every version in turn",
+        )
+        SEQUENTIAL = (
+            plan.Order.SEQUENTIAL.value,
+            "sequential: one version's whole sweep after the other",
+        )
 
     class Threads(models.TextChoices):
-        CLIENTS = "clients", "-j equal to clients"
-        FIXED = "fixed", "-j fixed"
-        PAIRS = "pairs", "-j given for each client level"
+        CLIENTS = plan.ThreadsPolicy.CLIENTS.value, "-j equal to clients"
+        FIXED = plan.ThreadsPolicy.FIXED.value, "-j fixed"
+        PAIRS = plan.ThreadsPolicy.PAIRS.value, "-j given for each client level"
 
     class LevelOrder(models.TextChoices):
-        GIVEN = "given", "the client levels in the order given, each level's repeats together"
-        SHUFFLED = "shuffled", "each repeat a new shuffle of the levels, from shuffle_seed"
+        GIVEN = (
+            plan.LevelOrder.GIVEN.value,
+            "the client levels in the order given, each level's repeats together",
+        )
+        SHUFFLED = (
+            plan.LevelOrder.SHUFFLED.value,
+            "each repeat a new shuffle of the levels, from shuffle_seed",
+        )
 
     ACTIVE = (State.CLAIMED, State.RUNNING)
     FINAL = (State.DONE, State.FAILED, State.CANCELLED, State.EXPIRED)
@@ -73,7 +89,7 @@ class Job(models.Model):
         max_length=10, choices=LevelOrder.choices, default=LevelOrder.GIVEN
     )
     shuffle_seed = models.BigIntegerField(null=True, blank=True)
-    repeats = models.PositiveIntegerField(default=1)
+    repeats = models.PositiveIntegerField(default=plan.plan_default("repeats"))
     config_overrides = models.JSONField(default=dict, blank=True)
     client = models.CharField(
         max_length=100,

@@ -1,18 +1,26 @@
 """Validation of job requests, heartbeats and finishes; shapes of jobs as the API returns them."""
 
 import re
-import secrets
 from typing import Any
 
 from benchhub_runner.jobcode import Refusal, check_settings, job_code_check
-from benchhub_runner.jobspec import warmup_default
 from benchhub_runner.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
+from benchhub_runner.plan import (
+    CLIENT_CONFIGURED,
+    MAX_LEVELS,
+    PLAN_FIELDS,
+    PLAN_SPECS,
+    Spec,
+    plan_default,
+    plan_method,
+    plan_problems,
+)
 from celery.schedules import ParseException
 from celery.schedules import crontab as celery_crontab
+from django.db import models
 from rest_framework import serializers
 
 from benchhub.api.fields import (
-    BIGINT_MAX,
     StrictCharField,
     StrictFloatField,
     StrictIntegerField,
@@ -27,11 +35,7 @@ from benchhub.workloads.catalog import catalog_job_request
 from benchhub.workloads.serializers import JobWorkloadInSerializer
 
 GUC_NAME = re.compile(r"^[a-z_][a-z0-9_.]{0,62}$")
-MAX_LEVELS = 64
-MAX_DURATION_S = 86400
-MAX_WARMUP_S = 3600
-# A job's `client` naming the agent's configured pgbench rather than a version's.
-CLIENT_CONFIGURED = "configured"
+__all__ = ["CLIENT_CONFIGURED", "MAX_LEVELS"]
 
 
 CRONTAB_FIELDS = ("minute", "hour", "day_of_month", "month_of_year", "day_of_week")
@@ -73,74 +77,72 @@ def _check_tablespace(value: str) -> str:
     return value
 
 
-class JobInSerializer(InSerializer):
+def plan_field(name: str, spec: Spec) -> serializers.Field:
+    """The API's field of plan field `name` (benchhub_runner.plan), as its spec says: bounds,
+    default, help; a choice takes the Job column's choices (their labels are the schema's)."""
+    help_text = spec.help or None
+    if spec.kind == "levels":
+        child = StrictIntegerField(min_value=1, max_value=_bound(spec.maximum))
+        return serializers.ListField(
+            child=child, min_length=1, max_length=MAX_LEVELS, help_text=help_text
+        )
+    if spec.kind in ("count", "seconds"):
+        return _number(name, spec, kind=spec.kind, help_text=help_text)
+    if spec.kind == "choice":
+        column = Job._meta.get_field(name)
+        choices = column.choices if isinstance(column, models.Field) else None
+        return serializers.ChoiceField(
+            choices=choices or [], default=plan_default(name), help_text=help_text
+        )
+    if spec.kind == "text":
+        return StrictCharField(
+            max_length=_bound(spec.maximum),
+            required=False,
+            allow_blank=True,
+            default="",
+            help_text=help_text,
+        )
+    if spec.kind in ("level_counts", "level_seconds"):
+        value = _number(name, spec, kind=spec.kind)
+        return serializers.DictField(child=value, required=False, default=dict, help_text=help_text)
+    if spec.kind == "settings":
+        return StringMapField(required=False, default=dict, max_items=_bound(spec.maximum))
+    raise ValueError(f"No API field for plan field {name} of kind {spec.kind!r}.")
+
+
+def _bound(value: float | None) -> int:
+    return int(value or 0)
+
+
+def _number(name: str, spec: Spec, *, kind: str, help_text: str | None = None) -> serializers.Field:
+    """A count or a number of seconds: a field's own, or each value of a level map (required)."""
+    options: dict[str, Any] = {"min_value": spec.minimum, "max_value": spec.maximum}
+    if kind in ("count", "seconds") and spec.nullable:
+        options.update(required=False, allow_null=True)
+    elif kind in ("count", "seconds"):
+        options["default"] = plan_default(name)
+    if help_text:
+        options["help_text"] = help_text
+    if kind in ("count", "level_counts"):
+        return StrictIntegerField(**options)
+    return StrictFloatField(**options)
+
+
+class PlanInSerializer(InSerializer):
+    """A request's plan: one field per plan field, made from the plan's specs."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        plan = {name: plan_field(name, spec) for name, spec in PLAN_SPECS.items()}
+        return {**plan, **super().get_fields()}
+
+
+class JobInSerializer(PlanInSerializer):
     versions = serializers.ListField(
         child=StrictCharField(max_length=100, validators=[_check_version]),
         min_length=1,
         max_length=16,
     )
     workload = JobWorkloadInSerializer()
-    scale = StrictIntegerField(min_value=1, required=False, allow_null=True)
-    clients = serializers.ListField(
-        child=StrictIntegerField(min_value=1, max_value=100000), min_length=1, max_length=MAX_LEVELS
-    )
-    profile_clients = StrictIntegerField(
-        min_value=1,
-        required=False,
-        allow_null=True,
-        default=None,
-        help_text="the level whose CPU profile the agent takes (one of clients); null: the "
-        "largest level",
-    )
-    threads_policy = serializers.ChoiceField(
-        choices=Job.Threads.choices, default=Job.Threads.CLIENTS
-    )
-    threads = StrictIntegerField(min_value=1, required=False, allow_null=True)
-    level_threads = serializers.DictField(
-        child=StrictIntegerField(min_value=1, max_value=10000), required=False, default=dict
-    )
-    duration_s = StrictFloatField(
-        min_value=1, max_value=MAX_DURATION_S, required=False, allow_null=True
-    )
-    level_durations = serializers.DictField(
-        child=StrictFloatField(min_value=1, max_value=MAX_DURATION_S),
-        required=False,
-        default=dict,
-        help_text='pgbench -T of some levels, seconds: {"2048": 360}; the others take duration_s',
-    )
-    transactions_per_client = StrictIntegerField(
-        min_value=1, max_value=BIGINT_MAX, required=False, allow_null=True
-    )
-    warmup_s = StrictFloatField(
-        min_value=0,
-        max_value=MAX_WARMUP_S,
-        required=False,
-        allow_null=True,
-        help_text="warm-up before each measurement, s; omitted: 10% of duration_s within "
-        "[2, 30]; 0: none",
-    )
-    level_order = serializers.ChoiceField(
-        choices=Job.LevelOrder.choices, default=Job.LevelOrder.GIVEN
-    )
-    shuffle_seed = StrictIntegerField(
-        min_value=0,
-        max_value=2**63 - 1,
-        required=False,
-        allow_null=True,
-        help_text="the seed of a shuffled level order; omitted: the server draws one",
-    )
-    repeats = StrictIntegerField(min_value=1, max_value=100, default=1)
-    config_overrides = StringMapField(required=False, default=dict, max_items=500)
-    client = StrictCharField(
-        max_length=100,
-        required=False,
-        allow_blank=True,
-        default="",
-        help_text="pgbench client for every server of the job: omitted, the newest the host has "
-        "or builds for the job; 'configured', the agent's own; or a version (one of the job's, "
-        "or one the host has installed with pgbench and psql)",
-    )
-    order = serializers.ChoiceField(choices=Job.Order.choices, default=Job.Order.INTERLEAVED)
     host = serializers.SlugRelatedField(
         slug_field="name", queryset=Host.objects.all(), required=False, allow_null=True
     )
@@ -188,22 +190,7 @@ class JobInSerializer(InSerializer):
         return value
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        errors = {}
-        if (attrs.get("duration_s") is None) == (attrs.get("transactions_per_client") is None):
-            errors["duration_s"] = "Give exactly one of duration_s and transactions_per_client."
-        if attrs["threads_policy"] == Job.Threads.FIXED and not attrs.get("threads"):
-            errors["threads"] = "A fixed threads policy needs threads."
-        if attrs["threads_policy"] == Job.Threads.PAIRS:
-            missing = [c for c in attrs["clients"] if str(c) not in attrs["level_threads"]]
-            if missing:
-                errors["level_threads"] = (
-                    f"The pairs policy needs threads for every level; missing: {missing[:10]}."
-                )
-        if len(set(attrs["clients"])) != len(attrs["clients"]):
-            errors["clients"] = "Client levels must be unique."
-        profiled = attrs.get("profile_clients")
-        if profiled is not None and profiled not in attrs["clients"]:
-            errors["profile_clients"] = "The profiled level is one of the job's clients."
+        errors = plan_problems(attrs)
         if attrs.get("aa"):
             if len(set(attrs["versions"])) != 1:
                 errors["versions"] = "An A/A job names exactly one version."
@@ -216,11 +203,18 @@ class JobInSerializer(InSerializer):
                 f"{', '.join(unbuildable)}: a commit, a snapshot date, a patch or master names a "
                 "build, and no recipe has that name; define one first (/recipes/)."
             )
-        errors.update(_check_level_durations(attrs))
         errors.update(_check_tablespaces(attrs))
         if errors:
             raise serializers.ValidationError(errors)
-        return _method_defaults(attrs)
+        # The warm-up and the shuffle seed are decided once and stored on the job, so the
+        # claim, the runs and a rerun all carry the same numbers.
+        attrs["warmup_s"], attrs["shuffle_seed"] = plan_method(
+            duration_s=attrs.get("duration_s"),
+            warmup_s=attrs.get("warmup_s"),
+            level_order=attrs["level_order"],
+            seed=attrs.get("shuffle_seed"),
+        )
+        return attrs
 
 
 def _check_tablespaces(attrs: dict[str, Any]) -> dict[str, str]:
@@ -237,31 +231,6 @@ def _check_tablespaces(attrs: dict[str, Any]) -> dict[str, str]:
             f"{offered}; the host owner maps names to directories in the agent's configuration)."
         }
     return {}
-
-
-def _check_level_durations(attrs: dict[str, Any]) -> dict[str, str]:
-    durations = attrs["level_durations"]
-    if not durations:
-        return {}
-    if attrs.get("duration_s") is None:
-        return {"level_durations": "Per-level durations need duration_s (not -t)."}
-    levels = {str(c) for c in attrs["clients"]}
-    unknown = [key for key in durations if key not in levels]
-    if unknown:
-        return {"level_durations": f"Not client levels of the job: {unknown[:10]}."}
-    return {}
-
-
-def _method_defaults(attrs: dict[str, Any]) -> dict[str, Any]:
-    """The warm-up and the shuffle seed a job runs with, decided once and stored on the job,
-    so the claim, the runs and a rerun all carry the same numbers."""
-    if attrs.get("warmup_s") is None:
-        attrs["warmup_s"] = warmup_default(attrs.get("duration_s"))
-    if attrs["level_order"] == Job.LevelOrder.SHUFFLED and attrs.get("shuffle_seed") is None:
-        attrs["shuffle_seed"] = secrets.randbelow(2**31)
-    if attrs["level_order"] == Job.LevelOrder.GIVEN:
-        attrs["shuffle_seed"] = None
-    return attrs
 
 
 def _refuse_job_code(refusals: list[Refusal], prefix: str) -> None:
@@ -360,22 +329,7 @@ class JobOutSerializer(serializers.ModelSerializer):
             "state",
             "versions",
             "workload",
-            "scale",
-            "clients",
-            "profile_clients",
-            "threads_policy",
-            "threads",
-            "level_threads",
-            "duration_s",
-            "level_durations",
-            "transactions_per_client",
-            "warmup_s",
-            "level_order",
-            "shuffle_seed",
-            "repeats",
-            "config_overrides",
-            "client",
-            "order",
+            *PLAN_FIELDS,
             "aa",
             "host",
             "host_tags",

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from benchhub_runner.plan import PLAN_FIELDS
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -23,6 +24,7 @@ from benchhub.hosts.access import job_target_check
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
 from benchhub.jobs.serializers import JobInSerializer
+from benchhub.jobs.signals import job_ended
 from benchhub.results.models import Run
 from benchhub.workloads.services import BASE_FIELDS, OPTIONAL_DEFAULTS, workload_definition
 
@@ -88,22 +90,7 @@ def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job
 JOB_DEFINITION_FIELDS = (
     "versions",
     "workload",
-    "scale",
-    "clients",
-    "profile_clients",
-    "threads_policy",
-    "threads",
-    "level_threads",
-    "duration_s",
-    "level_durations",
-    "transactions_per_client",
-    "warmup_s",
-    "level_order",
-    "shuffle_seed",
-    "repeats",
-    "config_overrides",
-    "client",
-    "order",
+    *PLAN_FIELDS,
     "host_tags",
     "tablespaces",
     "priority",
@@ -153,26 +140,28 @@ def job_request_of(run: Run) -> dict[str, Any]:
     request: dict[str, Any] = {
         "versions": [run.build.version],
         "workload": definition,
-        "scale": run.scale,
-        "clients": list(run.clients),
-        "repeats": run.repeats,
-        "config_overrides": run.config_overrides or {},
+        **_plan_of(run),
         "host": run.host.name,
         "tablespaces": [t["name"] for t in run.tablespaces or []],
         **_threads_of(run),
     }
-    if run.warmup_s is not None:
-        request["warmup_s"] = run.warmup_s
     if run.shuffle_seed is not None:
-        request.update(level_order=Job.LevelOrder.SHUFFLED, shuffle_seed=run.shuffle_seed)
-    if run.duration_s:
-        request.update(duration_s=run.duration_s, level_durations=run.level_durations or {})
-    elif run.transactions_per_client:
-        request["transactions_per_client"] = run.transactions_per_client
-    else:
+        request["level_order"] = Job.LevelOrder.SHUFFLED
+    if not run.duration_s:
+        request.pop("duration_s", None)
+        request.pop("level_durations", None)
+    if not (run.duration_s or run.transactions_per_client):
         # A published table that did not say how long each level ran.
         request["duration_s"] = RERUN_DURATION_S
     return request
+
+
+def _plan_of(run: Run) -> dict[str, Any]:
+    """The plan fields the run stores (benchhub_runner.plan), as it stored them; the others
+    take their defaults when the request is validated."""
+    columns = {column.name for column in Run._meta.concrete_fields}
+    values = {name: getattr(run, name) for name in PLAN_FIELDS if name in columns}
+    return {name: value for name, value in values.items() if value is not None}
 
 
 def job_create_again(*, run: Run, created_by: Any) -> Job:
@@ -394,29 +383,26 @@ def job_finish(
         job.failure_stage, job.failure_message = stage, message
         job.save()
         _event(job, outcome, _runner(token), f"{stage}: {message}" if stage else message)
-        _bisection_advance_on_commit(job)
+        _ended_announce(job)
     return job
 
 
 def _range_stored_check(job: Job) -> None:
-    from benchhub.bisections.models import Bisection
-
-    listing = Bisection.objects.filter(id=job.bisection_id or 0, state=Bisection.State.LISTING)
-    if job.bisection_id is None or listing.exists():
+    bisection = job.bisection
+    if bisection is None or bisection.state == bisection.State.LISTING:
         raise JobError(
             "job_state",
             f"Job {job.pk} lists a bisection's range: send it first (POST .../range/).",
         )
 
 
-def _bisection_advance_on_commit(job: Job) -> None:
-    """A bisection's job ended: its bisection takes its next step once this commits."""
-    if job.bisection_id is None:
-        return
-    from benchhub.bisections.services import bisection_advance_enqueue
-
-    bisection_id = job.bisection_id
-    transaction.on_commit(lambda: bisection_advance_enqueue(bisection_id=bisection_id))
+def _ended_announce(job: Job) -> None:
+    """Announce that the job ended (jobs.signals.job_ended) once this transaction commits: a
+    bisection's job has its bisection take its next step."""
+    job_id, state, bisection_id = job.pk, job.state, job.bisection_id
+    transaction.on_commit(
+        lambda: job_ended.send(sender=Job, job_id=job_id, state=state, bisection_id=bisection_id)
+    )
 
 
 def job_release(*, job_id: int, token: RunnerToken, reason: str, attempt: int | None = None) -> Job:
@@ -454,7 +440,7 @@ def job_cancel(*, job_id: int, actor: str, by: Any = None) -> Job:
         job.lease_expires_at = None
         job.save()
         _event(job, "cancelled", actor)
-        _bisection_advance_on_commit(job)
+        _ended_announce(job)
     return job
 
 
@@ -507,7 +493,7 @@ def _requeue(job: Job, *, actor: str, reason: str) -> None:
     job.save()
     _event(job, kind, actor, note)
     if job.state == Job.State.EXPIRED:
-        _bisection_advance_on_commit(job)
+        _ended_announce(job)
 
 
 def jobs_expire_leases() -> int:

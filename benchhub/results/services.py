@@ -6,6 +6,7 @@ from datetime import UTC
 from typing import Any
 
 from benchhub_runner.telemetry import client_bound
+from benchhub_runner.plan import RUN_PLAN_FIELDS
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
@@ -18,9 +19,9 @@ from benchhub.digests import json_digest
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.hosts.services import host_facts_record, host_get_or_create
-from benchhub.jobs.services import job_upload_check
 from benchhub.results.comparability import comparability_key
 from benchhub.results.copying import instances_copy, progress_copy
+from benchhub.results.hooks import job_check, run_aggregated
 from benchhub.results.models import (
     DetailPruning,
     LevelAggregate,
@@ -172,11 +173,9 @@ def _run_create(
     user: User | None,
 ) -> Run:
     host_in, config_in = data["host"], data["configuration"]
-    job = None
-    if "job" in data:
-        job = job_upload_check(
-            job_id=data["job"]["id"], attempt=data["job"]["attempt"], token=runner_token
-        )
+    job_id = data["job"]["id"] if "job" in data else None
+    if job_id is not None:
+        job_check(job_id=job_id, attempt=data["job"]["attempt"], token=runner_token)
     host = host_get_or_create(name=host_in["name"])
     facts = host_facts_record(
         host=host,
@@ -210,14 +209,8 @@ def _run_create(
         config_overrides=config_in["overrides"],
         settings_translated=config_in["translated"],
         settings_not_applied=config_in["not_applied"],
-        scale=data.get("scale"),
-        clients=data["clients"],
-        duration_s=data.get("duration_s"),
-        transactions_per_client=data.get("transactions_per_client"),
-        level_durations=data["level_durations"],
-        repeats=data["repeats"],
-        warmup_s=data.get("warmup_s"),
-        shuffle_seed=data.get("shuffle_seed"),
+        # The plan fields a run records (benchhub_runner.plan), as the upload gave them.
+        **{name: data.get(name) for name in RUN_PLAN_FIELDS},
         level_sequence=data["level_sequence"],
         stop_stage=stopped.get("stage", ""),
         stop_reason=stopped.get("reason", ""),
@@ -237,8 +230,8 @@ def _run_create(
         comparability_key=key,
         payload_digest=digest,
         submitted_by_runner=runner_token,
-        job=job,
-        job_attempt=data["job"]["attempt"] if job else None,
+        job_id=job_id,
+        job_attempt=data["job"]["attempt"] if job_id is not None else None,
         submitted_by=user if user is not None and user.is_authenticated else None,
     )
     rows = _results_create(run=run, results=data["results"])
@@ -310,7 +303,8 @@ def run_aggregate(*, run_id: int) -> int:
 
     Aborted results are counted but left out of every statistic. Idempotent: running it twice
     leaves the same rows. Locks the run row so two workers don't interleave their writes.
-    Queues change detection over the run's series on commit (regressions.tasks.detect_run).
+    Announces results.hooks.run_aggregated on commit (change detection and a bisection's next
+    step subscribe).
     """
     run = Run.objects.select_for_update().get(pk=run_id)
     results = list(run.results.only("clients", "tps", "latency_avg_ms", "aborted"))
@@ -322,12 +316,10 @@ def run_aggregate(*, run_id: int) -> int:
     levels = _levels_write(run=run, results=results)
     run.aggregated_at = timezone.now()
     run.save(update_fields=["aggregated_at"])
-    # Change detection reads these aggregates, so it is queued once they have committed.
-    transaction.on_commit(lambda: detection_enqueue(run_id=run.pk))
-    # A bisection's verdicts read the steady-state means, which exist from now on.
-    job_id = run.job_id
-    if job_id is not None:
-        transaction.on_commit(lambda: bisection_enqueue(job_id=job_id))
+    # Change detection reads these aggregates, and a bisection's verdicts the steady-state
+    # means: both exist for others' transactions once this one commits.
+    run_id, job_id = run.pk, run.job_id
+    transaction.on_commit(lambda: run_aggregated.send(sender=Run, run_id=run_id, job_id=job_id))
     return levels
 
 
@@ -431,20 +423,3 @@ def runs_steady_backfill(*, after: int = 0, limit: int = STEADY_BACKFILL_BATCH) 
     for run_id in ids:
         run_aggregate(run_id=run_id)
     return ids
-
-
-def bisection_enqueue(*, job_id: int) -> None:
-    """Queue the next step of the bisection the run's job belongs to, if any."""
-    from benchhub.bisections.services import bisection_advance_enqueue
-    from benchhub.jobs.models import Job
-
-    bisection_id = Job.objects.filter(pk=job_id).values_list("bisection_id", flat=True).first()
-    if bisection_id is not None:
-        bisection_advance_enqueue(bisection_id=bisection_id)
-
-
-def detection_enqueue(*, run_id: int) -> None:
-    """Queue change detection over the series of an aggregated run (regressions app)."""
-    from benchhub.regressions.services import detect_enqueue
-
-    detect_enqueue(run_id=run_id)

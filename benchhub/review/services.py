@@ -7,8 +7,8 @@ from django.db import transaction
 
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import HostForbidden, host_may_run
+from benchhub.regressions.services import detect_enqueue
 from benchhub.results.models import Run
-from benchhub.results.services import detection_enqueue
 from benchhub.review.models import TAG_NAME, Comment, ReviewEvent, RunTag, Tag
 
 MAX_BODY = 20000
@@ -120,7 +120,7 @@ def run_mark(
             locked.save(update_fields=changed)
             # A baseline mark anchors change detection of the run's series, and an invalid run
             # leaves it: detect again.
-            transaction.on_commit(lambda: detection_enqueue(run_id=locked.pk))
+            transaction.on_commit(lambda: detect_enqueue(run_id=locked.pk))
     for field in ("baseline", "invalid"):
         setattr(run, field, getattr(locked, field))
     return run

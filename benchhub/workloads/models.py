@@ -1,5 +1,6 @@
 """Workload definitions, deduplicated by a hash of everything that changes what is measured."""
 
+from benchhub_runner import plan
 from django.db import models
 from django.utils import timezone
 
@@ -29,8 +30,8 @@ class Workload(models.Model):
         SIMPLE_UPDATE = "simple-update"
 
     class Combine(models.TextChoices):
-        SUM = "sum", "the sum of the measured streams' tps"
-        MEASURED = "measured", "the tps of the one measured stream"
+        SUM = plan.Combine.SUM.value, "the sum of the measured streams' tps"
+        MEASURED = plan.Combine.MEASURED.value, "the tps of the one measured stream"
 
     class Presentation(models.TextChoices):
         SWEEP = "sweep", "tps against clients, one line per version"
@@ -40,16 +41,16 @@ class Workload(models.Model):
         IMPROVEMENT = "improvement", "an improvement table: connections, tps old, tps new, %"
 
     class QueryMode(models.TextChoices):
-        SIMPLE = "simple"
-        EXTENDED = "extended"
-        PREPARED = "prepared"
+        SIMPLE = plan.QueryMode.SIMPLE.value
+        EXTENDED = plan.QueryMode.EXTENDED.value
+        PREPARED = plan.QueryMode.PREPARED.value
 
     name = models.CharField(max_length=200)
     builtin = models.CharField(max_length=20, choices=Builtin.choices, blank=True)
     scripts = models.JSONField(default=list, blank=True)
     setup = models.JSONField(default=list, blank=True)
     query_mode = models.CharField(
-        max_length=10, choices=QueryMode.choices, default=QueryMode.SIMPLE
+        max_length=10, choices=QueryMode.choices, default=plan.QUERY_MODE_DEFAULT.value
     )
     options = models.JSONField(default=list, blank=True)
     level_setup = models.JSONField(default=list, blank=True)

@@ -15,36 +15,32 @@ documents.
 from __future__ import annotations
 
 import math
-import random
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any, Literal, TypeVar
+from dataclasses import dataclass, field, fields
+from enum import StrEnum
+from typing import Any, TypeVar
 
 from .build.spec import BuildSpec, SpecError, git_ref_parse, spec_parse
 from .tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
+from .plan import (
+    QUERY_MODE_DEFAULT,
+    Combine,
+    LevelOrder,
+    Plan,
+    QueryMode,
+    Role,
+    Spec,
+    ThreadsPolicy,
+    plan_method,
+    plan_problems,
+    warmup_default,
+)
 from .versions import VersionError, version_parse
 
-Role = Literal["measured", "background"]
-QueryMode = Literal["simple", "extended", "prepared"]
-Combine = Literal["sum", "measured"]
-ThreadsPolicy = Literal["clients", "fixed", "pairs"]
-Order = Literal["interleaved", "sequential"]
-LevelOrder = Literal["given", "shuffled"]
+__all__ = ["Combine", "LevelOrder", "QueryMode", "Role", "ThreadsPolicy", "warmup_default"]
 
-ROLES: tuple[Role, ...] = ("measured", "background")
-QUERY_MODES: tuple[QueryMode, ...] = ("simple", "extended", "prepared")
-COMBINES: tuple[Combine, ...] = ("sum", "measured")
-THREADS_POLICIES: tuple[ThreadsPolicy, ...] = ("clients", "fixed", "pairs")
-ORDERS: tuple[Order, ...] = ("interleaved", "sequential")
-LEVEL_ORDERS: tuple[LevelOrder, ...] = ("given", "shuffled")
-# The warm-up a job without `warmup_s` gets: 10% of the measurement, at least 2 s (a cold server
-# reaches steady tps within a couple of seconds at small scales) and at most 30 s (long runs
-# need no longer warm-up than that to fill shared buffers at the scales the catalog uses).
-WARMUP_SHARE = 0.1
-WARMUP_MIN_S = 2.0
-WARMUP_MAX_S = 30.0
-Choice = TypeVar("Choice", bound=str)
+Choice = TypeVar("Choice", bound=StrEnum)
 # A stream's name goes into script file names and application_name: the server's name rule.
 STREAM_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:@-]{0,49}$")
 
@@ -130,36 +126,25 @@ class BisectRange:
     bad: str
 
 
-@dataclass(frozen=True)
-class JobSpec:
-    """A claimed job. Client levels and versions keep the job's order; `level_threads` maps a
-    client level to its pgbench threads under the `pairs` policy."""
+@dataclass(frozen=True, kw_only=True)
+class JobSpec(Plan):
+    """A claimed job: its plan (plan.Plan, where the measurement's fields are said once) and
+    what the agent needs besides. Client levels and versions keep the job's order;
+    `level_threads` maps a client level to its pgbench threads under the `pairs` policy; the
+    warm-up and the shuffle seed are decided (plan.plan_method)."""
 
     id: int
     attempt: int
     versions: tuple[str, ...]
     workload: Workload
-    clients: tuple[int, ...]
-    repeats: int
-    scale: int | None
-    threads_policy: ThreadsPolicy
-    threads: int | None
-    level_threads: Mapping[int, int]
-    duration_s: float | None
-    transactions_per_client: int | None
-    config_overrides: Mapping[str, str]
-    order: Order
     claimed_host: str | None
-    # The measurement method (docs/runner-api.md, The queue): a warm-up run before every
-    # measurement, the levels' order, and the -T of the levels that differ from duration_s.
     warmup_s: float = 0.0
-    level_order: LevelOrder = "given"
-    shuffle_seed: int | None = None
-    level_durations: Mapping[int, float] = field(default_factory=dict)
-    # The level of the unmeasured profile pass (None: the largest).
-    profile_clients: int | None = None
+    builds: Mapping[str, BuildSpec] = field(default_factory=dict)
+    # Set on a bisection's listing job: the agent lists the range and measures nothing.
+    bisect_range: BisectRange | None = None
     # Tablespaces the agent creates on every server before the setup, from its [tablespaces]
-    # directories; pgbench -i puts its tables in the first and its indexes in the last.
+    # directories; pgbench -i puts its tables in the first and its indexes in the last. Where
+    # the data lives, not how it is measured: beside the plan, as the builds are.
     tablespaces: tuple[str, ...] = ()
 
     def duration_for(self, clients: int) -> float | None:
@@ -167,13 +152,6 @@ class JobSpec:
         if self.duration_s is None:
             return None
         return self.level_durations.get(clients, self.duration_s)
-
-    builds: Mapping[str, BuildSpec] = field(default_factory=dict)
-    # The pgbench client: "" the newest the host has or builds for the job, "configured" the
-    # agent's own, else a version whose pgbench and psql drive every server of the job.
-    client: str = ""
-    # Set on a bisection's listing job: the agent lists the range and measures nothing.
-    bisect_range: BisectRange | None = None
 
     def threads_for(self, clients: int) -> int:
         """pgbench -j at a client level under the job's policy (pgbench refuses more threads
@@ -199,67 +177,52 @@ def job_parse(claim: object) -> JobSpec:
 
 
 def _job(job: _Object, job_id: int) -> JobSpec:
-    clients = tuple(_integer(value, path) for path, value in job.items("clients", required=True))
-    policy = job.choice("threads_policy", THREADS_POLICIES, default="clients")
-    spec = JobSpec(
+    plan = {f.name: _plan_value(job, f.name, f.metadata["spec"]) for f in fields(Plan)}
+    problems = plan_problems(plan)
+    if problems:
+        name, message = next(iter(problems.items()))
+        raise JobSpecError(name, message)
+    plan["warmup_s"], plan["shuffle_seed"] = plan_method(
+        duration_s=plan["duration_s"],
+        warmup_s=plan["warmup_s"],
+        level_order=plan["level_order"],
+        seed=plan["shuffle_seed"],
+    )
+    return JobSpec(
         id=job_id,
         attempt=job.integer("attempt"),
         versions=tuple(
             _version(value, path) for path, value in job.items("versions", required=True)
         ),
         workload=_workload(job.child("workload")),
-        clients=clients,
-        repeats=job.integer("repeats"),
-        scale=job.optional_integer("scale"),
-        threads_policy=policy,
-        threads=job.optional_integer("threads"),
-        level_threads=_level_threads(job),
-        duration_s=job.optional_number("duration_s"),
-        transactions_per_client=job.optional_integer("transactions_per_client"),
-        config_overrides=_overrides(job),
-        order=job.choice("order", ORDERS, default="interleaved"),
         claimed_host=job.optional_text("claimed_host"),
-        client=job.optional_text("client") or "",
-        profile_clients=job.optional_integer("profile_clients"),
         tablespaces=_tablespaces(job),
-        **_method(job),
         builds=_builds(job),
         bisect_range=_bisect_range(job),
+        **plan,
     )
-    _check_plan(spec)
-    return spec
 
 
-def warmup_default(duration_s: float | None) -> float:
-    """The warm-up of a job that sets none: 10% of its duration within [2 s, 30 s]; a job
-    that runs -t (no duration) gets the minimum."""
-    if duration_s is None:
-        return WARMUP_MIN_S
-    return min(WARMUP_MAX_S, max(WARMUP_MIN_S, WARMUP_SHARE * duration_s))
-
-
-def _method(job: _Object) -> dict[str, Any]:
-    """Warm-up, level order and per-level durations; a shuffle without a seed gets one here,
-    so the run can record the seed it used."""
-    warmup = job.optional_number("warmup_s", allow_zero=True)
-    level_order = job.choice("level_order", LEVEL_ORDERS, default="given")
-    seed = job.value.get("shuffle_seed")
-    if seed is not None:
-        seed = _integer(seed, job.at("shuffle_seed"), minimum=0)
-    elif level_order == "shuffled":
-        seed = random.SystemRandom().randrange(2**31)
-    durations: dict[int, float] = {}
-    for key, value in job.child("level_durations", default={}).value.items():
-        path = job.at(f"level_durations.{key}")
-        if not (isinstance(key, str) and key.isdigit()):
-            raise JobSpecError(path, "keys are client levels")
-        durations[int(key)] = _positive_number(value, path)
-    return {
-        "warmup_s": warmup_default(job.optional_number("duration_s")) if warmup is None else warmup,
-        "level_order": level_order,
-        "shuffle_seed": seed,
-        "level_durations": durations,
-    }
+def _plan_value(job: _Object, name: str, spec: Spec) -> Any:
+    """Plan field `name` of the claim, read as its spec says (absent or null: its default)."""
+    default = getattr(Plan(), name)
+    if spec.kind == "levels":
+        return tuple(_integer(value, path) for path, value in job.items(name, required=True))
+    if spec.kind == "count" and not spec.nullable:
+        return job.integer(name, minimum=int(spec.minimum))
+    if spec.kind == "count":
+        return job.optional_integer(name, minimum=int(spec.minimum))
+    if spec.kind == "seconds":
+        return job.optional_number(name, allow_zero=spec.minimum == 0)
+    if spec.kind == "choice" and spec.choices is not None:
+        return job.choice(name, tuple(spec.choices), default=default)
+    if spec.kind == "text":
+        return job.optional_text(name) or default
+    if spec.kind == "settings":
+        return _overrides(job)
+    if spec.kind in ("level_counts", "level_seconds"):
+        return _level_map(job, name, spec.kind)
+    raise JobSpecError(name, f"the agent cannot read a plan field of kind {spec.kind!r}")
 
 
 def _builds(job: _Object) -> dict[str, BuildSpec]:
@@ -294,32 +257,6 @@ def _bisect_range(job: _Object) -> BisectRange | None:
     return BisectRange(url=url, good=good, bad=bad)
 
 
-def _check_plan(spec: JobSpec) -> None:
-    if (spec.duration_s is None) == (spec.transactions_per_client is None):
-        raise JobSpecError(
-            "duration_s", "give exactly one of duration_s and transactions_per_client"
-        )
-    if spec.threads_policy == "fixed" and spec.threads is None:
-        raise JobSpecError("threads", "the fixed threads policy needs threads")
-    max_connections = spec.config_overrides.get("max_connections")
-    if max_connections is not None and not max_connections.strip().isdigit():
-        # The agent raises it to what the streams need, so it must read it as a number.
-        raise JobSpecError(
-            "config_overrides.max_connections", f"expected a whole number, got {max_connections!r}"
-        )
-    unknown = [c for c in spec.level_durations if c not in spec.clients]
-    if unknown:
-        raise JobSpecError("level_durations", f"not client levels of the job: {unknown}")
-    if spec.level_durations and spec.duration_s is None:
-        raise JobSpecError("level_durations", "per-level durations need duration_s")
-    if spec.profile_clients is not None and spec.profile_clients not in spec.clients:
-        raise JobSpecError("profile_clients", "not one of the job's client levels")
-    if spec.threads_policy == "pairs":
-        missing = [c for c in spec.clients if c not in spec.level_threads]
-        if missing:
-            raise JobSpecError("level_threads", f"the pairs policy has no threads for {missing}")
-
-
 def workload_parse(definition: object, *, path: str = "workload") -> Workload:
     """A workload definition (as in a job or an upload); raises JobSpecError."""
     return _workload(_Object(definition, path))
@@ -339,11 +276,11 @@ def _workload(workload: _Object) -> Workload:
         scripts=scripts,
         setup=tuple(_text(value, path) for path, value in workload.items("setup")),
         level_setup=tuple(_text(value, path) for path, value in workload.items("level_setup")),
-        query_mode=workload.choice("query_mode", QUERY_MODES, default="simple"),
+        query_mode=workload.choice("query_mode", tuple(QueryMode), default=QUERY_MODE_DEFAULT),
         options=tuple(_text(value, path) for path, value in workload.items("options")),
         progress_s=workload.integer("progress_s", default=1),
         streams=streams,
-        combine=workload.choice("combine", COMBINES, default="sum"),
+        combine=workload.choice("combine", tuple(Combine), default=Combine.SUM),
         definition=dict(workload.value),
     )
 
@@ -361,7 +298,7 @@ def _stream(stream: _Object) -> Stream:
         )
     return Stream(
         name=name,
-        role=stream.choice("role", ROLES, default="measured"),
+        role=stream.choice("role", tuple(Role), default=Role.MEASURED),
         builtin=builtin,
         scripts=scripts,
         clients=stream.optional_integer("clients"),
@@ -383,13 +320,16 @@ def _script(script: _Object) -> Script:
     )
 
 
-def _level_threads(job: _Object) -> dict[int, int]:
-    found: dict[int, int] = {}
-    for key, value in job.child("level_threads", default={}).value.items():
-        path = job.at(f"level_threads.{key}")
+def _level_map(job: _Object, name: str, kind: str) -> dict[int, Any]:
+    """An object keyed by client level: pgbench threads (level_counts) or seconds."""
+    found: dict[int, Any] = {}
+    for key, value in job.child(name, default={}).value.items():
+        path = job.at(f"{name}.{key}")
         if not (isinstance(key, str) and key.isdigit()):
             raise JobSpecError(path, "keys are client levels")
-        found[int(key)] = _integer(value, path)
+        found[int(key)] = (
+            _integer(value, path) if kind == "level_counts" else _positive_number(value, path)
+        )
     return found
 
 
@@ -477,9 +417,9 @@ class _Object:
             else _integer(value, self.at(key), minimum=minimum)
         )
 
-    def optional_integer(self, key: str) -> int | None:
+    def optional_integer(self, key: str, *, minimum: int = 1) -> int | None:
         value = self._get(key, required=False)
-        return None if value is None else _integer(value, self.at(key))
+        return None if value is None else _integer(value, self.at(key), minimum=minimum)
 
     def optional_number(self, key: str, *, allow_zero: bool = False) -> float | None:
         value = self._get(key, required=False)
@@ -504,7 +444,7 @@ class _Object:
         return value
 
     def choice(self, key: str, choices: tuple[Choice, ...], *, default: Choice) -> Choice:
-        value = self.text(key, default=default)
+        value = self.text(key, default=str(default))
         for choice in choices:
             if value == choice:
                 return choice

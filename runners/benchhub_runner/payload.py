@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 from .jobspec import JobSpec
 from .parse import InitOutput
+from .plan import RUN_PLAN_FIELDS, plan_json
 
 if TYPE_CHECKING:
     from .job import VersionRun
@@ -144,14 +145,8 @@ def run_payload(
         },
         # As the server sent it: the server knows a workload by the hash of its definition.
         "workload": job.workload.definition,
-        "scale": job.scale,
-        "clients": list(job.clients),
-        "duration_s": job.duration_s,
-        "level_durations": {str(c): d for c, d in job.level_durations.items()},
-        "transactions_per_client": job.transactions_per_client,
-        "repeats": job.repeats,
-        "warmup_s": job.warmup_s,
-        "shuffle_seed": job.shuffle_seed if job.level_order == "shuffled" else None,
+        # A given level order has no seed (plan.plan_method).
+        **{name: plan_json(getattr(job, name)) for name in RUN_PLAN_FIELDS},
         # Results are appended as they are measured: their order is the order that ran.
         "level_sequence": [[r["clients"], r["repeat"]] for r in run.results],
         "started_at": run.started_at.isoformat(),

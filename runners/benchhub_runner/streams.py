@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .jobspec import Stream, Workload
+from .plan import Role
 
 # Connections the server keeps beyond the streams' own: psql for setup and checkpoints, the
 # agent's pg_stat_activity polls, and the superuser reserve.
@@ -37,7 +38,7 @@ def workload_streams(workload: Workload) -> tuple[Stream, ...]:
         return workload.streams
     main = Stream(
         name="main",
-        role="measured",
+        role=Role.MEASURED,
         builtin=workload.builtin,
         scripts=workload.scripts,
         clients=None,

@@ -186,7 +186,7 @@ def test_it_reads_a_bisections_listing_job():
             "whole number",
         ),
         ({"config_overrides.work_mem": 64}, "config_overrides.work_mem", "expected a string"),
-        ({"profile_clients": 7}, "profile_clients", "not one of the job's client levels"),
+        ({"profile_clients": 7}, "profile_clients", "one of the job's clients"),
         ({"profile_clients": "52"}, "profile_clients", "expected an integer"),
         ({"workload": []}, "workload", "expected an object"),
         (

@@ -10,6 +10,7 @@ from benchhub.compare.tests.uploads import upload
 from benchhub.regressions.detection import change_interval
 from benchhub.regressions.models import Regression
 from benchhub.regressions.services import regression_state_change, run_detect, series_detect
+from benchhub.regressions.tasks import detect_run
 from benchhub.regressions.tests.series import history, noisy
 from benchhub.results.services import run_aggregate
 from benchhub.review.services import run_mark
@@ -127,9 +128,7 @@ def test_it_queues_detection_when_aggregates_or_marks_commit(
     agent, alice, monkeypatch, django_capture_on_commit_callbacks
 ):
     queued: list[int] = []
-    monkeypatch.setattr(
-        "benchhub.regressions.services.detect_enqueue", lambda *, run_id: queued.append(run_id)
-    )
+    monkeypatch.setattr(detect_run, "apply_async", lambda *, args: queued.append(args[0]))
     [run] = history(agent, [1000.0])
     with django_capture_on_commit_callbacks(execute=True):
         run_aggregate(run_id=run.pk)

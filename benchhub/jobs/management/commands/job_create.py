@@ -4,6 +4,7 @@ import json
 import sys
 from typing import Any
 
+from benchhub_runner.plan import QUERY_MODE_DEFAULT, plan_default
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.exceptions import ValidationError
 
@@ -25,7 +26,7 @@ class Command(BaseCommand):
         parser.add_argument("--json", help="a file with the job as JSON ('-' for stdin)")
         parser.add_argument("--versions", nargs="+")
         parser.add_argument("--builtin", default="select-only")
-        parser.add_argument("--query-mode", default="prepared")
+        parser.add_argument("--query-mode", default=QUERY_MODE_DEFAULT)
         parser.add_argument("--catalog", metavar="ID", help="a catalog workload (see /workloads/)")
         parser.add_argument(
             "--param",
@@ -79,7 +80,7 @@ class Command(BaseCommand):
                 "builtin": options["builtin"],
                 "query_mode": options["query_mode"],
             }
-            body.update(clients=[], repeats=1, config_overrides=overrides)
+            body.update(clients=[], repeats=plan_default("repeats"), config_overrides=overrides)
         for key, option in (
             ("clients", "clients"),
             ("repeats", "repeats"),
