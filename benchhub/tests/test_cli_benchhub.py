@@ -513,7 +513,9 @@ def test_try_against_a_git_ref_defines_its_base_from_the_servers_repository(
         "kind": "git", "url": "https://example.org/pg.git", "ref": "REL_15_18"
     }  # fmt: skip
     # A second repository makes a bare ref ambiguous: the choices are named, nothing defined.
-    other = {"name": "17devel", "source": {"kind": "git", "url": "/srv/pg.git", "ref": "x"}}
+    other: dict[str, Any] = {
+        "name": "17devel", "source": {"kind": "git", "url": "/srv/pg.git", "ref": "x"}
+    }  # fmt: skip
     answer = requests.post(f"{world.url}/api/v1/recipes/", json=other,
                            headers=_bearer(world.queue_token), timeout=30)  # fmt: skip
     assert answer.status_code == 201, answer.text
