@@ -1,6 +1,6 @@
 """The PostgreSQL 15.18 source tarball (``installs.pg15_source_tarball``) as the build tests use
-it: served as ftp.postgresql.org serves releases, and patched in two ways they share (a patch
-that slows every commit, one that no longer applies).
+it: served as ftp.postgresql.org serves releases, and patched in the ways they share (a patch
+that slows every commit, one that only adds a comment, one that no longer applies).
 
 One text per patch for the whole suite: a patched build is an install keyed by the patch's
 sha256, so tests of different modules that send the same patch reuse one install.
@@ -94,6 +94,13 @@ def slow_commit_patch(tarball: Path, *, sleep_us: int = 2000) -> str:
     at = before.index(line, start) + len(line)
     sleep = f"\n\tpg_usleep({sleep_us});\t/* benchhub test: a slower commit */\n"
     return unified_patch(XACT_C, before, before[:at] + sleep + before[at:])
+
+
+def comment_patch(tarball: Path) -> str:
+    """A patch that changes nothing measurable: a comment appended to xact.c."""
+    before = xact_source(tarball)
+    after = before + "\n/* benchhub test: a comment, which changes nothing measurable */\n"
+    return unified_patch(XACT_C, before, after)
 
 
 def stale_patch(tarball: Path) -> str:

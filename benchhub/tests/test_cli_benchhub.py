@@ -490,6 +490,44 @@ def test_try_names_the_option_it_cannot_use(world, home, tmp_path, master, argv,
     assert not Job.objects.exists()
 
 
+def test_try_against_a_git_ref_defines_its_base_from_the_servers_repository(
+    world, home, tmp_path, master
+):
+    patch = tmp_path / "p.patch"
+    patch.write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+    argv = ["try", str(patch), "--against", "REL_15_18", "--host", "bench-01"]
+    trial = subprocess.Popen([BENCHHUB, *argv], env=env_for(world, home),
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+    try:
+        deadline = time.monotonic() + 60
+        while not Job.objects.exists() and time.monotonic() < deadline:
+            time.sleep(0.5)
+        job = Job.objects.get()
+    finally:
+        trial.kill()
+        trial.communicate()
+    assert job.versions == ["15.18", "15.18+p"]
+    base = Recipe.objects.get(name="15.18")
+    assert (base.url, base.ref) == ("https://example.org/pg.git", "REL_15_18")
+    assert job.builds["15.18+p"]["source"] == {
+        "kind": "git", "url": "https://example.org/pg.git", "ref": "REL_15_18"
+    }  # fmt: skip
+    # A second repository makes a bare ref ambiguous: the choices are named, nothing defined.
+    other: dict[str, Any] = {
+        "name": "17devel", "source": {"kind": "git", "url": "/srv/pg.git", "ref": "x"}
+    }  # fmt: skip
+    answer = requests.post(f"{world.url}/api/v1/recipes/", json=other,
+                           headers=_bearer(world.queue_token), timeout=30)  # fmt: skip
+    assert answer.status_code == 201, answer.text
+    argv[3] = "REL_16_BETA1"
+    done = benchhub(*argv, env=env_for(world, home))
+    assert done.returncode == 2
+    said = "as a git ref it is ambiguous: https://example.org/pg.git as 15.18, master build it; "
+    assert said in done.stderr
+    assert "/srv/pg.git as 17devel build it; choose with --repo URL" in done.stderr
+    assert not Recipe.objects.filter(name__startswith="16beta1").exists()
+
+
 def test_try_refuses_a_patch_that_is_not_utf8(world, home, tmp_path, master):
     patch = tmp_path / "latin1.patch"
     patch.write_bytes("caf\xe9\n".encode("latin-1"))

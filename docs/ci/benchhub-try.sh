@@ -5,13 +5,13 @@
 # The CI files next to this script call it; so does BenchHub's own test of it.
 #
 # From the environment: BENCHHUB_SERVER and BENCHHUB_TOKEN (a personal token with the queue
-# scope), BENCHHUB_AGAINST (the recipe the patches apply to, e.g. master), BENCHHUB_HOST;
-# optional: BENCHHUB_WORKLOAD (tpcb-like), BENCHHUB_CLIENTS (1,8,32), BENCHHUB_DURATION (30),
-# BENCHHUB_REPEATS (3), BENCHHUB_COMMENT (benchhub-comment.md).
+# scope), BENCHHUB_AGAINST (the recipe or git ref the patches apply to: master, REL_17_STABLE),
+# BENCHHUB_HOST; optional: BENCHHUB_WORKLOAD (tpcb-like), BENCHHUB_CLIENTS (1,8,32),
+# BENCHHUB_DURATION (30), BENCHHUB_REPEATS (3), BENCHHUB_COMMENT (benchhub-comment.md).
 set -u
 comment="${BENCHHUB_COMMENT:-benchhub-comment.md}"
 benchhub try "$@" \
-    --against "${BENCHHUB_AGAINST:?name the recipe the patches apply to}" \
+    --against "${BENCHHUB_AGAINST:?name the recipe or git ref the patches apply to}" \
     --host "${BENCHHUB_HOST:?name the benchmark host}" \
     --workload "${BENCHHUB_WORKLOAD:-tpcb-like}" \
     --clients "${BENCHHUB_CLIENTS:-1,8,32}" \

@@ -98,10 +98,14 @@ def parser() -> argparse.ArgumentParser:
     submit.set_defaults(run=cmd_submit)
 
     trial = sub.add_parser(
-        "try", parents=[common, verdicts], help="measure patches against a recipe"
+        "try", parents=[common, verdicts], help="measure patches against a recipe or a git ref"
     )
     trial.add_argument("patches", nargs="+", type=Path, metavar="PATCH")
-    trial.add_argument("--against", required=True, metavar="RECIPE")
+    trial.add_argument("--against", required=True, metavar="RECIPE-OR-REF")
+    trial.add_argument(
+        "--repo", metavar="URL", help="the repository of --against as a git ref (a bare ref: "
+        "the server's git recipes' repository)",
+    )  # fmt: skip
     trial.add_argument("--host", required=True)
     trial.add_argument("--workload", default="tpcb-like")
     trial.add_argument("--clients", default="1,8,32", type=_levels)
@@ -251,7 +255,11 @@ def cmd_try(args: argparse.Namespace) -> int:
     host_check(api, args.host)
     workload = workload_of(api, args.workload)
     base, patched = recipes_define(
-        api, against=args.against, label=args.label or trial_label(args.patches), patches=patches
+        api,
+        against=args.against,
+        repo=args.repo,
+        label=args.label or trial_label(args.patches),
+        patches=patches,
     )
     body = {
         "versions": [base, patched], "workload": workload, "host": args.host,

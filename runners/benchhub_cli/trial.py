@@ -1,7 +1,8 @@
 """`benchhub try`: the recipes a patch trial needs, and its job.
 
-The base is an existing recipe (`--against`); the trial's recipe is the base's source, flags,
-CFLAGS and contrib plus the given patches, named `<base>+<label>` after the patch files. A
+The base is an existing recipe (`--against`), or a git ref's recipe (benchhub_cli.refs); the
+trial's recipe is the base's source, flags, CFLAGS and contrib plus the given patches, named
+`<base>+<label>` after the patch files. A
 recipe of that name with the same content (patches compared by name and sha256) is reused, so
 trying the same patch again pools with the earlier trials; one with other content is refused
 rather than changed, since its runs would mean something else."""
@@ -16,6 +17,7 @@ from typing import Any
 
 from benchhub_cli.api import Api, Refused
 from benchhub_cli.errors import CliError
+from benchhub_cli.refs import ref_base
 
 BUILTINS = ("tpcb-like", "select-only", "simple-update")
 LABEL_MAX = 63
@@ -57,19 +59,13 @@ def trial_label(paths: list[Path]) -> str:
 
 
 def recipes_define(
-    api: Api, *, against: str, label: str, patches: list[PatchFile]
+    api: Api, *, against: str, repo: str | None, label: str, patches: list[PatchFile]
 ) -> tuple[str, str]:
-    """(base version, patched version): the base recipe as it is, the patched one defined or
-    reused. Refused (status 2): no recipe `against`, a base with patches of its own (their texts
-    are not served back, so the trial could not carry them), a name taken by other content."""
-    try:
-        base = api.call("GET", f"/api/v1/recipes/{against}/")
-    except Refused as exc:
-        if exc.http_status == 404:
-            raise CliError(
-                f"--against: no recipe named {against} (GET /api/v1/recipes/ lists them)"
-            ) from None
-        raise
+    """(base version, patched version): the base as `base_recipe` finds or defines it, the
+    patched one defined or reused. Refused (status 2): a base with patches of its own (their
+    texts are not served back, so the trial could not carry them), a name taken by other
+    content."""
+    base = base_recipe(api, against=against, repo=repo)
     if base.get("patches"):
         raise CliError(
             f"--against: recipe {against} has patches of its own; "
@@ -82,21 +78,41 @@ def recipes_define(
         "cflags": base.get("cflags") or "", "contrib": base.get("contrib") or [],
         "patches": [{"name": p.name, "text": p.text} for p in patches],
     }  # fmt: skip
+    hint = "name this trial otherwise with --label"
+    return base["name"], _defined(api, wanted, patches, hint=hint)
+
+
+def base_recipe(api: Api, *, against: str, repo: str | None) -> dict[str, Any]:
+    """The recipe named `against`; or, when there is none or `--repo` is given, the recipe of
+    git ref `against` (benchhub_cli.refs), defined when new. Refused (status 2) as `ref_base`
+    refuses, or when the name the ref gives is taken by other content."""
+    if repo is None:
+        recipe = _recipe(api, against)
+        if recipe is not None:
+            return recipe
+    base = ref_base(api.get("/api/v1/recipes/"), ref=against, repo=repo)
+    if "url" in base:  # an existing recipe, as the API gives it
+        return base
+    wanted = {**base, "description": f"benchhub try: {against} of {base['source']['url']}"}
+    name = _defined(api, wanted, [], hint=f"pass --against {base['name']} to try against it")
+    return _recipe(api, name) or wanted
+
+
+def _defined(api: Api, wanted: dict[str, Any], patches: list[PatchFile], *, hint: str) -> str:
+    """The name of recipe `wanted`: defined, or reused when one of its name has its content;
+    one of its name with other content is refused, with `hint`."""
     existing = _recipe(api, wanted["name"])
     if existing is None:
         api.call("POST", "/api/v1/recipes/", wanted)
-        return base["name"], wanted["name"]
-    differs = [f for f in COMPARED if (existing.get(f) or None) != (wanted[f] or None)]
+        return str(wanted["name"])
+    differs = [f for f in COMPARED if (existing.get(f) or None) != (wanted.get(f) or None)]
     if [(p["name"], p["sha256"]) for p in existing.get("patches") or []] != [
         (p.name, p.sha256) for p in patches
     ]:
         differs.append("patches")
     if differs:
-        raise CliError(
-            f"recipe {existing['name']} exists with other {', '.join(differs)}: "
-            "name this trial otherwise with --label"
-        )
-    return base["name"], existing["name"]
+        raise CliError(f"recipe {existing['name']} exists with other {', '.join(differs)}: {hint}")
+    return str(existing["name"])
 
 
 def _recipe(api: Api, name: str) -> dict[str, Any] | None:

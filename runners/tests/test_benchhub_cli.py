@@ -1,9 +1,10 @@
 """The `benchhub` command's pure parts: where a field is written in a job file, which fields a
-schema does not define, the exit status a comparison calls for, the login file, a trial's label.
-Its commands against a live server: benchhub/tests/test_cli_benchhub.py."""
+schema does not define, the exit status a comparison calls for, the login file, a trial's label,
+a git ref's base. Its commands against a live server: benchhub/tests/test_cli_benchhub.py."""
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import stat
@@ -14,8 +15,10 @@ import pytest
 from benchhub_cli.config import config_write, settings_resolve
 from benchhub_cli.errors import CliError
 from benchhub_cli.jobfile import field_line, jobfile_read, unknown_fields
+from benchhub_cli.refs import ref_base, ref_name
 from benchhub_cli.trial import trial_label
 from benchhub_cli.verdict import exit_status, inconclusive_levels, render_error
+from benchhub_runner.versions import version_parse
 
 TOML = """\
 versions = ["13", "14"]
@@ -181,3 +184,71 @@ def test_without_a_verdict_stdout_says_why_in_markdown_and_json_only():
         "error": message,
     }
     assert render_error(message, fmt="text", status=4) == ""
+
+
+@pytest.mark.parametrize(
+    ("ref", "name"),
+    [
+        ("master", "master"),
+        ("HEAD", "master"),
+        ("1a2b3c4d5e6f7a8b9c0d", "master@1a2b3c4d5e6f"),
+        ("REL_15_18", "15.18"),
+        ("REL9_6_24", "9.6.24"),
+        ("REL_16_BETA1", "16beta1"),
+        ("REL9_6_RC1", "9.6rc1"),
+        ("REL_15_STABLE", "15-snapshot-2026-11-27"),
+        ("REL9_6_STABLE", "9.6-snapshot-2026-11-27"),
+    ],
+)
+def test_a_git_ref_gets_the_version_name_postgresql_gives_it(ref, name):
+    assert ref_name(ref, today=dt.date(2026, 11, 27)) == name
+    version_parse(name)  # the server takes it as a recipe's name
+
+
+def test_a_ref_without_a_version_name_is_a_usage_error_naming_it():
+    with pytest.raises(CliError, match="no recipe named my-branch, and as a git ref it has no"):
+        ref_name("my-branch")
+
+
+def _git(name: str, url: str, ref: str = "master", **settings) -> dict:
+    source = {"kind": "git", "url": url, "ref": ref}
+    return {"name": name, "url": f"/api/v1/recipes/{name}/", "source": source, "patches": [],
+            **settings}  # fmt: skip
+
+
+PG = "https://git.postgresql.org/git/postgresql.git"
+MINE = "/srv/git/postgresql.git"
+
+
+def test_a_bare_ref_is_built_from_the_one_repository_as_its_recipes_build_it():
+    recipes = [_git("master", PG, contrib=["pg_stat_statements"]),
+               {"name": "15.4", "source": {"kind": "release", "version": "15.4"}}]  # fmt: skip
+    base = ref_base(recipes, ref="REL_15_18", repo=None)
+    assert base == {
+        "name": "15.18", "source": {"kind": "git", "url": PG, "ref": "REL_15_18"},
+        "configure_flags": [], "cflags": "", "contrib": ["pg_stat_statements"],
+    }  # fmt: skip
+    # A recipe of that repository with that very ref is the base, whatever its name.
+    assert ref_base(recipes, ref="master", repo=None) is recipes[0]
+
+
+def test_a_ref_of_two_repositories_or_two_builds_is_ambiguous_and_names_the_choices():
+    recipes = [_git("master", PG), _git("15devel", PG, "REL_15_STABLE"), _git("mine", MINE)]
+    with pytest.raises(CliError) as refused:
+        ref_base(recipes, ref="REL_15_18", repo=None)
+    assert str(refused.value) == (
+        "--against: no recipe named REL_15_18, and as a git ref it is ambiguous: "
+        f"{PG} as master, 15devel build it; {MINE} as mine build it; choose with --repo URL"
+    )
+    assert ref_base(recipes, ref="REL_15_18", repo=MINE)["source"]["url"] == MINE
+    cassert = [_git("master", PG), _git("master-cassert", PG, configure_flags=["--enable-cassert"])]
+    with pytest.raises(CliError, match=r"master-cassert build it \(--enable-cassert\); choose wi"):
+        ref_base(cassert, ref="REL_15_18", repo=PG)
+
+
+def test_a_ref_of_a_repository_the_server_does_not_know_takes_repo():
+    with pytest.raises(CliError, match="the server has no git recipe; pass --repo URL"):
+        ref_base([], ref="master", repo=None)
+    base = ref_base([], ref="master", repo=MINE)
+    assert base["source"] == {"kind": "git", "url": MINE, "ref": "master"}
+    assert (base["configure_flags"], base["contrib"]) == ([], [])

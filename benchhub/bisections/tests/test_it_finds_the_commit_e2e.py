@@ -9,7 +9,6 @@ step").
 """
 
 import shutil
-import subprocess
 import time
 from pathlib import Path
 
@@ -22,34 +21,12 @@ from benchhub.builds.services import recipe_create
 from benchhub.hosts.services import runner_token_create
 from benchhub.jobs.models import Job
 from benchhub.results.models import Run
-from benchhub.testing import builds, installs, processes
+from benchhub.testing import builds, gitrepo, processes
+from benchhub.testing.gitrepo import commit
 
 XACT_C = "src/backend/access/transam/xact.c"
 BROKEN_C = "src/backend/utils/adt/int8.c"
 NOTES = "NOTES.benchhub"
-
-
-def git(repo: Path, *args: str, date: str = "2026-11-01T10:00:00Z") -> str:
-    env = {
-        "GIT_AUTHOR_NAME": "alice",
-        "GIT_AUTHOR_EMAIL": "alice@example.org",
-        "GIT_COMMITTER_NAME": "alice",
-        "GIT_COMMITTER_EMAIL": "alice@example.org",
-        "GIT_AUTHOR_DATE": date,
-        "GIT_COMMITTER_DATE": date,
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(repo),
-    }
-    done = subprocess.run(
-        ["git", "-C", str(repo), *args], env=env, capture_output=True, text=True, check=True
-    )
-    return done.stdout.strip()
-
-
-def commit(repo: Path, index: int, message: str) -> str:
-    git(repo, "add", "-A", "-f")
-    git(repo, "commit", "-q", "-m", message, date=f"2026-11-0{index}T10:00:00Z")
-    return git(repo, "rev-parse", "HEAD")
 
 
 def slow_xact(repo: Path) -> None:
@@ -68,14 +45,7 @@ def repository():
     it), c6 makes commits slow; the others change a file nothing compiles."""
     root = processes.agent_work_dir()
     repo = root / "postgresql"
-    repo.mkdir()
-    tarball = installs.pg15_source_tarball()
-    subprocess.run(
-        ["tar", "-xf", str(tarball), "--strip-components=1", "-C", str(repo)], check=True
-    )
-    git(repo, "init", "-q", "-b", "master")
-    shas = {"base": commit(repo, 1, "PostgreSQL 15.18")}
-    git(repo, "tag", "REL_15_18")
+    shas = {"base": gitrepo.pg15_repository(repo)}
     broken = repo / BROKEN_C
     original = broken.read_text()
     for i in range(1, 9):

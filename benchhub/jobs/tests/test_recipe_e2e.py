@@ -5,14 +5,12 @@ agent (`benchhub-runner once`), built, measured with pgbench, and shown with the
 The agent builds in the session's one build cache (benchhub.testing.builds), as an agent on a
 benchmark host keeps one: the session's 15.18 builds, made by ``pg15_release_builds`` from a
 release name, are the installs the agent finds for these recipes by their inputs, so nothing is
-compiled here. Compiling in a job is what the bisection's end-to-end test does, commit by commit.
-The `benchhub` command's patch trial runs here too, on the same installs.
+compiled here. Compiling in a job is what the bisection's end-to-end test does, commit by commit,
+and the `benchhub` command's patch trial from a git repository (test_try_e2e).
 """
 
 import hashlib
-import os
 import re
-import subprocess
 import sys
 import time
 from pathlib import Path
@@ -22,7 +20,6 @@ import pytest
 from django.test import Client
 from rest_framework.test import APIClient
 
-from benchhub.accounts.services import personal_token_create
 from benchhub.builds.models import Build
 from benchhub.hosts.services import runner_token_create
 from benchhub.jobs.models import Job
@@ -197,79 +194,3 @@ def test_a_build_that_fails_ends_the_job_at_build_with_the_log_tail_on_its_page(
         assert "at build" in page and tail in page
         assert "last lines of the build log" in page
         assert not Run.objects.filter(job=job).exists()
-
-
-@pytest.mark.slow
-def test_benchhub_try_of_a_slow_patch_prints_slower_and_exits_1(
-    server, work_dir, build_env, alice, pg15_release_builds, tmp_path
-):
-    """What only this test proves: the `benchhub` command, run as a user or a CI job runs it
-    with a personal token, gets its verdict from a real agent's measurement of real builds:
-    `try slow.patch --against 15.18` defines the trial's recipe from the base recipe and the
-    patch file (so the agent finds the session's patched install by its inputs), follows the
-    job, prints "slower" and exits 1; `compare --format markdown` then gives the pull request's
-    table of the same two builds."""
-    started = time.monotonic()
-    tarball = installs.pg15_source_tarball()
-    api = APIClient()
-    api.force_login(alice)
-    source = {"kind": "tarball", "path": str(tarball), "sha256": installs.PG15_SHA256}
-    base = {"name": "15.18", "source": source, "contrib": ["pg_stat_statements"]}
-    assert api.post("/api/v1/recipes/", base, format="json").status_code == 201
-    _, runner = runner_token_create(host_name="e2e-host")
-    _, token = personal_token_create(user=alice, name="ci", scopes=["read", "queue"])
-    patch = tmp_path / "slow.patch"
-    patch.write_text(pgsource.slow_commit_patch(tarball))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("BENCHHUB_")}
-    env.update(XDG_CONFIG_HOME=str(tmp_path / "config"), BENCHHUB_SERVER=server.url,
-               BENCHHUB_TOKEN=token)  # fmt: skip
-    # Short: the patch costs every transaction 2 ms, which two repeats a side at one level
-    # settle; more levels or repeats would prove nothing more and cost the suite a minute.
-    argv = ["try", str(patch), "--against", "15.18", "--host", "e2e-host"]
-    argv += ["--workload", "select-only", "--clients", "1", "--duration", "2", "--repeats", "2"]
-    argv += ["--scale", "1"]
-    # Its progress goes to a file, so a long build never fills a pipe nobody reads yet.
-    out_path, err_path = tmp_path / "try.out", tmp_path / "try.err"
-    with out_path.open("w") as out_file, err_path.open("w") as err_file:
-        trial = subprocess.Popen([BENCHHUB, *argv], env=env, stdout=out_file, stderr=err_file)
-        deadline = time.monotonic() + 120
-        while not Job.objects.exists() and trial.poll() is None:
-            assert time.monotonic() < deadline, err_path.read_text()
-            time.sleep(0.5)
-        assert trial.poll() is None, err_path.read_text()
-        output = run_agent(
-            {**processes.agent_env(server=server.url, token=runner, work_dir=work_dir), **build_env}
-        )
-        trial.wait(timeout=300)
-    out, err = out_path.read_text(), err_path.read_text()
-    assert trial.returncode == 1, (out, err, output)
-    job = Job.objects.get()
-    assert job.versions == ["15.18", "15.18+slow"]
-    assert "15.18: reusing /" in output and "15.18+slow: reusing /" in output, output
-    assert ": built /" not in output, output
-    runs = {r.build.version: r for r in Run.objects.filter(job=job).select_related("build")}
-    assert (
-        runs["15.18+slow"].build.provenance["key"] == pg15_release_builds.patched.provenance["key"]
-    )
-    lines = out.splitlines()
-    assert lines[0] == "select-only on e2e-host, threshold 2%", out
-    level = next(line for line in lines if line.split()[:1] == ["1"])
-    assert level.split()[-2:] == ["slower", "2/2"], out
-    assert any(line.startswith("15.18+slow against 15.18: slower at") for line in lines), out
-    assert lines[-1].startswith(f"{server.url}/compare/?workload=select-only&host=e2e-host")
-    print(f"benchhub try on two reused builds: {time.monotonic() - started:.0f} s")
-
-    compare = ["compare", "--host", "e2e-host", "--workload", "select-only", "15.18", "15.18+slow"]
-    done = subprocess.run(
-        [BENCHHUB, *compare, "--format", "markdown"], env=env, capture_output=True, text=True,
-        timeout=120, check=False,
-    )  # fmt: skip
-    assert done.returncode == 1, done.stdout + done.stderr
-    comment = done.stdout
-    assert comment.startswith("### BenchHub: select-only on e2e-host\n"), comment
-    header = "| clients | 15.18 tps | 15.18+slow tps | change | 95% interval | verdict | repeats |"
-    assert header in comment
-    rows = [line for line in comment.splitlines() if line.startswith("| 1 |")]
-    assert len(rows) == 1 and rows[0].endswith("| **slower** | 2/2 |"), comment
-    assert "\n15.18+slow against 15.18: slower at" in comment
-    assert f"[Open the comparison]({server.url}/compare/?workload=select-only" in comment
