@@ -95,7 +95,7 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
                     server=web.url, options=q))  # fmt: skip
         if "agent" in wanted:
             agent = AgentOptions.quick() if args.quick else AgentOptions()
-            figures += _section("agent", lambda: agent_bench(server=web.url, options=agent))
+            figures += _section("agent", lambda: agent_bench(options=agent))
     if "statistics" in wanted:
         figures += _section("statistics", lambda: _statistics(quick=args.quick))
     return figures
