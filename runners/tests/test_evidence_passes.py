@@ -9,11 +9,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from conftest import open_tmpdir
 
 from benchhub_runner.cluster import Cluster, free_port
 from benchhub_runner.evidence import ServerEvidence, statements
 from benchhub_runner.provision import Installation
-from conftest import open_tmpdir
 
 # A table's name survives the normalisation of constants in the statements' text.
 MARK = "SELECT count(*) FROM public.evidence_mark"
