@@ -625,6 +625,10 @@ class JobRunner:
                 continue
             self._check_stop()
             target = min(targets, key=lambda r: r["repeat"])["evidence"]
+            if not self.config.evidence_pass:
+                for name in PASS_PARTS:
+                    target.setdefault("unavailable", {})[name] = "evidence passes are off"
+                continue
             try:
                 parts = self._evidence_pass(run, clients)
             except (ClusterError, StageError, pgbench.PgbenchError) as exc:
@@ -639,7 +643,8 @@ class JobRunner:
                     target.setdefault("unavailable", {})[name] = unavailable[name]
 
     def _evidence_pass(self, run: VersionRun, clients: int) -> dict[str, Any]:
-        assert run.evidence is not None
+        if run.evidence is None:
+            raise StageError("evidence", "the server gave no evidence")
         self._update(stage="evidence", version=run.requested, clients=clients, line="")
         job, duration = self._extra_pass_job(clients)
         expected = self._expected_transactions(run, clients, duration_s=duration)
