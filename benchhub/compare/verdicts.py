@@ -226,8 +226,8 @@ def ratio(
     """other / baseline of the mean values, with the t interval described above.
 
     `runs` names each value's run, in the order of `baseline` and `other` (None, or a None in
-    it: a run of its own). With more than one run on a side and several repeats in a run, the
-    run means are the units and `noise` (the history of repeats) is not used.
+    it: a run of its own). Unless every value is a run of its own or each side is one run, the
+    run means are the units and `noise` (a history of repeats, not of runs) is not used.
     """
     base_runs, other_runs = runs or ((None,) * len(baseline), (None,) * len(other))
     base_groups = _run_groups(baseline, base_runs)
