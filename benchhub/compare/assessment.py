@@ -183,11 +183,12 @@ def series_repeats(comparison: Comparison) -> dict[int, dict[int, list[Repeat]]]
         .values_list(*REPEAT_FIELDS)
     )
     for run_id, clients, *values in rows:
-        found[owner[run_id]].setdefault(clients, []).append(_repeat(*values))
+        found[owner[run_id]].setdefault(clients, []).append(_repeat(run_id, *values))
     return found
 
 
 def _repeat(
+    run_id: int,
     tps: float,
     tps_se: float | None,
     latency: float | None,
@@ -202,6 +203,7 @@ def _repeat(
             if latency
             else None
         ),
+        run=run_id,
     )
 
 

@@ -60,10 +60,16 @@ class RunMean:
 
 @dataclass(frozen=True)
 class Repeat:
-    """One repeat at one client level: its tps and, when known, its mean latency."""
+    """One repeat at one client level: its tps and, when known, its mean latency.
+
+    `run` names the run (one job's series: one cluster, one data load, one hour) the repeat
+    belongs to; repeats of one run share that run's effect, so the verdicts take run means as
+    their unit (verdicts.ratio). None: a run of its own.
+    """
 
     tps: RunMean
     latency: RunMean | None = None
+    run: int | None = None
 
 
 def run_mean(

@@ -92,10 +92,25 @@ def _variation_text(tps: Ratio, noise: HostNoise | None) -> str:
     floor = ""
     if tps.within_cv >= tps.cv:
         floor = ", no less than each run's own per-second noise"
-    return (
+    text = (
         f"Run-to-run variation {percent(tps.cv)} {source}{floor}; Student's t with "
         f"{tps.dof:.0f} degrees of freedom on the log of the ratio."
     )
+    return text + _unit_text(tps)
+
+
+def _unit_text(tps: Ratio) -> str:
+    """What the interval counted as independent: runs share nothing, the repeats of one run
+    share its cluster, data load and hour."""
+    if tps.unit == "repeats in one run a side":
+        return (
+            " One run a side: the interval sees the variation between the repeats inside one "
+            "job, not between separate jobs; runs of further jobs would show it."
+        )
+    base, other = tps.runs
+    if tps.history == "not given" and tps.dof is not None and base + other - 2 == tps.dof:
+        return f" Units: the means of {other} runs against {base}, each over its repeats."
+    return ""
 
 
 def _verdict_text(

@@ -3,8 +3,18 @@ the whole curve. Pure code (numpy, scipy), no Django; docs/statistics.md explain
 method for readers of the page.
 
 Per level, each repeat is one number: the mean of its steady-state per-second samples (see
-`repeats`). The ratio of the two versions' mean tps is estimated on the log scale, and its 95%
-interval is a pooled Student's t interval over the repeats of both sides:
+`repeats`). The ratio of the two versions' mean tps is estimated on the log scale. Repeats inside
+one run share its cluster, data load and hour, runs do not: the variation between runs is a level
+of its own, which the repeats of one run cannot see. So the unit is the run:
+
+- with more than one run on a side, each run counts as the mean of the logs of its repeats, and
+  the 95% interval is Student's pooled t interval over the run means of both sides (the variance
+  of a run mean holds both levels, between runs and between the repeats inside them);
+- when every repeat is a run of its own, or each side is a single run, the repeats are the
+  units, with a pooled Student's t interval over the repeats of both sides. With one run a
+  side this sees only the variation inside one job, and the Ratio says so (`unit`).
+
+For repeats as units:
 
 - the run-to-run variation is the pooled variance of log(tps) between the repeats of each side,
   pooled further with the host's history (`noise.HostNoise`) when given, unless these runs vary
@@ -30,8 +40,9 @@ checking, which cost some 70 us a call, about as much as a whole level's arithme
 
 from __future__ import annotations
 
+import dataclasses
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
@@ -58,6 +69,13 @@ class Verdict(StrEnum):
     INCONCLUSIVE = "inconclusive"
 
 
+class Unit(StrEnum):
+    """What an interval took as its independent units."""
+
+    RUNS = "runs"  # run means, or repeats that are each a run of their own
+    REPEATS = "repeats in one run a side"  # the variation between runs is not seen
+
+
 class History(StrEnum):
     """What became of the host's noise estimate in an interval."""
 
@@ -71,9 +89,10 @@ class Ratio:
     """other / baseline of one metric at one level, and its 95% interval.
 
     `low`/`high` are None when the run-to-run variation is unknown (one repeat a side and no
-    history). `cv` is the run-to-run variation used (standard deviation of log of one run's
-    value), `within_cv` the part of it the per-second samples show, `dof` the degrees of
-    freedom of the t interval, `log_se` the standard error of log(value).
+    history). `cv` is the run-to-run variation used (standard deviation of log of one unit's
+    value: a run mean, or a repeat), `within_cv` the part of it the per-second samples show,
+    `dof` the degrees of freedom of the t interval, `log_se` the standard error of log(value);
+    `unit` what the interval counted as independent, `runs` the runs a side (baseline, other).
     """
 
     value: float
@@ -84,6 +103,8 @@ class Ratio:
     cv: float | None
     within_cv: float
     history: History
+    unit: Unit = Unit.RUNS
+    runs: tuple[int, int] = (0, 0)
 
     @property
     def log_value(self) -> float:
@@ -150,13 +171,15 @@ def level_verdict(
         raise ValueError("need at least one repeat on each side")
     if not 0 < threshold < 1:
         raise ValueError(f"threshold must be between 0 and 1, got {threshold!r}")
-    tps = ratio([r.tps for r in baseline], [r.tps for r in other], noise=tps_noise)
+    runs = ([r.run for r in baseline], [r.run for r in other])
+    tps = ratio([r.tps for r in baseline], [r.tps for r in other], noise=tps_noise, runs=runs)
     latency = None
     if all(r.latency for r in (*baseline, *other)):
         latency = ratio(
             [r.latency for r in baseline if r.latency],
             [r.latency for r in other if r.latency],
             noise=latency_noise,
+            runs=runs,
         )
     p_difference, p_same = _p_values(tps, threshold)
     verdict = verdict_from(
@@ -194,9 +217,78 @@ def level_verdict(
 
 
 def ratio(
-    baseline: Sequence[RunMean], other: Sequence[RunMean], *, noise: HostNoise | None = None
+    baseline: Sequence[RunMean],
+    other: Sequence[RunMean],
+    *,
+    noise: HostNoise | None = None,
+    runs: tuple[Sequence[Hashable | None], Sequence[Hashable | None]] | None = None,
 ) -> Ratio:
-    """other / baseline of the mean values, with the pooled t interval described above."""
+    """other / baseline of the mean values, with the t interval described above.
+
+    `runs` names each value's run, in the order of `baseline` and `other` (None, or a None in
+    it: a run of its own). Unless every value is a run of its own or each side is one run, the
+    run means are the units and `noise` (a history of repeats, not of runs) is not used.
+    """
+    base_runs, other_runs = runs or ((None,) * len(baseline), (None,) * len(other))
+    base_groups = _run_groups(baseline, base_runs)
+    other_groups = _run_groups(other, other_runs)
+    count = (len(base_groups), len(other_groups))
+    singletons = count == (len(baseline), len(other))
+    if singletons or count == (1, 1):
+        found = _repeats_ratio(baseline, other, noise=noise)
+        unit = Unit.RUNS if singletons else Unit.REPEATS
+        return dataclasses.replace(found, unit=unit, runs=count)
+    return _run_means_ratio(base_groups, other_groups)
+
+
+def _run_groups(values: Sequence[RunMean], runs: Sequence[Hashable | None]) -> list[list[RunMean]]:
+    """The values grouped by run, in first-seen order; a None run is a group of its own."""
+    if len(runs) != len(values):
+        raise ValueError("runs must name the run of every value")
+    groups: dict[Hashable, list[RunMean]] = {}
+    for index, (value, run) in enumerate(zip(values, runs, strict=True)):
+        groups.setdefault(("own", index) if run is None else ("run", run), []).append(value)
+    return list(groups.values())
+
+
+def _run_means_ratio(
+    baseline: Sequence[Sequence[RunMean]], other: Sequence[Sequence[RunMean]]
+) -> Ratio:
+    """Student's pooled t interval over run means (each the mean log of a run's repeats). The
+    variance of a run mean is never taken below what the per-second samples of its repeats
+    show about it (their within-run variance over the number of repeats)."""
+    base_means = np.array([np.mean(np.log([m.value for m in run])) for run in baseline])
+    other_means = np.array([np.mean(np.log([m.value for m in run])) for run in other])
+    log_ratio = float(other_means.mean() - base_means.mean())
+    squares = float(np.sum((base_means - base_means.mean()) ** 2))
+    squares += float(np.sum((other_means - other_means.mean()) ** 2))
+    dof = len(base_means) + len(other_means) - 2
+    within = float(
+        np.mean(
+            [np.mean([m.log_within_var for m in run]) / len(run) for run in (*baseline, *other)]
+        )
+    )
+    run_var = max(squares / dof, within)
+    log_se = math.sqrt(run_var * (1 / len(base_means) + 1 / len(other_means)))
+    half = float(stdtrit(dof, 1 - ALPHA / 2)) * log_se
+    return Ratio(
+        value=math.exp(log_ratio),
+        low=math.exp(log_ratio - half),
+        high=math.exp(log_ratio + half),
+        log_se=log_se,
+        dof=float(dof),
+        cv=math.sqrt(run_var),
+        within_cv=math.sqrt(within),
+        history=History.NOT_GIVEN,
+        unit=Unit.RUNS,
+        runs=(len(base_means), len(other_means)),
+    )
+
+
+def _repeats_ratio(
+    baseline: Sequence[RunMean], other: Sequence[RunMean], *, noise: HostNoise | None
+) -> Ratio:
+    """The pooled t interval over repeats as units, with the host's history."""
     base_logs = np.log([m.value for m in baseline])
     other_logs = np.log([m.value for m in other])
     log_ratio = float(other_logs.mean() - base_logs.mean())

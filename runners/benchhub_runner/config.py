@@ -15,6 +15,7 @@ npm_registry = "https://registry.npmjs.org"
 trust_job_code = false            # true: run job code unchecked, setup SQL as superuser
 spool_max_tries = 5               # uploads answered 5xx this often are set aside
 profile = true                    # false: no extra pass per version profiled with perf
+evidence_pass = true              # false: no extra pass per level for statements and latency
 cache_dir = "/var/cache/benchhub-runner"   # prebuilt servers; default <work_dir>/cache
 
 [installations]                   # PostgreSQL servers this host has, by version
@@ -88,6 +89,10 @@ class Config:
     profile: bool = True
     # Tablespace name -> the directory of this host under which jobs get theirs.
     tablespaces: dict[str, Path] = field(default_factory=dict)
+    # The unmeasured pass per level that runs pg_stat_statements and the transaction log, kept
+    # out of the measured passes (docs/agent.md, The evidence pass); it adds up to a level's
+    # duration per level.
+    evidence_pass: bool = True
 
     @property
     def spool_dir(self) -> Path:
@@ -178,6 +183,7 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
             spool_max_tries=max(1, int(values.get("spool_max_tries", 5))),
             profile=_flag(values.get("profile", True), "profile"),
             tablespaces=_tablespaces(values.get("tablespaces") or {}),
+            evidence_pass=_flag(values.get("evidence_pass", True), "evidence_pass"),
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad configuration value: {exc}") from None

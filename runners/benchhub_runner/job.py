@@ -53,7 +53,7 @@ from .build import Build, BuildError, BuildProgress, BuildSpec, BuildStopped, en
 from .cluster import JOB_ROLE, SUPERUSER, Cluster, ClusterError, free_port
 from .config import Config
 from .confine import cgroup_end, job_cgroup_create
-from .evidence import LevelEvidence, ServerEvidence, sampling_rate, statements
+from .evidence import PASS_PARTS, LevelEvidence, ServerEvidence, sampling_rate, statements
 from .evidence.profile import ProfileError, Profiler
 from .hugepages import HugePagesShort, host_huge_pages, huge_pages_check, wants_huge_pages
 from .jobspec import JobSpec
@@ -162,8 +162,9 @@ def stale_clusters_stop(jobs_dir: Path, *, tablespaces: dict[str, Path] | None =
     return killed
 
 
-# The profile pass runs at most this long (and its warm-up too).
-PROFILE_MAX_S = 30.0
+# The unmeasured passes (evidence, profile) run at most this long (and their warm-up too):
+# they need enough transactions and samples, not the measured pass's length.
+EXTRA_PASS_MAX_S = 30.0
 
 
 class _Recording:
@@ -273,6 +274,8 @@ class JobRunner:
                     exc.payloads = self._partial(step, exc)
                     raise
             for run in self.runs.values():
+                self._check_stop()
+                self._evidence_passes(run)
                 self._check_stop()
                 self._profile(run)
             self._switch_to(None)
@@ -685,22 +688,109 @@ class JobRunner:
         )
 
     def _evidence(self, run: VersionRun, step: Step) -> LevelEvidence | None:
+        """The measured pass's evidence: statistics and waits, no collector in the server's
+        hot path (those run in the level's evidence pass)."""
         if run.evidence is None:
             return None
         return LevelEvidence(
             cluster=run.cluster,
             server=run.evidence,
             log_dir=self.work / "txlog" / f"{step.series}-{step.clients}-{step.repeat}",
-            sampling_rate=sampling_rate(self._expected_transactions(run, step.clients)),
+            sampling_rate=1.0,
             client_version=self._client_version,
+            collectors=False,
         )
 
-    def _expected_transactions(self, run: VersionRun, clients: int) -> float | None:
-        """How many transactions a measurement at `clients` will run, from the job (-t) or
-        from the last result at that level (None: not known yet)."""
+    # --- the evidence passes --------------------------------------------------------------------
+
+    def _evidence_passes(self, run: VersionRun) -> None:
+        """One extra, unmeasured pass per level after the sweep, with pg_stat_statements and
+        pgbench's sampled per-transaction log on: the collectors that would slow the measured
+        passes. Their top statements and latency go into the evidence of that level's first
+        repeat. Nothing fails for want of them."""
+        if run.evidence is None:
+            return
+        for clients in sorted(set(self.job.clients)):
+            targets = [r for r in run.results if r["clients"] == clients and "evidence" in r]
+            if not targets:
+                continue
+            self._check_stop()
+            target = min(targets, key=lambda r: r["repeat"])["evidence"]
+            if not self.config.evidence_pass:
+                for name in PASS_PARTS:
+                    target.setdefault("unavailable", {})[name] = "evidence passes are off"
+                continue
+            try:
+                parts = self._evidence_pass(run, clients)
+            except (ClusterError, StageError, pgbench.PgbenchError) as exc:
+                logger.info("%s: no evidence pass at c=%s: %s", run.requested, clients, exc)
+                for name in PASS_PARTS:
+                    target.setdefault("unavailable", {})[name] = f"evidence pass: {exc}"[:500]
+                continue
+            unavailable = parts.pop("unavailable", {})
+            target.update({k: v for k, v in parts.items() if k in PASS_PARTS})
+            for name in PASS_PARTS:
+                if name in unavailable:
+                    target.setdefault("unavailable", {})[name] = unavailable[name]
+
+    def _evidence_pass(self, run: VersionRun, clients: int) -> dict[str, Any]:
+        if run.evidence is None:
+            raise StageError("evidence", "the server gave no evidence")
+        self._update(stage="evidence", version=run.requested, clients=clients, line="")
+        job, duration = self._extra_pass_job(clients)
+        expected = self._expected_transactions(run, clients, duration_s=duration)
+        evidence = LevelEvidence(
+            cluster=run.cluster,
+            server=run.evidence,
+            log_dir=self.work / "txlog" / f"evidence-{clients}",
+            sampling_rate=sampling_rate(expected),
+            client_version=self._client_version,
+        )
+        measurement = self._extra_level_run(run, job)
+        level = Level(clients=clients, repeat=0, threads=self.job.threads_for(clients))
+        with self._stage("evidence"):
+            self._switch_to(run)
+            measurement.prepare(level)
+            run.evidence.tracking(run.cluster, on=True)
+            try:
+                measurement.run(level, watch=lambda pid: None, evidence=evidence)
+            finally:
+                run.evidence.tracking(run.cluster, on=False)
+        return evidence.payload()
+
+    def _extra_pass_job(self, clients: int) -> tuple[JobSpec, float | None]:
+        """The job as an unmeasured pass at `clients` runs it: a long level (and its warm-up)
+        cut to EXTRA_PASS_MAX_S; and that level's duration in seconds (None: a -t job)."""
+        duration = self.job.duration_for(clients)
+        cut = min(duration, EXTRA_PASS_MAX_S) if duration else None
+        job = dataclasses.replace(
+            self.job,
+            warmup_s=min(self.job.warmup_s, EXTRA_PASS_MAX_S),
+            level_durations={**self.job.level_durations, **({clients: cut} if cut else {})},
+        )
+        return job, cut
+
+    def _extra_level_run(self, run: VersionRun, job: JobSpec) -> LevelRun:
+        return LevelRun(
+            job=job,
+            cluster=run.cluster,
+            target=self._target(run),
+            bindir=self.client_bindir,
+            client_version=self._client_version,
+            work=self.work,
+            processes=self.processes,
+            on_line=lambda line: None,
+            timeout_s=self.config.job_timeout_s,
+        )
+
+    def _expected_transactions(
+        self, run: VersionRun, clients: int, *, duration_s: float | None = None
+    ) -> float | None:
+        """How many transactions a pass of `duration_s` (default: the level's) at `clients`
+        will run, from the job (-t) or from the last result at that level (None: not known)."""
         if self.job.transactions_per_client is not None:
             return float(self.job.transactions_per_client * clients)
-        duration = self.job.duration_for(clients) or 0.0
+        duration = duration_s or self.job.duration_for(clients) or 0.0
         for result in reversed(run.results):
             if result["clients"] == clients and result.get("tps"):
                 return float(result["tps"]) * duration
@@ -729,27 +819,9 @@ class JobRunner:
         if why is not None:
             raise ProfileError(why)
         self._update(stage="profile", version=run.requested, clients=clients, line="")
-        duration = self.job.duration_for(clients)
-        # The pass only needs enough samples: a long level is cut to PROFILE_MAX_S.
-        job = dataclasses.replace(
-            self.job,
-            warmup_s=min(self.job.warmup_s, PROFILE_MAX_S),
-            level_durations={
-                **self.job.level_durations,
-                **({clients: min(duration, PROFILE_MAX_S)} if duration else {}),
-            },
-        )
-        measurement = LevelRun(
-            job=job,
-            cluster=run.cluster,
-            target=self._target(run),
-            bindir=self.client_bindir,
-            client_version=self._client_version,
-            work=self.work,
-            processes=self.processes,
-            on_line=lambda line: None,
-            timeout_s=self.config.job_timeout_s,
-        )
+        # The pass only needs enough samples: a long level is cut to EXTRA_PASS_MAX_S.
+        job, _ = self._extra_pass_job(clients)
+        measurement = self._extra_level_run(run, job)
         level = Level(clients=clients, repeat=0, threads=self.job.threads_for(clients))
         profiler = Profiler(work=self.work)
         with self._stage("profile"):

@@ -172,8 +172,10 @@ def test_it_warms_up_before_each_measurement_in_a_shuffled_recorded_order(runner
 
 def test_it_measures_without_warm_up_when_the_job_says_zero(runner_for):
     runner = runner_for(workload=COUNTED, warmup_s=0)
-    # Nor the extra pass perf profiles after the sweep, which runs the workload again.
+    # Nor the extra passes after the sweep (the profile, the evidence per level), which run
+    # the workload again.
     runner.config.profile = False
+    runner.config.evidence_pass = False
     (payload,) = runner.execute()
 
     extra = _rows(runner) - _measured(payload)

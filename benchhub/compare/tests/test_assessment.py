@@ -24,7 +24,8 @@ def _levels(body: dict, index: int = 0) -> dict[int, dict]:
 def test_it_pools_every_run_of_a_build_under_its_comparability_key(anon_client, agent):
     old = upload(agent, version="13.3", tps={1: [100, 104]}, started_at="2026-11-01T10:00:00Z")
     new = upload(agent, version="13.3", tps={1: [102, 101]}, started_at="2026-11-02T10:00:00Z")
-    other = upload(agent, version="15.4", tps={1: [110, 113, 111]})
+    other = upload(agent, version="15.4", tps={1: [110, 113]}, started_at="2026-11-03T10:00:00Z")
+    later = upload(agent, version="15.4", tps={1: [111, 112]}, started_at="2026-11-04T10:00:00Z")
     # another configuration of 13.3: another comparability key, not pooled
     upload(
         agent,
@@ -36,12 +37,14 @@ def test_it_pools_every_run_of_a_build_under_its_comparability_key(anon_client, 
     body = anon_client.get(URL).json()
     assert body["series"][0]["run"] == str(new.uuid)
     assert body["series"][0]["pooled_runs"] == [str(new.uuid), str(old.uuid)]
-    assert body["series"][1]["pooled_runs"] == [str(other.uuid)]
+    assert body["series"][1]["pooled_runs"] == [str(later.uuid), str(other.uuid)]
     level = _levels(body)[1]
-    assert level["repeats"] == [4, 3]
-    other_logs, base_logs = np.log([110, 113, 111]), np.log([102, 101, 100, 104])
+    assert level["repeats"] == [4, 4]
+    # Each pooled run is one unit: the mean of the logs of its repeats.
+    other_logs = np.log([110, 113]).mean(), np.log([111, 112]).mean()
+    base_logs = np.log([102, 101]).mean(), np.log([100, 104]).mean()
     test = ttest_ind(other_logs, base_logs)
-    assert level["tps_ratio"] == pytest.approx(math.exp(other_logs.mean() - base_logs.mean()))
+    assert level["tps_ratio"] == pytest.approx(math.exp(np.mean(other_logs) - np.mean(base_logs)))
     assert (level["tps_ratio_low"], level["tps_ratio_high"]) == pytest.approx(
         tuple(np.exp(test.confidence_interval(0.95)))
     )
@@ -95,7 +98,7 @@ def _upload_for_job(agent, job: dict, version: str, tps: dict[int, list[float]])
 def test_it_settles_the_inconclusive_levels_and_the_new_runs_pool_in(bob, agent):
     client = APIClient()
     client.force_login(bob)
-    upload(agent, version="13.3", tps={1: [100, 112], 2: [200, 201]})
+    upload(agent, version="13.3", tps={1: [100, 103], 2: [200, 201]})
     upload(agent, version="15.4", tps={1: [104, 115], 2: [400, 402]})
     before = _levels(client.get(URL).json())
     assert (before[1]["verdict"], before[2]["verdict"]) == ("inconclusive", "faster")
@@ -114,6 +117,7 @@ def test_it_settles_the_inconclusive_levels_and_the_new_runs_pool_in(bob, agent)
     _upload_for_job(agent, job, "13.3", {1: [100, 100.5, 99.5, 100.2, 99.8, 100.1]})
     _upload_for_job(agent, job, "15.4", {1: [110, 110.5, 109.5, 110.2, 109.8, 110.1]})
     after = _levels(client.get(URL).json())
+    # Two runs a side now, each one unit (the mean of its repeats), and they agree.
     assert after[1]["repeats"] == [8, 8] and after[1]["verdict"] == "faster"
     assert after[2]["repeats"] == [2, 2]  # the level not settled keeps its runs
 

@@ -231,3 +231,57 @@ def test_it_adjusts_p_values_exactly_as_statsmodels_holm_does():
             expected = multipletests(pvalues, alpha=0.05, method="holm")[1]
             assert holm(list(pvalues)) == pytest.approx(expected, abs=1e-15)
     assert list(holm([0.5, 0.4])) == [0.8, 0.8]
+
+
+def in_runs(*groups: tuple[float, ...], first: int = 0) -> list[Repeat]:
+    """Repeats grouped into runs: each tuple is one run's repeats."""
+    return [
+        Repeat(tps=RunMean(value=v), run=first + number)
+        for number, group in enumerate(groups)
+        for v in group
+    ]
+
+
+def test_it_takes_run_means_as_units_when_a_side_has_several_runs():
+    base = ((1000.0, 1002.0, 999.0), (1040.0, 1041.0, 1039.0), (980.0, 981.0, 979.0))
+    other = ((1060.0, 1061.0, 1059.0), (1010.0, 1012.0, 1011.0), (1090.0, 1088.0, 1091.0))
+    verdict = level_verdict(baseline=in_runs(*base), other=in_runs(*other, first=10))
+    base_means = [np.log(run).mean() for run in base]
+    other_means = [np.log(run).mean() for run in other]
+    low, high = ttest_ind(other_means, base_means, equal_var=True).confidence_interval(0.95)
+    assert (verdict.tps.low, verdict.tps.high) == pytest.approx((math.exp(low), math.exp(high)))
+    assert verdict.tps.dof == 4 and verdict.tps.runs == (3, 3) and verdict.tps.unit == "runs"
+    assert "means of 3 runs against 3" in verdict.description
+    # Taken as nine independent repeats a side, the tight repeats inside each run would have
+    # hidden the variation between runs: the old interval is far narrower.
+    independent = level_verdict(
+        baseline=runs(*(v for run in base for v in run)),
+        other=runs(*(v for run in other for v in run)),
+    )
+    assert independent.tps.high - independent.tps.low < (verdict.tps.high - verdict.tps.low) / 2
+
+
+def test_it_says_one_run_a_side_sees_only_the_variation_inside_one_job():
+    verdict = level_verdict(
+        baseline=in_runs((1000.0, 1010.0, 995.0)), other=in_runs((1100.0, 1090.0, 1105.0), first=5)
+    )
+    assert verdict.tps.unit == "repeats in one run a side" and verdict.tps.runs == (1, 1)
+    assert verdict.tps.dof == 4
+    assert "not between separate jobs" in verdict.description
+
+
+def test_it_pools_a_single_run_with_the_other_sides_runs():
+    verdict = level_verdict(
+        baseline=in_runs((1000.0, 1001.0), (1030.0, 1031.0), (990.0, 991.0)),
+        other=in_runs((1100.0, 1101.0), first=7),
+    )
+    assert verdict.tps.runs == (3, 1) and verdict.tps.dof == 2
+
+
+def test_it_keeps_the_within_run_floor_on_run_means():
+    quiet = [Repeat(tps=RunMean(value=1000.0, within_se=30.0), run=r) for r in (1, 1, 2, 2)]
+    other = [Repeat(tps=RunMean(value=1000.0, within_se=30.0), run=r) for r in (3, 3, 4, 4)]
+    verdict = level_verdict(baseline=quiet, other=other)
+    # Identical run means, but each mean is known to 3% / sqrt(2) only.
+    assert verdict.tps.cv == pytest.approx(0.03 / math.sqrt(2))
+    assert verdict.verdict is Verdict.INCONCLUSIVE

@@ -6,9 +6,11 @@ before the measured streams start (after the warm-up), `end()` just after they f
 `payload()` gives the result's `evidence` (docs/runner-api.md, Evidence). Nothing here may fail
 a measurement: a part that cannot be had is left out and `unavailable` says why.
 
-Cost, kept off the measurement: the statistics snapshots, the statements reset and read run
-before and after it; during it only the wait sampler's one connection runs a small query five
-times a second, and pgbench writes a sampled per-transaction log (docs/agent.md).
+Cost, kept off the measurement: the statistics snapshots run before and after it; during it
+only the wait sampler's one connection runs a small query five times a second. The collectors
+that sit in the server's hot path, pg_stat_statements and pgbench's per-transaction log, run
+only in a separate, unmeasured evidence pass per level (`collectors=True`), whose top statements
+and latency go with that level's first repeat (docs/agent.md).
 """
 
 from __future__ import annotations
@@ -44,11 +46,19 @@ class ServerEvidence:
 
     @classmethod
     def probe(cls, cluster: Cluster, *, preloaded: bool) -> ServerEvidence:
+        """Learn what the server can give, and leave pg_stat_statements tracking nothing."""
         server = serverstats.probe(cluster)
         why = "pg_stat_statements not in this build"
         if preloaded:
             why = statements.enable(cluster) or ""
+            if not why:
+                statements.track(cluster, on=False, version_num=server.version_num)
         return cls(server=server, statements=why or None)
+
+    def tracking(self, cluster: Cluster, *, on: bool) -> None:
+        """Switch pg_stat_statements on for an evidence pass, or off after it."""
+        if not self.statements:
+            statements.track(cluster, on=on, version_num=self.server.version_num)
 
 
 def sampling_rate(expected_transactions: float | None) -> float:
@@ -60,8 +70,14 @@ def sampling_rate(expected_transactions: float | None) -> float:
     return float(f"{min(1.0, max(MIN_SAMPLING_RATE, rate)):.2g}")
 
 
+# What only the evidence pass gives.
+PASS_PARTS = ("statements", "latency")
+
+
 class LevelEvidence:
-    """The evidence of one measurement (see the module's docstring)."""
+    """The evidence of one measurement (see the module's docstring). `collectors`: this is the
+    evidence pass, which runs pg_stat_statements and the per-transaction log; a measured pass
+    (False) has neither, and only its statistics and waits."""
 
     def __init__(
         self,
@@ -71,18 +87,22 @@ class LevelEvidence:
         log_dir: Path,
         sampling_rate: float,
         client_version: tuple[int, int],
+        collectors: bool = True,
     ) -> None:
         self.cluster = cluster
         self.server = server
         self.log_dir = log_dir
         self.sampling_rate = sampling_rate
-        self.logging = client_version >= (10, 0)
+        self.collectors = collectors
+        self.logging = collectors and client_version >= (10, 0)
         self.unavailable: dict[str, str] = {}
         self.parts: dict[str, Any] = {}
         self._before: dict[str, Any] | None = None
         self._sampler: WaitSampler | None = None
         # The agent's own queries are kept out of the top statements.
         self.untracked = "" if server.statements else statements.UNTRACKED
+        if not collectors:
+            return
         if server.statements:
             self.unavailable["statements"] = server.statements
         if not self.logging:
@@ -107,7 +127,7 @@ class LevelEvidence:
             )
         except (ClusterError, ValueError) as exc:
             self.unavailable["stats"] = f"statistics snapshot failed: {str(exc)[-300:]}"
-        if not self.server.statements:
+        if self.collectors and not self.server.statements:
             try:
                 statements.reset(self.cluster)
             except ClusterError as exc:
@@ -133,7 +153,7 @@ class LevelEvidence:
                 self.parts["stats"] = serverstats.deltas(self._before, after)
             except (ClusterError, ValueError, KeyError) as exc:
                 self.unavailable["stats"] = f"statistics snapshot failed: {str(exc)[-300:]}"
-        if "statements" not in self.unavailable:
+        if self.collectors and "statements" not in self.unavailable:
             try:
                 version = self.server.server.version_num
                 self.parts["statements"] = statements.top(self.cluster, version_num=version)

@@ -2,8 +2,11 @@
 
 The module must be preloaded (the cluster's base settings name it when the installation ships
 its control file) and the extension created in the benchmark database, in the agent's own schema
-(a job may own `public`), and read there by its qualified name. Its counters are reset just
-before the measurement and read just after, so the top statements are the measurement's.
+(a job may own `public`), and read there by its qualified name. It tracks nothing while the
+measured passes run (`track(on=False)`: pg_stat_statements.track = none, and from 14 no query
+id computed): its hooks sit in every statement's path, so the top statements come from the
+evidence pass of each level (docs/agent.md, Evidence), whose counters are reset just before it
+and read just after.
 Times are in milliseconds; 13 renamed total_time/mean_time to total_exec_time/mean_exec_time.
 """
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import csv
 import io
+import time
 from typing import Any
 
 from ..cluster import AGENT_SCHEMA, SUPERUSER, Cluster, ClusterError
@@ -47,6 +51,28 @@ def enable(cluster: Cluster) -> str | None:
     except ClusterError as exc:
         return f"{MODULE} could not be used: {str(exc)[-300:]}"
     return None
+
+
+# A reload reaches the postmaster by a signal: new sessions see it a moment later.
+RELOAD_WAIT_S = 5.0
+
+
+def track(cluster: Cluster, *, on: bool, version_num: int) -> None:
+    """Switch tracking on (the evidence pass) or off (the measured passes), for new sessions.
+    ALTER SYSTEM cannot share a transaction, so each setting is its own statement."""
+    settings = {f"{MODULE}.track": "top" if on else "none"}
+    if version_num >= 140000:
+        # pg_stat_statements turns query ids on ("auto"); off, parsing skips the jumbling.
+        settings["compute_query_id"] = "auto" if on else "off"
+    for name, value in settings.items():
+        cluster.sql(f"ALTER SYSTEM SET {name} = '{value}'", timeout=60)
+    cluster.sql("SELECT pg_catalog.pg_reload_conf()", timeout=60)
+    wanted = settings[f"{MODULE}.track"]
+    deadline = time.monotonic() + RELOAD_WAIT_S
+    while cluster.sql(f"SHOW {MODULE}.track", timeout=60) != wanted:
+        if time.monotonic() > deadline:
+            raise ClusterError(f"{MODULE}.track is not {wanted} after the reload")
+        time.sleep(0.05)
 
 
 def reset(cluster: Cluster) -> None:
