@@ -4,7 +4,6 @@ import re
 from typing import Any
 
 from benchhub_runner.jobcode import Refusal, check_settings, job_code_check
-from benchhub_runner.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 from benchhub_runner.plan import (
     CLIENT_CONFIGURED,
     MAX_LEVELS,
@@ -15,6 +14,7 @@ from benchhub_runner.plan import (
     plan_method,
     plan_problems,
 )
+from benchhub_runner.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 from celery.schedules import ParseException
 from celery.schedules import crontab as celery_crontab
 from django.db import models

@@ -5,8 +5,8 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from benchhub_runner.telemetry import client_bound
 from benchhub_runner.plan import RUN_PLAN_FIELDS
+from benchhub_runner.telemetry import client_bound
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone

@@ -22,7 +22,6 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from .build.spec import BuildSpec, SpecError, git_ref_parse, spec_parse
-from .tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 from .plan import (
     QUERY_MODE_DEFAULT,
     Combine,
@@ -36,6 +35,7 @@ from .plan import (
     plan_problems,
     warmup_default,
 )
+from .tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 from .versions import VersionError, version_parse
 
 __all__ = ["Combine", "LevelOrder", "QueryMode", "Role", "ThreadsPolicy", "warmup_default"]
