@@ -20,4 +20,4 @@ RUN SECRET_KEY=collectstatic DATABASE_URL=postgres://x@localhost/x REDIS_URL=red
 RUN useradd --system --uid 10001 --user-group --no-create-home benchhub
 USER 10001:10001
 EXPOSE 8000
-CMD ["gunicorn", "benchhub.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4"]
+CMD ["gunicorn", "benchhub.wsgi:application", "--bind", "0.0.0.0:8000", "--workers", "4", "--threads", "8"]

@@ -698,6 +698,9 @@ def manage(env: dict[str, str], *args: str) -> None:
 def web_children(layout: Layout, port: int) -> dict[str, list[str]]:
     gunicorn = [str(VENV_BIN / "gunicorn"), "benchhub.wsgi:application"]
     gunicorn += ["--bind", f"127.0.0.1:{port}", "--workers", "3", "--access-logfile", "-"]
+    # Threads (gunicorn's gthread worker): a long read (a large run's page) holds one thread,
+    # and /healthz and short reads still get one.
+    gunicorn += ["--threads", "8"]
     # gunicorn's control socket defaults to one per user (~/.gunicorn/gunicorn.ctl), which two
     # stacks (a developer's `make up` and the test of `up`) would fight over.
     gunicorn += ["--control-socket", str(layout.run / "gunicorn.ctl")]

@@ -83,7 +83,7 @@ def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
     # The page draws progress bucket-averaged to a bounded number of points, never every
     # sample a run holds.
     results = list(selectors.result_list(run=run, with_progress=False, with_output=True))
-    points = selectors.progress_points(result_ids=[r.pk for r in results])
+    points = selectors.progress_points(result_ids=[r.pk for r in results], run_uuid=run.uuid)
     levels, charts = _levels(results, selectors.evidence_by_result(run=run), points)
     context = {
         "run": run,

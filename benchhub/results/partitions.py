@@ -19,6 +19,7 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
+from benchhub.results import selectors
 from benchhub.results.models import DetailPruning
 
 logger = logging.getLogger(__name__)
@@ -131,6 +132,8 @@ def retention_apply(*, keep_months: int, now: datetime | None = None) -> list[da
                 _pruning_record(month=partition.month, part=part)
             dropped.setdefault(partition.month, []).append(part)
             logger.info("dropped %s", partition.name)
+    if dropped:
+        selectors.progress_points_forget()
     return sorted(dropped)
 
 

@@ -26,8 +26,8 @@ from benchhub.results.serializers import (
     ResultWithProgressOutSerializer,
 )
 
-# Samples a page holds at most (docs/runner-api.md): about 0.6 MB of JSON.
-SAMPLE_PAGE_MAX = 5000
+# Samples a page holds at most (docs/runner-api.md): about 0.25 MB of JSON, tens of ms to send.
+SAMPLE_PAGE_MAX = 2000
 
 
 class SamplePageInSerializer(serializers.Serializer):

@@ -3,6 +3,7 @@
 from dataclasses import dataclass
 from typing import Any
 
+from django.core.cache import cache
 from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
@@ -120,21 +121,53 @@ ORDER BY result_id, t
 """
 
 
+# A result's series never changes once uploaded, so its chart points are kept in the cache:
+# the page of a large run then reads a few thousand numbers instead of averaging 100,000 samples
+# on every view. Retention bumps the generation (progress_points_forget), and the points of
+# series it dropped are no longer found.
+POINTS_CACHE_S = 24 * 3600
+_POINTS_GENERATION = "progress-points-generation"
+
+
 def progress_points(
-    *, result_ids: list[int], max_points: int = MAX_CHART_POINTS
+    *, result_ids: list[int], run_uuid: Any = None, max_points: int = MAX_CHART_POINTS
 ) -> dict[int, ProgressPoints]:
     """Each result's progress samples for a chart, in one query: every sample when it has at
     most `max_points`, else `max_points` runs of consecutive samples, each averaged (time,
-    tps, latency; a NULL is left out of its average). Results without samples are absent."""
-    points: dict[int, ProgressPoints] = {}
+    tps, latency; a NULL is left out of its average). Results without samples are absent.
+    With the results' `run_uuid` (which names the series for good, where ids of a recreated
+    database repeat), the points are cached."""
+    generation = cache.get(_POINTS_GENERATION, 0) if run_uuid is not None else None
+    keys = {
+        rid: f"progress-points:{generation}:{run_uuid}:{max_points}:{rid}" for rid in result_ids
+    }
+    cached = cache.get_many(list(keys.values())) if run_uuid is not None else {}
+    points: dict[int, ProgressPoints] = {
+        rid: ProgressPoints(*cached[key]) for rid, key in keys.items() if key in cached
+    }
+    missing = [rid for rid in result_ids if keys[rid] not in cached]
+    if not missing:
+        return points
+    read: dict[int, ProgressPoints] = {}
     with connection.cursor() as cursor:
-        cursor.execute(_PROGRESS_POINTS_SQL, [result_ids, max_points])
+        cursor.execute(_PROGRESS_POINTS_SQL, [missing, max_points])
         for result_id, t, tps, latency in cursor.fetchall():
-            line = points.setdefault(result_id, ProgressPoints([], [], []))
+            line = read.setdefault(result_id, ProgressPoints([], [], []))
             line.t.append(t)
             line.tps.append(tps)
             line.latency_ms.append(latency)
-    return points
+    if run_uuid is None:
+        return read
+    cache.set_many(
+        {keys[rid]: (line.t, line.tps, line.latency_ms) for rid, line in read.items()},
+        timeout=POINTS_CACHE_S,
+    )
+    return {**points, **read}
+
+
+def progress_points_forget() -> None:
+    """Every cached chart point is stale (retention dropped series)."""
+    cache.set(_POINTS_GENERATION, cache.get(_POINTS_GENERATION, 0) + 1, timeout=None)
 
 
 def evidence_by_result(*, run: Run) -> dict[int, ResultEvidence]:

@@ -119,6 +119,10 @@ class Gunicorn(Service):
             f"127.0.0.1:{self.port}",
             "--workers",
             str(workers),
+            # Threads, as every deployment runs it (stack.py, the compose file, Kubernetes): a
+            # long read holds one thread, not the worker, so /healthz and short reads go on.
+            "--threads",
+            "8",
             "--graceful-timeout",
             "5",
             # The control socket defaults to one per user (~/.gunicorn/gunicorn.ctl), which every

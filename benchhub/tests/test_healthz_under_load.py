@@ -3,7 +3,7 @@
 The run holds MAX_RUN_SAMPLES per-second samples (two results of MAX_PROGRESS) in an upload
 under the body's byte limit. Its page draws
 at most MAX_CHART_POINTS points a line and the results API sends SAMPLE_PAGE_MAX samples a page,
-so each read is bounded; gunicorn runs as the test stack runs it (two sync workers).
+so each read is bounded; gunicorn runs as the deployments run it (workers of 8 threads).
 """
 
 import json
