@@ -116,7 +116,9 @@ def _bound(value: float | None) -> int:
 
 def _number(name: str, spec: Spec, *, kind: str, help_text: str | None = None) -> serializers.Field:
     """A count or a number of seconds: a field's own, or each value of a level map (required)."""
-    options: dict[str, Any] = {"min_value": spec.minimum, "max_value": spec.maximum}
+    options: dict[str, Any] = {"min_value": spec.minimum}
+    if spec.maximum is not None:  # else the field's own bound: the integer column's range
+        options["max_value"] = spec.maximum
     if kind in ("count", "seconds") and spec.nullable:
         options.update(required=False, allow_null=True)
     elif kind in ("count", "seconds"):
