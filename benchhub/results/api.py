@@ -107,6 +107,8 @@ class RunResultsView(APIView):
             component_name="RunResults",
             serializers=[ResultOutSerializer(many=True), SamplePageOutSerializer],
             resource_type_field_name=None,
+            # Said, so that the list among the shapes is read as one (drf-spectacular W001).
+            many=False,
         ),
     )
     def get(self, request: Request, run_uuid: str) -> Response:
