@@ -12,6 +12,7 @@ as the caller. A job account's home is its job's directory, which tells an agent
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 import os
 import pwd
@@ -52,8 +53,10 @@ class Account:
 
     def spawn(self, argv: list[str]) -> tuple[list[str], dict[str, Any]]:
         """(argv, subprocess arguments) that run `argv` as this user, inside its cgroup when
-        it has one."""
-        if self.cgroup is None:
+        it has one. Once the job's cgroup is removed (the job ended), a program started after
+        it (a server restarted to read the job's tables) runs as the account alone, which the
+        account's own kill still ends."""
+        if self.cgroup is None or not self.cgroup.is_dir():
             return argv, self.popen_kwargs()
         return launcher(self.cgroup, uid=self.uid, gid=self.gid, argv=argv), {}
 
@@ -91,9 +94,15 @@ def account_find(name: str) -> Account | None:
     return Account(name=name, uid=entry.pw_uid, gid=entry.pw_gid)
 
 
-def job_account_name(job_id: int, attempt: int) -> str:
-    """The throwaway account of one attempt at one job."""
-    return f"{JOB_USER_PREFIX}{job_id}-{attempt}"[:_MAX_NAME]
+def job_account_name(job_id: int, attempt: int, *, work: Path | None = None) -> str:
+    """The throwaway account of one attempt at one job; with the agent's work directory, named
+    after it too (`bhjob-<6 hex>-<job>-<attempt>`): two agents on one host, serving two
+    servers whose job ids overlap, must never share an account, and ending one job's would kill
+    the other's processes."""
+    if work is None:
+        return f"{JOB_USER_PREFIX}{job_id}-{attempt}"[:_MAX_NAME]
+    place = hashlib.sha256(str(work.resolve()).encode()).hexdigest()[:6]
+    return f"{JOB_USER_PREFIX}{place}-{job_id}-{attempt}"[:_MAX_NAME]
 
 
 def account_processes(uid: int) -> list[int]:

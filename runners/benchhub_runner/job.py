@@ -252,7 +252,7 @@ class JobRunner:
         self.builds: list[Build] = []
         # The OS account of this attempt alone (when the agent is root): its servers, psql and
         # pgbench, and anything they start, which ends with the job.
-        self.account_name = job_account_name(job.id, job.attempt)
+        self.account_name = job_account_name(job.id, job.attempt, work=config.work_dir)
         self.tablespaces: JobTablespaces | None = None
         # The job's own cgroup, when the host has one to give (confine.py).
         self.cgroup: Path | None = None

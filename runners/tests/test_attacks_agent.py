@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 from conftest import open_tmpdir
 
+from benchhub_runner.account import job_account_name
 from benchhub_runner.confine import job_cgroup_find
 
 TOKEN = "bhr_attacktest_s3cret-token-value"
@@ -294,15 +295,16 @@ def test_attack_a_process_job_code_leaves_running_ends_with_the_job(host):
     stand_in = run_agent(host, job, trusted=True)
     finish = stand_in.finish()
     assert finish["outcome"] == "done", (finish, stand_in.output)
-    assert "(bhjob-41-1)" in (loot / "id.txt").read_text()
-    assert "/bhjob-41-1\n" in (loot / "cgroup.txt").read_text()
+    account = job_account_name(41, 1, work=host["work"])
+    assert f"({account})" in (loot / "id.txt").read_text()
+    assert f"/{account}\n" in (loot / "cgroup.txt").read_text()
     # The agent's log names the layer that ended them.
     assert "processes confined to cgroup" in stand_in.output, stand_in.output
-    assert "bhjob-41-1 killed, empty and removed" in stand_in.output, stand_in.output
+    assert f"{account} killed, empty and removed" in stand_in.output, stand_in.output
     left = subprocess.run(["pgrep", "-f", "sleep 360[12]"], capture_output=True, text=True)
     assert left.stdout.strip() == ""
-    assert subprocess.run(["id", "bhjob-41-1"], capture_output=True).returncode != 0
-    assert job_cgroup_find("bhjob-41-1") is None
+    assert subprocess.run(["id", account], capture_output=True).returncode != 0
+    assert job_cgroup_find(account) is None
 
 
 def test_attack_no_agent_secret_reaches_job_or_build_programs(monkeypatch, tmp_path):
