@@ -168,13 +168,13 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
             payload_digest, aggregated_at, build_id, config_id, host_id, host_facts_id,
             workload_id, notes, baseline, invalid, client_limits, level_durations,
             level_sequence, stop_reason, stop_stage, import_text, settings_translated,
-            settings_not_applied)
+            settings_not_applied, tablespaces)
         SELECT md5('run' || i)::uuid, '{{}}', '{{}}', '{{}}', 100, {levels}, 120, {REPEATS},
             t, t + interval '30 minutes', t + interval '31 minutes', 'completed',
             CASE WHEN i > {runs} * 0.9 THEN 'agent' ELSE 'import' END,
             '16.4', bb.version, '', '{{}}', md5(h || '/' || c || '/' || w) || md5(w || '/' || h),
             repeat('0', 64), t + interval '32 minutes', b, c, h, f, w, '', false, i % 97 = 0,
-            '{{}}', '{{}}', '[]', '', '', '', '{{}}', '{{}}'
+            '{{}}', '{{}}', '[]', '', '', '', '{{}}', '{{}}', '[]'
         FROM (
             SELECT i, now() - make_interval(secs => ({runs} - i) * {span_s}.0 / {runs}) AS t,
                 ({hosts})[1 + i % {host_count}] AS h, ({facts})[1 + i % {host_count}] AS f,
