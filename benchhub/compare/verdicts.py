@@ -268,19 +268,13 @@ def _run_means_ratio(
             [np.mean([m.log_within_var for m in run]) / len(run) for run in (*baseline, *other)]
         )
     )
-    run_var = max(squares / dof, within)
-    log_se = math.sqrt(run_var * (1 / len(base_means) + 1 / len(other_means)))
-    half = float(stdtrit(dof, 1 - ALPHA / 2)) * log_se
-    return Ratio(
-        value=math.exp(log_ratio),
-        low=math.exp(log_ratio - half),
-        high=math.exp(log_ratio + half),
-        log_se=log_se,
-        dof=float(dof),
-        cv=math.sqrt(run_var),
-        within_cv=math.sqrt(within),
+    return _t_ratio(
+        log_ratio,
+        squares=squares,
+        dof=dof,
+        within=within,
+        sizes=(len(base_means), len(other_means)),
         history=History.NOT_GIVEN,
-        unit=Unit.RUNS,
         runs=(len(base_means), len(other_means)),
     )
 
@@ -306,8 +300,30 @@ def _repeats_ratio(
     within = float(np.mean([m.log_within_var for m in (*baseline, *other)]))
     if dof == 0:
         return Ratio(math.exp(log_ratio), None, None, None, None, None, math.sqrt(within), history)
+    return _t_ratio(
+        log_ratio,
+        squares=squares,
+        dof=dof,
+        within=within,
+        sizes=(len(base_logs), len(other_logs)),
+        history=history,
+    )
+
+
+def _t_ratio(
+    log_ratio: float,
+    *,
+    squares: float,
+    dof: int,
+    within: float,
+    sizes: tuple[int, int],
+    history: History,
+    runs: tuple[int, int] = (0, 0),
+) -> Ratio:
+    """Student's pooled t interval of the ratio from the pooled sum of squares of `sizes`
+    units a side, its variance never below what the per-second samples show (`within`)."""
     run_var = max(squares / dof, within)
-    log_se = math.sqrt(run_var * (1 / len(base_logs) + 1 / len(other_logs)))
+    log_se = math.sqrt(run_var * (1 / sizes[0] + 1 / sizes[1]))
     half = float(stdtrit(dof, 1 - ALPHA / 2)) * log_se
     return Ratio(
         value=math.exp(log_ratio),
@@ -318,6 +334,7 @@ def _repeats_ratio(
         cv=math.sqrt(run_var),
         within_cv=math.sqrt(within),
         history=history,
+        runs=runs,
     )
 
 
