@@ -132,18 +132,7 @@ def _change_markers(changes: Sequence[Regression]) -> dict[str, list[dict[str, A
     for change in changes:
         x = change.run_after.started_at.isoformat()
         colour = CHANGE_COLOURS.get(change.kind, "#6c757d")
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "x",
-                "yref": "paper",
-                "x0": x,
-                "x1": x,
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": colour, "width": 1.5, "dash": "dash"},
-            }
-        )
+        shapes.append(_vertical_line(x, colour=colour, dash="dash"))
         annotations.append(
             {
                 "x": x,
@@ -181,18 +170,7 @@ def _split_markers(splits: Sequence[Split]) -> dict[str, list[dict[str, Any]]]:
     shapes, annotations = [], []
     for split in splits:
         x = split.started_at.isoformat()
-        shapes.append(
-            {
-                "type": "line",
-                "xref": "x",
-                "yref": "paper",
-                "x0": x,
-                "x1": x,
-                "y0": 0,
-                "y1": 1,
-                "line": {"color": SPLIT_COLOUR, "width": 1.5, "dash": "dot"},
-            }
-        )
+        shapes.append(_vertical_line(x, colour=SPLIT_COLOUR, dash="dot"))
         annotations.append(
             {
                 "x": x,
@@ -313,4 +291,18 @@ def progress_figure(progress: Progress, *, title: str) -> dict[str, Any]:
             "hovermode": "x unified",
         },
         "config": _config("benchhub-progress"),
+    }
+
+
+def _vertical_line(x: str, *, colour: str, dash: str) -> dict[str, Any]:
+    """A line across the whole plot at time `x`: a change, or a split of the series."""
+    return {
+        "type": "line",
+        "xref": "x",
+        "yref": "paper",
+        "x0": x,
+        "x1": x,
+        "y0": 0,
+        "y1": 1,
+        "line": {"color": colour, "width": 1.5, "dash": dash},
     }

@@ -11,6 +11,7 @@ import re
 from typing import Any
 
 from benchhub_runner.payload import PROGRESS_FIELDS
+from benchhub_runner.plan import RUN_PLAN_FIELDS
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -499,14 +500,7 @@ class RunOutSerializer(serializers.ModelSerializer):
             "build",
             "workload",
             "config_hash",
-            "scale",
-            "clients",
-            "duration_s",
-            "level_durations",
-            "transactions_per_client",
-            "repeats",
-            "warmup_s",
-            "shuffle_seed",
+            *RUN_PLAN_FIELDS,
             "level_sequence",
             "started_at",
             "finished_at",
