@@ -23,7 +23,7 @@ from typing import Any
 
 import pytest
 from benchhub.testing.builds import ReleaseBuilds, build_cache, release_spec
-from build_helpers import commit_file, repo_from_tarball, stale_patch
+from build_helpers import commit_file, repo_from_tarball, stale_patch, unified_patch
 from conftest import PG15_SHA256, RUNNERS, open_tmpdir
 
 from benchhub_runner.build import BuildError, BuildProgress, BuildStopped, ensure_build, spec_parse
@@ -252,9 +252,10 @@ def test_it_moves_a_git_tree_to_the_next_commit_and_installs_what_a_clean_build_
 ) -> None:
     """What only this test proves: a git commit built in the kept tree moved from the commit
     before it (one backend file changed) installs the same files, the same pg_config and a
-    server that answers a query as a clean build of that commit does; and a tree that fails
-    its incremental build is built again clean rather than trusted. Three builds from a warm
-    ccache (two clean, one incremental): about 4 minutes on the shared 2-core VM."""
+    server that answers a query as a clean build of that commit does; a patched build of it,
+    in a new tree copied from that one, compiles only the patched file; and a tree that fails
+    its incremental build is built again clean rather than trusted. Four builds from a warm
+    ccache (two clean, two incremental): about 4 minutes on the shared 2-core VM."""
     root = open_tmpdir("benchhub-origin-")
     try:
         repo = root / "postgresql"
@@ -265,9 +266,10 @@ def test_it_moves_a_git_tree_to_the_next_commit_and_installs_what_a_clean_build_
         commit = commit_file(repo, VERSION_C, marked, date="2021-05-01T12:00:00Z",
                              message="version() says which tree")  # fmt: skip
 
-        def git_build(sha: str, **kwargs: Any) -> Any:
+        def git_build(sha: str, *, patches: Any = (), **kwargs: Any) -> Any:
             source = {"kind": "git", "url": str(repo), "ref": sha}
-            return build(env, release_spec(name=f"master@{sha[:7]}", source=source), **kwargs)
+            spec = release_spec(name=f"master@{sha[:7]}", source=source, patches=list(patches))
+            return build(env, spec, **kwargs)
 
         with git_build(base) as first:
             prov = first.provenance
@@ -287,6 +289,28 @@ def test_it_moves_a_git_tree_to_the_next_commit_and_installs_what_a_clean_build_
             incremental = install_facts(moved)
             assert "(moved tree)" in incremental["version()"]
         assert moved.provenance["build_seconds"] < prov["build_seconds"], (moved, prov)
+        # A patched build of that commit: its own tree, started from a copy of the unpatched
+        # one, compiles only what the patch changes and installs the unpatched build's files
+        # but the server (every tree has the same configured prefix).
+        patched_c = marked.replace("(moved tree)", "(moved tree, patched)", 1)
+        text = unified_patch(VERSION_C, marked, patched_c)
+        patch = {"name": "say-patched.patch", "text": text,
+                 "sha256": hashlib.sha256(text.encode()).hexdigest()}  # fmt: skip
+        seeding: list[BuildProgress] = []
+        with git_build(commit, patches=[patch], progress=seeding.append) as seeded:
+            sprov = seeded.provenance
+            assert sprov["build_mode"] == f"incremental from {commit}", sprov
+            assert sprov["build_tree_seed"] == prov["build_tree"]
+            assert sprov["build_tree"] != prov["build_tree"]
+            assert any("not run again" in u.line for u in seeding), seeding
+            assert sprov["ccache"]["hits"] + sprov["ccache"]["misses"] < 5, sprov["ccache"]
+            patched_facts = install_facts(seeded)
+        assert "(moved tree, patched)" in patched_facts["version()"]
+        differ = {f for f in incremental["files"] if patched_facts["files"].get(f) !=
+                  incremental["files"][f]}  # fmt: skip
+        assert differ == {"bin/postgres"}, differ
+        assert patched_facts["pg_config"] == incremental["pg_config"]
+        assert sprov["build_seconds"] < prov["build_seconds"], (sprov, prov)
         # The same commit again, after its install was evicted and with an object in the tree
         # that no longer links: the incremental attempt fails at make and is retried clean.
         shutil.rmtree(moved.provenance["install_dir"])

@@ -5,7 +5,8 @@ personal token: a real server, a real agent and real builds from a local git rep
 The builds cost what a warm CI can make them cost: the agent builds in the session's build cache
 with the kept ccache, the tarball's commit is the one the bisection's end-to-end test builds
 (an install keyed by its sha, reused when both run in a session), and each patched build is one
-build in its own kept tree, its objects from ccache. It prints its time.
+build in its own kept tree, started from a copy of a finished tree without patches, so only the
+patched file compiles. It prints its time.
 """
 
 import os
@@ -107,7 +108,11 @@ def test_benchhub_try_against_a_git_ref_prints_slower_and_a_comment_patch_does_n
     assert job.versions == ["15.18", "15.18+slow"]
     runs = {r.build.version: r for r in Run.objects.filter(job=job).select_related("build")}
     assert {run.build.commit for run in runs.values()} == {sha}, output
-    assert runs["15.18+slow"].build.provenance["patches"][0]["name"] == "slow.patch"
+    slow_build = runs["15.18+slow"].build.provenance
+    assert slow_build["patches"][0]["name"] == "slow.patch"
+    # Its own tree, started from a copy of a finished tree without patches: only the patched
+    # file is compiled (the base's tree, or another module's tree of the same configuration).
+    assert slow_build["build_mode"].startswith("incremental from "), slow_build
     lines = out.splitlines()
     assert lines[0] == "select-only on e2e-host, threshold 2%", out
     level = next(line for line in lines if line.split()[:1] == ["1"])
@@ -123,6 +128,11 @@ def test_benchhub_try_against_a_git_ref_prints_slower_and_a_comment_patch_does_n
     )  # fmt: skip
     assert status == 0, (out, err, output)
     assert "master: reusing /" in output, output
+    trial = Job.objects.order_by("id").last()
+    assert trial is not None
+    patched = [r.build.provenance for r in trial.runs.select_related("build")
+               if r.build.provenance.get("patches")]  # fmt: skip
+    assert [p["build_mode"][:17] for p in patched] == ["incremental from "], patched
     level = next(line for line in out.splitlines() if line.split()[:1] == ["1"])
     assert level.split()[-2] != "slower", out
     comment_done = time.monotonic() - started

@@ -29,7 +29,7 @@ from typing import Any
 from ..account import Account, runner_account
 from ..bindirs import CLIENT_TOOLS, SERVER_TOOLS
 from ..provision import Installation
-from .compile import Compiled, Compiler, Toolchain, toolchain_for
+from .compile import Compiled, Compiler, Seed, Toolchain, toolchain_for
 from .errors import BuildError
 from .installs import MARKER, USED, Hold, InstallCache, install_key
 from .majors import table_digest
@@ -37,7 +37,7 @@ from .settings import BuildSettings
 from .sources import GIT_ENV, CommitRange, ResolvedSource, SourceCache
 from .spec import BuildSpec, Source
 from .steps import ProgressCallback, Steps, clean_env
-from .trees import BuildTree, prune_trees
+from .trees import BuildTree, find_seeds, prune_trees
 
 # Bump when the builder changes what an install holds; old installs then age out.
 # 2: every build configures with --enable-depend; git builds come from kept, movable trees.
@@ -46,6 +46,8 @@ PROVENANCE = "provenance.json"
 # Kept build trees of git sources (about 400 MB each): a bisection needs one; a few more let
 # a host alternate between repositories or configurations without starting over.
 MAX_TREES = 3
+# Every kept tree's configured prefix, which nothing creates: installs are staged and moved.
+TREE_PREFIX = "tree-prefix"
 
 
 class Build:
@@ -200,19 +202,50 @@ def _key_inputs(spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain)
     return {"source": resolved.digest, **_configuration(spec, toolchain)}
 
 
-def _tree(cache: InstallCache, spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain
-          ) -> BuildTree | None:  # fmt: skip
-    """The kept tree of a git source's repository and build configuration; None otherwise."""
+def _tree(cache: InstallCache, spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain,
+          *, patches: bool = True) -> BuildTree | None:  # fmt: skip
+    """The kept tree of a git source's repository and build configuration (without the
+    spec's patches unless ``patches``); None for other sources."""
     if resolved.commit is None or resolved.repository is None:
         return None
-    inputs = {"repository": resolved.repository, **_configuration(spec, toolchain)}
-    return BuildTree(cache.root / "trees" / install_key(inputs))
+    configuration = _configuration(spec, toolchain, patches=patches)
+    inputs = {"repository": resolved.repository, **configuration}
+    return BuildTree(cache.root / "trees" / install_key(inputs), prefix=cache.root / TREE_PREFIX)
 
 
-def _configuration(spec: BuildSpec, toolchain: Toolchain) -> dict[str, Any]:
+def _seed(cache: InstallCache, spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain,
+          tree: BuildTree, *, sources: SourceCache, steps: Steps) -> Seed | None:  # fmt: skip
+    """The finished tree a new ``tree`` starts from: the same repository's tree without the
+    patches, else the most recently used of the same configuration; only one whose commit and
+    the one to build are both in a mirror, to tell the files that differ (commits of the same id
+    are the same files, whichever repository holds them)."""
+    if tree.commit() is not None or resolved.commit is None:
+        return None
+    unpatched = _tree(cache, spec, resolved, toolchain, patches=False)
+    candidates = find_seeds(
+        cache.root / "trees",
+        seed_key=_seed_key(spec, toolchain),
+        prefix=tree.prefix,
+        prefer=unpatched.root if unpatched else None,
+    )
+    for candidate in candidates:
+        commit = candidate.commit()
+        for url in dict.fromkeys([resolved.repository, candidate.repository()]):
+            if commit and url and sources.has_commits(url, [commit, resolved.commit], steps):
+                return Seed(tree=candidate, repository=url)
+    return None
+
+
+def _seed_key(spec: BuildSpec, toolchain: Toolchain) -> str:
+    """What a tree must have been configured with to seed a tree of ``spec``."""
+    return install_key({"seed": True, **_configuration(spec, toolchain, patches=False)})
+
+
+def _configuration(spec: BuildSpec, toolchain: Toolchain, *, patches: bool = True
+                   ) -> dict[str, Any]:  # fmt: skip
     return {
         "format": BUILDER_FORMAT,
-        "patches": [p.sha256 for p in spec.patches],
+        "patches": [p.sha256 for p in spec.patches] if patches else [],
         "configure_flags": list(spec.configure_flags),
         "cflags": spec.cflags,
         "contrib": list(spec.contrib),
@@ -255,10 +288,15 @@ def _build(
     cache.discard_incomplete()
     _prepare_ccache(toolchain, account)
     tree = _tree(cache, spec, resolved, toolchain)
+    seed = None
     if tree is not None:
-        prune_trees(cache.root / "trees", keep={tree.root}, max_trees=MAX_TREES)
-    compiler = Compiler(steps=steps, work=cache.work, account=account, toolchain=toolchain,
-                        tree=tree)  # fmt: skip
+        seed = _seed(cache, spec, resolved, toolchain, tree, sources=sources, steps=steps)
+        keep = {tree.root} | ({seed.tree.root} if seed is not None else set())
+        prune_trees(cache.root / "trees", keep=keep, max_trees=MAX_TREES)
+    compiler = Compiler(
+        steps=steps, work=cache.work, account=account, toolchain=toolchain, tree=tree, seed=seed,
+        seed_key=None if spec.patches else _seed_key(spec, toolchain),
+    )  # fmt: skip
     try:
         compiled = compiler.run(spec=spec, resolved=resolved, sources=sources, prefix=prefix)
     except BaseException:
@@ -273,6 +311,8 @@ def _build(
     provenance["install_dir"] = str(prefix)
     if tree is not None:
         provenance["build_tree"] = str(tree.root)
+    if compiled.seeded_from is not None:
+        provenance["build_tree_seed"] = compiled.seeded_from
     steps.note("done", f"built {compiled.version} ({compiled.mode}) in {seconds} s into {prefix}")
     _seal(prefix, account)
     # The log moves in before the marker: a complete install always has its log.

@@ -28,7 +28,7 @@ from .settings import BuildSettings
 from .sources import ResolvedSource, SourceCache
 from .spec import BuildSpec
 from .steps import Steps
-from .trees import BuildTree, configure_input
+from .trees import BuildTree, configure_input, patch_paths
 
 MAX_REJECTS_CHARS = 4000
 _PACKAGE_VERSION = re.compile(r"^PACKAGE_VERSION='([^']+)'", re.MULTILINE)
@@ -103,6 +103,17 @@ class Compiled:
     pg_config: dict[str, str] = field(default_factory=dict)
     # "clean", or "incremental from <sha>" when a kept tree was moved from that commit.
     mode: str = "clean"
+    # The tree a new kept tree was copied from before it was moved, if it was.
+    seeded_from: str | None = None
+
+
+@dataclass(frozen=True)
+class Seed:
+    """A finished tree to copy into a new one, and the repository whose mirror holds both its
+    commit and the one to build."""
+
+    tree: BuildTree
+    repository: str
 
 
 class Compiler:
@@ -116,10 +127,16 @@ class Compiler:
         account: Account | None,
         toolchain: Toolchain,
         tree: BuildTree | None = None,
+        seed: Seed | None = None,
+        seed_key: str | None = None,
     ) -> None:
         self.steps = steps
         self.work = work
         self.tree = tree
+        # What to start ``tree`` from when it holds nothing yet; ``seed_key`` is recorded when
+        # ``tree`` itself may seed others (it has no patches).
+        self.seed = seed
+        self.seed_key = seed_key
         self.src = tree.src if tree is not None else work / "src"
         self.account = account
         self.toolchain = toolchain
@@ -138,10 +155,20 @@ class Compiler:
             tree.discard()
         previous, configured = tree.commit(), tree.configure_args()
         tree.begin()
+        seed = self.seed if previous is None else None
+        if seed is not None:
+            previous, configured = self._copy_seed(seed.tree)
+            seed = seed if previous is not None else None
         compiled: Compiled | None = None
         if previous is not None:
             try:
-                compiled = self._incremental(spec, resolved, sources, prefix, previous, configured)
+                compiled = self._incremental(
+                    spec, resolved, sources, prefix, previous, configured,
+                    patched=seed is None,
+                    diff_repository=seed.repository if seed is not None else None,
+                )  # fmt: skip
+                if seed is not None:
+                    compiled.seeded_from = str(seed.tree.root)
             except BuildError as exc:
                 self.steps.note(exc.stage, f"the build moved from {previous[:12]} failed at "
                                 f"{exc.stage}; building {commit[:12]} clean")  # fmt: skip
@@ -156,8 +183,31 @@ class Compiler:
                     # failure (or a stop) leaves the tree marked, to be discarded.
                     tree.done(commit=commit, configure_args=self._configured)
                 raise
-        tree.done(commit=commit, configure_args=compiled.configure_args)
+        tree.done(commit=commit, configure_args=compiled.configure_args,
+                  repository=resolved.repository, seed_key=self.seed_key)  # fmt: skip
         return compiled
+
+    def _copy_seed(self, seed: BuildTree) -> tuple[str | None, list[str] | None]:
+        """Fill the (new) kept tree with a copy of ``seed``'s, objects and timestamps kept, as
+        the runner account; (the seed's commit, its configure arguments), or (None, None) when
+        the copy failed and the tree is to be built clean."""
+        assert self.tree is not None
+        commit, configured = seed.commit(), seed.configure_args()
+        if commit is None:
+            return None, None
+        shutil.rmtree(self.src, ignore_errors=True)
+        self.src.mkdir(parents=True)
+        self.src.chmod(0o755)
+        self._give(self.src)
+        self.steps.note("unpack", f"starting the build tree from a copy of the tree at "
+                        f"{commit[:12]} ({seed.root.name[:12]})")  # fmt: skip
+        try:
+            self.steps.run(["cp", "-a", "--", f"{seed.src}/.", str(self.src)], stage="unpack",
+                           cwd=self.src)  # fmt: skip
+        except BuildError as exc:
+            self.steps.note("unpack", f"the copy failed ({exc}); building clean")
+            return None, None
+        return commit, configured
 
     def _clean(
         self, spec: BuildSpec, resolved: ResolvedSource, sources: SourceCache, prefix: Path
@@ -178,23 +228,33 @@ class Compiler:
         prefix: Path,
         previous: str,
         configured: list[str] | None,
+        *,
+        patched: bool = True,
+        diff_repository: str | None = None,
     ) -> Compiled:
-        """Move the kept tree from ``previous`` (configured with ``configured``) to the resolved
-        commit and build there."""
+        """Move the kept tree from ``previous`` (configured with ``configured``; with the spec's
+        patches applied unless ``patched`` is false, as in a copy of a seed) to the resolved
+        commit and build there. The files that differ are read from the mirror of
+        ``diff_repository`` (default: the source's own), which holds both commits."""
         assert self.tree is not None and resolved.commit is not None
         assert resolved.repository is not None
-        changed, deleted = sources.changes(resolved.repository, previous, resolved.commit,
-                                           self.steps)  # fmt: skip
+        changed, deleted = sources.changes(diff_repository or resolved.repository, previous,
+                                           resolved.commit, self.steps)  # fmt: skip
         self.steps.note("unpack", f"moving the build tree from {previous[:12]} to "
                         f"{resolved.commit[:12]} (files changed or added: {len(changed)}, "
                         f"removed: {len(deleted)})")  # fmt: skip
-        self._patch(spec, reverse=True)
+        if patched:
+            self._patch(spec, reverse=True)
         self._update(resolved, sources, changed, deleted)
         version, defaults, contrib = self._inspect(spec)
         self._patch(spec)
         self._check_generators()
         args = configured
-        if args is None or any(configure_input(p) for p in [*changed, *deleted]):
+        touched = [*changed, *deleted]
+        if not patched:
+            # Patches applied on top of a seed's tree may change configure's inputs too.
+            touched += [path for patch in spec.patches for path in patch_paths(patch.text)]
+        if args is None or any(configure_input(p) for p in touched):
             args = self._configure(spec, defaults, prefix)
         else:
             self.steps.note("configure", "configure's inputs are unchanged: not run again")
@@ -409,7 +469,7 @@ class Compiler:
             self.steps.run(["make", "-C", f"contrib/{name}", "install", *make_vars],
                            stage="install", cwd=self.src)  # fmt: skip
         if self.tree is not None:
-            self._move_install(prefix)
+            self._move_install(compiled, prefix)
         # Built binaries are code from the source: even --version runs unprivileged.
         out = self.steps.capture([str(prefix / "bin" / "postgres"), "--version"],
                                  stage="install", cwd=self.src)  # fmt: skip
@@ -421,10 +481,19 @@ class Compiler:
             if sep:
                 compiled.pg_config[key.strip()] = value.strip()
 
-    def _move_install(self, prefix: Path) -> None:
-        """Move a kept tree's staged install (DESTDIR + the tree's prefix) to ``prefix``."""
+    @staticmethod
+    def _configured_prefix(compiled: Compiled) -> str:
+        """The prefix the tree was configured with (a tree configured before every tree had
+        the same prefix, or copied from one, keeps its own)."""
+        for arg in compiled.configure_args:
+            if arg.startswith("--prefix="):
+                return arg.removeprefix("--prefix=")
+        raise AssertionError("a kept tree is always configured with --prefix")
+
+    def _move_install(self, compiled: Compiled, prefix: Path) -> None:
+        """Move a kept tree's staged install (DESTDIR + its configured prefix) to ``prefix``."""
         assert self.tree is not None
-        staged = Path(f"{self.tree.stage}{self.tree.prefix}")
+        staged = Path(f"{self.tree.stage}{self._configured_prefix(compiled)}")
         try:
             # lstat: the stage is the runner account's; a link there is never followed.
             is_dir = stat.S_ISDIR(os.lstat(staged).st_mode)

@@ -309,6 +309,11 @@ class SourceCache:
                 (deleted if status.startswith("D") else changed).append(path)
         return changed, deleted
 
+    def has_commits(self, url: str, commits: list[str], steps: Steps) -> bool:
+        """Whether the mirror of ``url`` holds every one of ``commits`` (full ids)."""
+        mirror = self.mirror_path(url)
+        return mirror.is_dir() and all(self._rev(mirror, c, steps) == c for c in commits)
+
     def mirror_path(self, url: str) -> Path:
         return self.root / "git" / (hashlib.sha256(url.encode()).hexdigest()[:16] + ".git")
 
