@@ -43,8 +43,9 @@ from .trees import BuildTree, find_seeds, prune_trees
 # 2: every build configures with --enable-depend; git builds come from kept, movable trees.
 BUILDER_FORMAT = 2
 PROVENANCE = "provenance.json"
-# Kept build trees of git sources (about 400 MB each): a bisection needs one; a few more let
-# a host alternate between repositories or configurations without starting over.
+# Kept build trees (about 400 MB each): a bisection needs one, a patched build the unpatched
+# tree to start from; a few more let a host alternate between repositories, releases or
+# configurations without starting over.
 MAX_TREES = 3
 # Every kept tree's configured prefix, which nothing creates: installs are staged and moved.
 TREE_PREFIX = "tree-prefix"
@@ -203,13 +204,14 @@ def _key_inputs(spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain)
 
 
 def _tree(cache: InstallCache, spec: BuildSpec, resolved: ResolvedSource, toolchain: Toolchain,
-          *, patches: bool = True) -> BuildTree | None:  # fmt: skip
-    """The kept tree of a git source's repository and build configuration (without the
-    spec's patches unless ``patches``); None for other sources."""
-    if resolved.commit is None or resolved.repository is None:
-        return None
-    configuration = _configuration(spec, toolchain, patches=patches)
-    inputs = {"repository": resolved.repository, **configuration}
+          *, patches: bool = True) -> BuildTree:  # fmt: skip
+    """The kept tree of a git source's repository, or of a tarball, and the build
+    configuration (without the spec's patches unless ``patches``)."""
+    if resolved.commit is not None and resolved.repository is not None:
+        where = {"repository": resolved.repository}
+    else:
+        where = {"source": resolved.digest}
+    inputs = {**where, **_configuration(spec, toolchain, patches=patches)}
     return BuildTree(cache.root / "trees" / install_key(inputs), prefix=cache.root / TREE_PREFIX)
 
 
@@ -219,19 +221,20 @@ def _seed(cache: InstallCache, spec: BuildSpec, resolved: ResolvedSource, toolch
     patches, else the most recently used of the same configuration; only one whose commit and
     the one to build are both in a mirror, to tell the files that differ (commits of the same id
     are the same files, whichever repository holds them)."""
-    if tree.commit() is not None or resolved.commit is None:
+    if tree.commit() is not None:
         return None
     unpatched = _tree(cache, spec, resolved, toolchain, patches=False)
-    candidates = find_seeds(
-        cache.root / "trees",
-        seed_key=_seed_key(spec, toolchain),
-        prefix=tree.prefix,
-        prefer=unpatched.root if unpatched else None,
-    )
+    candidates = find_seeds(cache.root / "trees", seed_key=_seed_key(spec, toolchain),
+                            prefix=tree.prefix, prefer=unpatched.root)  # fmt: skip
     for candidate in candidates:
         commit = candidate.commit()
+        if commit == resolved.digest:
+            # The same tarball's tree: nothing moves, only the patches go in.
+            return Seed(tree=candidate, repository=None)
+        if resolved.commit is None or commit is None or commit.startswith("tarball:"):
+            continue
         for url in dict.fromkeys([resolved.repository, candidate.repository()]):
-            if commit and url and sources.has_commits(url, [commit, resolved.commit], steps):
+            if url and sources.has_commits(url, [commit, resolved.commit], steps):
                 return Seed(tree=candidate, repository=url)
     return None
 
@@ -288,11 +291,9 @@ def _build(
     cache.discard_incomplete()
     _prepare_ccache(toolchain, account)
     tree = _tree(cache, spec, resolved, toolchain)
-    seed = None
-    if tree is not None:
-        seed = _seed(cache, spec, resolved, toolchain, tree, sources=sources, steps=steps)
-        keep = {tree.root} | ({seed.tree.root} if seed is not None else set())
-        prune_trees(cache.root / "trees", keep=keep, max_trees=MAX_TREES)
+    seed = _seed(cache, spec, resolved, toolchain, tree, sources=sources, steps=steps)
+    keep = {tree.root} | ({seed.tree.root} if seed is not None else set())
+    prune_trees(cache.root / "trees", keep=keep, max_trees=MAX_TREES)
     compiler = Compiler(
         steps=steps, work=cache.work, account=account, toolchain=toolchain, tree=tree, seed=seed,
         seed_key=None if spec.patches else _seed_key(spec, toolchain),
@@ -303,14 +304,10 @@ def _build(
         shutil.rmtree(prefix, ignore_errors=True)
         raise
     seconds = round(time.monotonic() - started, 1)
-    # A throwaway tree is 200+ MB and ccache already holds what a later build can reuse from
-    # it; a failed build's tree stays for inspection until the next build.
-    shutil.rmtree(cache.work / "src", ignore_errors=True)
     provenance = _provenance(spec, resolved, compiled, toolchain, key=key, seconds=seconds)
     provenance["log"] = str(prefix / "build.log")
     provenance["install_dir"] = str(prefix)
-    if tree is not None:
-        provenance["build_tree"] = str(tree.root)
+    provenance["build_tree"] = str(tree.root)
     if compiled.seeded_from is not None:
         provenance["build_tree_seed"] = compiled.seeded_from
     steps.note("done", f"built {compiled.version} ({compiled.mode}) in {seconds} s into {prefix}")

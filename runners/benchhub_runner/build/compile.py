@@ -2,8 +2,9 @@
 
 Everything here that reads or runs the source runs through ``Steps`` as the unprivileged
 account; the agent itself only creates directories, hands them over, and reads results.
-A release or tarball is built in ``<builds>/work/src``, anew each time; a git commit in its
-repository's kept tree (``trees``), moved from the commit it holds when it can be, else clean.
+A release or tarball is built in its own kept tree (``trees``), which a patched build of it
+starts from; a git commit in its repository's kept tree, moved from the commit it holds when it
+can be, else clean; a new tree starts from a copy of a finished one when one fits.
 ccache's base directory is the builds root, so its hits carry across trees and kinds of source.
 Every build configures with --enable-depend: a kept tree needs make to know which objects a
 changed header touches, and one set of compiler flags lets every build share ccache's entries.
@@ -113,11 +114,13 @@ class Seed:
     commit and the one to build."""
 
     tree: BuildTree
-    repository: str
+    # None when the seed is a tree of the same tarball (nothing moves).
+    repository: str | None
 
 
 class Compiler:
-    """Builds one spec. ``tree`` is the kept tree of a git source, None for a throwaway tree."""
+    """Builds one spec. ``tree`` is the kept tree of the source (a git repository's, moved from
+    commit to commit, or a tarball's), None for a throwaway tree."""
 
     def __init__(
         self,
@@ -147,9 +150,11 @@ class Compiler:
         self, *, spec: BuildSpec, resolved: ResolvedSource, sources: SourceCache, prefix: Path
     ) -> Compiled:
         self._fresh_work()
-        tree, commit = self.tree, resolved.commit
-        if tree is None or commit is None:
+        tree = self.tree
+        if tree is None:
             return self._clean(spec, resolved, sources, prefix)
+        # What a tree holds: a git commit, or a tarball's digest (a tree that never moves).
+        commit = resolved.commit or resolved.digest
         if tree.interrupted():
             self.steps.note("unpack", "discarding the build tree an interrupted build left")
             tree.discard()
@@ -236,13 +241,19 @@ class Compiler:
         patches applied unless ``patched`` is false, as in a copy of a seed) to the resolved
         commit and build there. The files that differ are read from the mirror of
         ``diff_repository`` (default: the source's own), which holds both commits."""
-        assert self.tree is not None and resolved.commit is not None
-        assert resolved.repository is not None
-        changed, deleted = sources.changes(diff_repository or resolved.repository, previous,
-                                           resolved.commit, self.steps)  # fmt: skip
-        self.steps.note("unpack", f"moving the build tree from {previous[:12]} to "
-                        f"{resolved.commit[:12]} (files changed or added: {len(changed)}, "
-                        f"removed: {len(deleted)})")  # fmt: skip
+        assert self.tree is not None
+        target = resolved.commit or resolved.digest
+        changed: list[str] = []
+        deleted: list[str] = []
+        if previous != target:
+            assert resolved.commit is not None and resolved.repository is not None
+            changed, deleted = sources.changes(diff_repository or resolved.repository, previous,
+                                               resolved.commit, self.steps)  # fmt: skip
+            self.steps.note("unpack", f"moving the build tree from {previous[:12]} to "
+                            f"{target[:12]} (files changed or added: {len(changed)}, "
+                            f"removed: {len(deleted)})")  # fmt: skip
+        else:
+            self.steps.note("unpack", f"the build tree already holds {target[:20]}")
         if patched:
             self._patch(spec, reverse=True)
         self._update(resolved, sources, changed, deleted)
