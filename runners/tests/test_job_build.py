@@ -181,3 +181,40 @@ def test_a_tarballs_configure_cannot_read_the_agents_token_into_the_failure(
     assert "build failed at configure" in message, message
     assert f"whoami: {RUNNER_USER}" in message and "Permission denied" in message, message
     assert TOKEN not in message
+
+
+def test_a_recipe_cannot_make_the_agent_read_its_token_file_as_a_tarball(
+    server: FakeServer, work_dir: Path
+) -> None:
+    """A recipe's tarball `path` naming the agent's token file, with the file's sha256 (so a
+    match would confirm the guess): refused before anything reads it, no digest in the failure,
+    no copy in the cache."""
+    token_file = work_dir / "token"
+    token_file.write_text(f"{TOKEN}\n")
+    token_file.chmod(0o600)
+    digest = hashlib.sha256(token_file.read_bytes()).hexdigest()
+    listed = open_tmpdir("benchhub-tarballs-")
+    spec = {"name": "15.99+x", "source": {"kind": "tarball", "path": str(token_file),
+                                          "sha256": digest}, "patches": []}  # fmt: skip
+    server.replies = [(200, claim({"15.99+x": spec}, ["15.99+x"]))]
+    config = Config(
+        server=server.url,
+        token=TOKEN,
+        host="bench-01",
+        work_dir=work_dir,
+        heartbeat_interval_s=0.2,
+        build=BuildSettings(ccache="off", source_dirs=(listed,)),
+    )
+    try:
+        outcome = Agent(config=config, client=client_for(server.url)).once()
+    finally:
+        shutil.rmtree(listed, ignore_errors=True)
+
+    assert outcome == "failed"
+    finish = server.requests[-1][2]
+    assert finish is not None and (finish["outcome"], finish["stage"]) == ("failed", "build")
+    message = finish["message"]
+    assert "not under a directory this agent takes tarballs from" in message, message
+    assert digest not in message and TOKEN not in message
+    tarballs = work_dir / "cache" / "builds" / "sources" / "tarballs"
+    assert not (tarballs.is_dir() and list(tarballs.iterdir()))
