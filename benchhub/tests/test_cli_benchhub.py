@@ -470,6 +470,24 @@ def test_try_defines_the_recipe_queues_one_job_and_reports_its_failure(
     assert Job.objects.count() == 1
 
 
+def test_ctrl_c_during_a_trial_leaves_its_job_running_and_says_how_to_follow_it(
+    world, home, tmp_path, master
+):
+    patch = tmp_path / "p.patch"
+    patch.write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
+    trial = _try(world, home, patch)
+    deadline = time.monotonic() + 60
+    while not Job.objects.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+    job = Job.objects.get()
+    time.sleep(1)  # following it now
+    trial.send_signal(signal.SIGINT)
+    _, err = trial.communicate(timeout=30)
+    assert trial.returncode == 5, err
+    assert f"benchhub wait {job.pk}" in err
+    assert Job.objects.get(pk=job.pk).state == "queued"
+
+
 @pytest.mark.parametrize(
     ("argv", "says"),
     [

@@ -127,6 +127,7 @@ class Agent:
         """Claim and run at most one job; returns 'idle', 'done', 'failed', 'cancelled', ..."""
         with host_lock(self.config.work_dir / "agent.lock"):
             stale_clusters_stop(self.config.work_dir / "jobs", tablespaces=self.config.tablespaces)
+            self.spool.private()
             self.deliver(wait_s=0)
             try:
                 claim = self.client.claim(tablespaces=sorted(self.config.tablespaces))

@@ -79,6 +79,13 @@ class Spool:
         self.rejected_dir = directory / "rejected"
         self.max_tries = max(1, max_tries)
 
+    def private(self) -> None:
+        """Make the spool the agent's alone, before any job runs: a spool directory left open
+        to others (by an older agent, by hand, by a umask) would let job code, which runs as
+        another account, read the spooled and set-aside runs and the server's answers."""
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.directory.chmod(0o700)
+
     def put(self, payload: dict[str, Any]) -> Path:
         """Write the run durably (write, fsync, rename) and return its file."""
         self.directory.mkdir(parents=True, exist_ok=True)

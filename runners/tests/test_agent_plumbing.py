@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -269,6 +270,22 @@ def test_the_agent_reports_set_aside_runs_to_the_server_once(server, tmp_path):
     assert (entry["run_uuid"], entry["status"], entry["error"]) == ("a", 400, "invalid")
     agent.deliver()
     assert len(server.requests) == 2  # nothing changed: not reported again
+
+
+def test_the_agent_closes_a_spool_left_open_to_others_before_it_claims(server, tmp_path):
+    # A spool as an older agent or a umask may leave it: open to every account on the host,
+    # holding a set-aside run (host facts, the server's answer) that job code must not read.
+    rejected = tmp_path / "spool" / "rejected"
+    rejected.mkdir(parents=True)
+    (tmp_path / "spool").chmod(0o755)
+    (rejected / "old.json").write_text('{"run_uuid": "old"}')
+    config = Config(server=server.url, token="bhr_12345678_secret", host="h", work_dir=tmp_path)
+    server.replies = [(204, {})]
+
+    assert Agent(config=config, client=client_for(server.url)).once() == "idle"
+
+    assert [path for path, _, _ in server.requests] == ["/api/v1/jobs/claim/"]
+    assert stat.S_IMODE((tmp_path / "spool").stat().st_mode) == 0o700
 
 
 def test_the_configure_command_writes_a_file_for_the_agent_alone(tmp_path, monkeypatch):

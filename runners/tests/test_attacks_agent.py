@@ -284,6 +284,32 @@ def test_attack_a_trusted_host_runs_job_code_unprivileged_without_the_agents_env
 
 
 @SLOW
+def test_attack_job_code_reads_neither_the_agents_token_nor_its_spool(host):
+    """Job code (on a host that trusts it, so `\\!` runs) tries the agent's configuration,
+    which holds the token, and a spool an older agent left open to every account, holding a
+    set-aside run: it runs as the job's account, and the agent closed the spool first."""
+    loot, work = host["loot"], host["work"]
+    rejected = work / "spool" / "rejected"
+    rejected.mkdir(parents=True)
+    (work / "spool").chmod(0o755)
+    rejected.chmod(0o755)
+    (rejected / "old.json").write_text('{"run_uuid": "old", "note": "spooled-host-facts"}')
+    (rejected / "old.json").chmod(0o644)
+    reads = (
+        f"cat {work}/agent.toml > {loot}/config.txt 2>&1; "
+        f"cat {rejected}/old.json > {loot}/spool.txt 2>&1; echo tried > {loot}/tried.txt"
+    )
+    stand_in = run_agent(host, job_with(setup=[f"\\! {reads}"]), trusted=True)
+    finish = stand_in.finish()
+    assert finish["outcome"] == "done", (finish, stand_in.output)
+    assert (loot / "tried.txt").read_text() == "tried\n"  # the reads ran, and were refused
+    config = (loot / "config.txt").read_text()
+    assert TOKEN not in config and "Permission denied" in config, config
+    spooled = (loot / "spool.txt").read_text()
+    assert "spooled-host-facts" not in spooled and "Permission denied" in spooled, spooled
+
+
+@SLOW
 def test_attack_a_process_job_code_leaves_running_ends_with_the_job(host):
     """Only this runs the whole agent: job code (on a host that trusts it, so `\\!` runs) starts
     processes that leave its session; they ran in the job's own cgroup, die when the job ends

@@ -14,10 +14,12 @@ import pytest
 
 from benchhub_cli.config import config_write, settings_resolve
 from benchhub_cli.errors import CliError
+from benchhub_cli.follow import progress_text
 from benchhub_cli.jobfile import field_line, jobfile_read, unknown_fields
 from benchhub_cli.refs import ref_base, ref_name
 from benchhub_cli.trial import trial_label
 from benchhub_cli.verdict import exit_status, inconclusive_levels, render_error
+from benchhub_runner.job import Step
 from benchhub_runner.versions import version_parse
 
 TOML = """\
@@ -252,3 +254,19 @@ def test_a_ref_of_a_repository_the_server_does_not_know_takes_repo():
     base = ref_base([], ref="master", repo=MINE)
     assert base["source"] == {"kind": "git", "url": MINE, "ref": "master"}
     assert (base["configure_flags"], base["contrib"]) == ([], [])
+
+
+def test_the_progress_line_says_the_build_and_the_level_and_repeat_being_measured():
+    job = {"id": 7, "state": "running", "claimed_host": "bench-01", "repeats": 3}
+    # What the agent's heartbeat carries while it builds, then while it measures.
+    build = {"stage": "build", "version": "master+p", "build_stage": "compile", "compiled": 812}
+    assert progress_text({**job, "progress": build}) == (
+        "job 7 running, on bench-01, build, build master+p compile (812 files compiled)"
+    )
+    step = Step(version="master+p", clients=8, repeat=2)
+    measuring = {"stage": step.stage, "version": "master+p", "clients": 8, "repeat": 2,
+                 "step": 5, "steps": 12}  # fmt: skip
+    line = progress_text({**job, "progress": measuring})
+    assert line.startswith("job 7 running, on bench-01, level c=8 repeat=2 version=master+p")
+    assert line.endswith("step 5/12")
+    assert progress_text({"id": 7, "state": "queued"}) == "job 7 queued"

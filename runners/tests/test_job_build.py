@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +20,7 @@ from build_helpers import stale_patch
 from conftest import PG15_SHA256, open_tmpdir
 from test_agent_plumbing import FakeServer, client_for
 
+from benchhub_runner.account import RUNNER_USER
 from benchhub_runner.agent import Agent
 from benchhub_runner.build.settings import BuildSettings
 from benchhub_runner.config import Config
@@ -130,3 +132,89 @@ def test_a_patch_that_does_not_apply_fails_the_job_at_build_with_the_hunk(
     # Nothing was installed and no run was uploaded.
     assert not any(path == "/api/v1/runs/" for path in paths)
     assert not list((work_dir / "cache" / "builds" / "installs").glob("*/bin/postgres"))
+
+
+def test_a_tarballs_configure_cannot_read_the_agents_token_into_the_failure(
+    server: FakeServer, work_dir: Path
+) -> None:
+    """A recipe's tarball whose configure prints the agent's token file into the build log,
+    whose tail the job's failure publishes: configure runs as the build user, who cannot read
+    the token file (the agent refuses one others may read), so only the refusal is published.
+    Nothing is compiled: the configure fails at once."""
+    token_file = work_dir / "token"
+    token_file.write_text(f"{TOKEN}\n")
+    token_file.chmod(0o600)
+    listed = open_tmpdir("benchhub-tarballs-")
+    tree = listed / "postgresql-15.99"
+    tree.mkdir()
+    configure = tree / "configure"
+    configure.write_text(
+        f"#!/bin/sh\nPACKAGE_VERSION='15.99'\necho whoami: $(id -un)\ncat {token_file}\nexit 1\n"
+    )
+    configure.chmod(0o755)
+    (tree / "src" / "backend" / "parser").mkdir(parents=True)
+    (tree / "src" / "backend" / "parser" / "gram.c").write_text("")
+    tarball = listed / "evil.tar.gz"
+    subprocess.run(["tar", "-czf", str(tarball), "-C", str(listed), tree.name], check=True)
+    tarball.chmod(0o644)
+    sha256 = hashlib.sha256(tarball.read_bytes()).hexdigest()
+    spec = {"name": "15.99+x", "source": {"kind": "tarball", "path": str(tarball),
+                                          "sha256": sha256}, "patches": []}  # fmt: skip
+    server.replies = [(200, claim({"15.99+x": spec}, ["15.99+x"]))]
+    config = Config(
+        server=server.url,
+        token=TOKEN,
+        host="bench-01",
+        work_dir=work_dir,
+        heartbeat_interval_s=0.2,
+        build=BuildSettings(ccache="off", source_dirs=(listed,)),
+    )
+    try:
+        outcome = Agent(config=config, client=client_for(server.url)).once()
+    finally:
+        shutil.rmtree(listed, ignore_errors=True)
+
+    assert outcome == "failed"
+    finish = server.requests[-1][2]
+    assert finish is not None and (finish["outcome"], finish["stage"]) == ("failed", "build")
+    message = finish["message"]
+    assert "build failed at configure" in message, message
+    assert f"whoami: {RUNNER_USER}" in message and "Permission denied" in message, message
+    assert TOKEN not in message
+
+
+def test_a_recipe_cannot_make_the_agent_read_its_token_file_as_a_tarball(
+    server: FakeServer, work_dir: Path
+) -> None:
+    """A recipe's tarball `path` naming the agent's token file, with the file's sha256 (so a
+    match would confirm the guess): refused before anything reads it, no digest in the failure,
+    no copy in the cache."""
+    token_file = work_dir / "token"
+    token_file.write_text(f"{TOKEN}\n")
+    token_file.chmod(0o600)
+    digest = hashlib.sha256(token_file.read_bytes()).hexdigest()
+    listed = open_tmpdir("benchhub-tarballs-")
+    spec = {"name": "15.99+x", "source": {"kind": "tarball", "path": str(token_file),
+                                          "sha256": digest}, "patches": []}  # fmt: skip
+    server.replies = [(200, claim({"15.99+x": spec}, ["15.99+x"]))]
+    config = Config(
+        server=server.url,
+        token=TOKEN,
+        host="bench-01",
+        work_dir=work_dir,
+        heartbeat_interval_s=0.2,
+        build=BuildSettings(ccache="off", source_dirs=(listed,)),
+    )
+    try:
+        outcome = Agent(config=config, client=client_for(server.url)).once()
+    finally:
+        shutil.rmtree(listed, ignore_errors=True)
+
+    assert outcome == "failed"
+    finish = server.requests[-1][2]
+    assert finish is not None and (finish["outcome"], finish["stage"]) == ("failed", "build")
+    message = finish["message"]
+    assert "not under a directory this agent takes tarballs from" in message, message
+    assert digest not in message and TOKEN not in message
+    tarballs = work_dir / "cache" / "builds" / "sources" / "tarballs"
+    assert not (tarballs.is_dir() and list(tarballs.iterdir()))
