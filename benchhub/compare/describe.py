@@ -89,6 +89,21 @@ def workload_text(run: Run) -> str:
     return f"{text} [{workload.definition_hash[:8]}]"
 
 
+def tablespace_layout(run: Held) -> str:
+    """The tablespaces a run put data in, by name in the job's order (pgbench -i puts the
+    tables in the first and the indexes in the last), and how many devices they were on: one
+    disk for tables and another for indexes is not the same server as everything on one, and
+    neither is the layout of no tablespaces at all. Devices are counted, not named: a device's
+    major:minor may change at a reboot, its count does not."""
+    spaces = run.tablespaces or []
+    if not spaces:
+        return "none"
+    names = ", ".join(str(space.get("name") or "unnamed") for space in spaces)
+    devices = {space.get("dev") or space.get("device") or space.get("name") for space in spaces}
+    count = "one device" if len(devices) == 1 else f"{len(devices)} devices"
+    return f"{names} on {count}"
+
+
 # What may differ between compared runs, other than the version: (name, value of a run).
 ASPECTS: list[tuple[str, Any]] = [
     ("host", lambda r, s: r.host.name),
@@ -102,6 +117,7 @@ ASPECTS: list[tuple[str, Any]] = [
     ("warm-up", lambda r, s: warmup_text(r)),
     ("pgbench client", lambda r, s: r.pgbench_version or "unknown"),
     ("workload", lambda r, s: workload_text(r)),
+    ("tablespaces", lambda r, s: tablespace_layout(r)),
     ("threads", lambda r, s: ", ".join(map(str, s.threads)) or "unknown"),
     ("source", lambda r, s: r.source),
 ]
@@ -116,13 +132,15 @@ def client_major(run: Run) -> str:
 
 
 # What can move tps besides the version and is not in the comparability key (the key holds the
-# hardware, configuration, workload, scale and length): the runs of one version's set, and the
+# hardware, configuration, workload, scale and length; a builtin workload's tablespaces are
+# given to pgbench -i, not written in its definition): the runs of one version's set, and the
 # points of one History line or detected series, agree on each, or the run is left out of the
 # set and the line is split. (name, value of a run).
 HELD_IN_A_SET: list[tuple[str, Any]] = [
     ("pgbench client", client_major),
     ("kernel", lambda r: r.host_facts.kernel or "unknown"),
     ("warm-up", warmup_text),
+    ("tablespaces", tablespace_layout),
     *(
         (label, lambda r, label=label: host_tuning(r.host_facts).get(label, NOT_RECORDED))
         for label, _ in EXTRA_ITEMS
@@ -148,6 +166,8 @@ class Held(Protocol):
     def host_facts(self) -> HostFacts: ...
     @property
     def build(self) -> Build: ...
+    @property
+    def tablespaces(self) -> list[dict[str, Any]]: ...
 
 
 def held_values(run: Held, *, builds: bool = False) -> list[tuple[str, str]]:

@@ -355,10 +355,10 @@ def runs_pooled(
     on any host whose hardware shares the key), newest first, at most MAX_POOLED_RUNS. Hosts
     with the same hardware facts share a key, so without the host a twin host's runs would
     join unasked. A run that differs from the one standing for the version in what can move tps
-    besides the key (describe.HELD_IN_A_SET: pgbench client major, kernel, warm-up, huge pages,
-    CPU governor) stays out, recorded with its differences in `left_out` (run id -> [(run,
-    differences)]); with `include_unlike` it joins the set all the same, and is recorded there
-    too. One query."""
+    besides the key (describe.HELD_IN_A_SET: pgbench client major, kernel, warm-up, tablespaces,
+    huge pages, CPU governor) stays out, recorded with its differences in `left_out` (run id ->
+    [(run, differences)]); with `include_unlike` it joins the set all the same, and is recorded
+    there too. One query."""
     pooled: dict[int, list[Run]] = {run.id: [run] for run in runs}
     if not runs:
         return pooled
@@ -399,6 +399,7 @@ POOLED_COLUMNS = (
     "host_id",
     "pgbench_version",
     "warmup_s",
+    "tablespaces",
 )
 
 

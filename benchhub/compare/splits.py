@@ -4,12 +4,12 @@ detector (one comparability key at one client level, in time order).
 The key holds the hardware, the configuration (server settings), the workload definition (query
 mode included), the scale and the duration. What else can move tps is held by the one test a
 compare set uses (describe.held_differences: the pgbench client's major, the kernel, the
-warm-up, THP / huge pages / CPU governor), with the build's compiler, configure flags and CFLAGS
-(the version moves along a History line, how it was compiled must not), and pgbench's threads at
-the level (describe.threads_difference). A series splits before each run that differs from the
-one before it in any of these, or in its comparability key (a History of one configuration may
-span keys); the History chart marks each split, and detection runs per segment, so no change
-point is called across one.
+warm-up, the tablespaces and their devices, THP / huge pages / CPU governor), with the build's
+compiler, configure flags and CFLAGS (the version moves along a History line, how it was
+compiled must not), and pgbench's threads at the level (describe.threads_difference). A series
+splits before each run that differs from the one before it in any of these, or in its
+comparability key (a History of one configuration may span keys); the History chart marks each
+split, and detection runs per segment, so no change point is called across one.
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ HELD_COLUMNS = (
     "run__warmup_s",
     "run__host_facts_id",
     "run__build_id",
+    "run__tablespaces",
     "run__started_at",
     "comparability_key",
     "point_threads",
@@ -51,6 +52,7 @@ class HeldRun:
     warmup_s: float | None
     host_facts: HostFacts
     build: Build
+    tablespaces: list[dict[str, Any]]
     threads: int | None
     key: str
 
@@ -91,6 +93,7 @@ def held_runs(rows: list[Any]) -> list[HeldRun]:
             warmup_s=row.run__warmup_s,
             host_facts=facts[row.run__host_facts_id],
             build=builds[row.run__build_id],
+            tablespaces=row.run__tablespaces or [],
             threads=row.point_threads,
             key=row.comparability_key,
         )

@@ -38,6 +38,13 @@ def _host_choices() -> list[tuple[str, str]]:
     return [("", "any host"), *((host.name, host.name) for host in host_list())]
 
 
+def tablespace_offers() -> str:
+    """The tablespace names each host's agent offered at its last claim, for the form's help
+    ("bench-01: fast, slow; bench-03: data"); hosts offering none are left out."""
+    offers = [f"{h.name}: {', '.join(h.tablespaces)}" for h in host_list() if h.tablespaces]
+    return "; ".join(offers) or "no host's agent offers any yet"
+
+
 def catalog_choices() -> list[tuple[str, Any]]:
     """The catalog entries grouped by experiment, after a 'custom' choice."""
     groups: list[tuple[str, Any]] = [("", "custom: the builtin and query mode below")]
@@ -117,6 +124,14 @@ class JobForm(forms.Form):
     )
     order = forms.ChoiceField(choices=Job.Order.choices, initial=Job.Order.INTERLEAVED)
     host = forms.ChoiceField(choices=_host_choices, required=False)
+    # Names only: the host owner maps each to a directory in the agent's [tablespaces]; the
+    # API's rules (a name's spelling, the named host offering it) are checked by its serializer.
+    tablespaces = forms.CharField(
+        required=False,
+        help_text="space-separated tablespace names the host's agent offers, created on each "
+        "server before the setup (pgbench -i: tables in the first, indexes in the last); "
+        "blank: none, or a catalog workload's own",
+    )
     settings = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 3, "placeholder": "shared_buffers = '1GB'"}),
@@ -129,6 +144,14 @@ class JobForm(forms.Form):
         label="A/A",
         help_text="run the one version against itself (two separate series) to measure noise",
     )
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        offers = self.fields["tablespaces"]
+        offers.help_text = f"{offers.help_text}. Offered: {tablespace_offers()}"
+
+    def clean_tablespaces(self) -> list[str]:
+        return self.cleaned_data["tablespaces"].replace(",", " ").split()
 
     def clean_clients(self) -> list[int]:
         try:
@@ -190,6 +213,8 @@ class JobForm(forms.Form):
             body = {**CUSTOM_DEFAULTS, **body}
         if data["host"]:
             body["host"] = data["host"]
+        if data["tablespaces"]:
+            body["tablespaces"] = data["tablespaces"]
         return body
 
 

@@ -4,9 +4,10 @@ Held constant: the host's hardware fingerprint, the configuration hash, the work
 the scale, and the duration (or transaction count) of each pgbench execution, with the levels
 whose duration differs (`level_durations`, hashed only when set so older keys stay). The version
 is the compared axis, so it is left out; so is the client level, which is the x axis. Everything
-else that may differ (pgbench client version, kernel, threads, the warm-up, host tuning) is shown
-as a difference by the pages, leaves a run out of a version's set in a comparison and splits a
-History line and a detected series (compare.describe.held_differences, compare.splits).
+else that may differ (pgbench client version, kernel, threads, the warm-up, the tablespaces and
+their devices, host tuning) is shown as a difference by the pages, leaves a run out of a
+version's set in a comparison and splits a History line and a detected series
+(compare.describe.held_differences, compare.splits).
 """
 
 from benchhub.digests import canonical_digest

@@ -243,3 +243,89 @@ def test_client_bound_is_judged_from_pgbench_threads_and_the_idle_cpu(
     page = client.get("/compare/?workload=select-only&host=bench-01&versions=13.3,14.0")
     note = "At 4 clients pgbench itself was the bottleneck: there the verdict measures the client"
     assert (note in page.content.decode()) is bound
+
+
+def _tablespace(name: str, dev: str) -> dict:
+    """A tablespace's evidence as the agent uploads it, on the device `dev` (major:minor)."""
+    return {
+        "name": name,
+        "location": f"/mnt/{name}/benchhub-7-1-v0",
+        "dev": dev,
+        "mount_point": f"/mnt/{name}",
+        "fstype": "xfs",
+        "source": f"/dev/{name}",
+        "device": name,
+        "measured_s": 60.0,
+        "read_bytes_per_s": 0.0,
+        "write_bytes_per_s": 1048576.0,
+        "read_iops": 0.0,
+        "write_iops": 50.0,
+        "util_pct": 20.0,
+    }
+
+
+SEPARATE_DISKS = [_tablespace("tables", "259:1"), _tablespace("indexes", "259:2")]
+
+
+def test_a_run_on_separate_tablespaces_is_left_out_of_runs_on_the_default(
+    anon_client, other_agent, twins
+):
+    # bench-02's newest 14.0 put tables and indexes on two disks; its others used none.
+    upload(
+        other_agent,
+        version="14.0",
+        tps={c: [2000.0 * c] for c in LEVELS},
+        started_at="2026-11-14T10:00:00Z",
+        tablespaces=SEPARATE_DISKS,
+    )
+    body = _compare(anon_client, "bench-02")
+    assert len(body["series"][1]["runs"]) == 1
+    assert body["left_out"] == [
+        {
+            "label": "14.0",
+            "runs": 3,
+            "reasons": ["tablespaces none (not tables, indexes on 2 devices): 3 runs"],
+        }
+    ]
+
+
+def test_the_same_tablespaces_on_one_device_are_left_out_too(anon_client, agent):
+    one_disk = [_tablespace("tables", "259:1"), _tablespace("indexes", "259:1")]
+    for n, spaces in enumerate((one_disk, SEPARATE_DISKS, SEPARATE_DISKS)):
+        upload(
+            agent,
+            version="13.3",
+            tps={c: [1000.0 * c] for c in LEVELS},
+            started_at=f"2026-11-1{n}T10:00:00Z",
+            tablespaces=spaces,
+        )
+    upload(agent, version="14.0", tps={c: [1000.0 * c] for c in LEVELS}, tablespaces=one_disk)
+    body = _compare(anon_client, "bench-01")
+    assert [len(series["runs"]) for series in body["series"]] == [2, 1]
+    assert body["left_out"] == [
+        {
+            "label": "13.3",
+            "runs": 1,
+            "reasons": [
+                "tablespaces tables, indexes on one device "
+                "(not tables, indexes on 2 devices): 1 run"
+            ],
+        }
+    ]
+    # The versions themselves differ in it: the differences banner names it.
+    named = {d["name"]: d["values"] for d in body["differences"]}
+    assert named["tablespaces"] == [
+        ["13.3", "tables, indexes on 2 devices"],
+        ["14.0", "tables, indexes on one device"],
+    ]
+
+
+def test_the_compare_page_names_a_tablespace_layout_that_differs(client, agent):
+    upload(agent, version="13.3", tps={c: [1000.0 * c] for c in LEVELS})
+    upload(agent, version="14.0", tps={c: [1000.0 * c] for c in LEVELS}, tablespaces=SEPARATE_DISKS)
+    page = client.get("/compare/?workload=select-only&host=bench-01&versions=13.3,14.0")
+    banner = page.content.decode()
+    banner = banner[banner.index('id="differences"') :]
+    banner = " ".join(banner[: banner.index("</div>")].split())
+    assert "<strong>tablespaces</strong>" in banner
+    assert "tables, indexes on 2 devices" in banner and "none" in banner

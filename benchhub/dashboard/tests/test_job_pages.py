@@ -106,3 +106,33 @@ def test_it_shows_a_person_without_rights_which_host_refused_them_on_the_form(cl
     page = client.post("/jobs/new/", {**FORM, "host": "bench-01"})
     assert page.status_code == 200 and Job.objects.count() == 0
     assert "You may not run jobs on host &#x27;bench-01&#x27;" in page.content.decode()
+
+
+def test_it_queues_tablespaces_from_the_form_under_the_api_rules(client, bob, agent):
+    # bench-01's agent offered two tablespaces when it last claimed work.
+    agent.client.post("/api/v1/jobs/claim/", {"tablespaces": ["fast", "slow"]}, format="json")
+    client.force_login(bob)
+    page = client.get("/jobs/new/").content.decode()
+    assert 'name="tablespaces"' in page and "Offered: bench-01: fast, slow" in page
+    refused = client.post("/jobs/new/", {**FORM, "host": "bench-01", "tablespaces": "fast spare"})
+    assert refused.status_code == 200 and Job.objects.count() == 0
+    assert "Host bench-01 does not offer spare" in refused.content.decode()
+    misspelt = client.post("/jobs/new/", {**FORM, "tablespaces": "Fast"})
+    assert misspelt.status_code == 200 and Job.objects.count() == 0
+    assert "lower-case letters" in misspelt.content.decode()
+    response = client.post("/jobs/new/", {**FORM, "host": "bench-01", "tablespaces": "fast, slow"})
+    job = Job.objects.get()
+    assert response.status_code == 302 and job.tablespaces == ["fast", "slow"]
+
+
+def test_a_catalog_workload_from_the_form_keeps_its_own_tablespaces(client, bob):
+    client.force_login(bob)
+    form = {
+        **FORM,
+        "catalog": "e3-key-insert",
+        "params": "table_tablespace = fast\nindex_tablespace = slow",
+        "tablespaces": "spare",
+    }
+    response = client.post("/jobs/new/", form)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Job.objects.get().tablespaces == ["spare", "fast", "slow"]

@@ -1,7 +1,11 @@
 """Tablespaces in jobs: names only (the host maps them to directories), checked when queued,
 and given only to an agent that offers them all; the E3/E4 entries name theirs."""
 
+from io import StringIO
+
 import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from rest_framework.test import APIClient
 
 from benchhub.hosts.models import Host
@@ -131,3 +135,14 @@ def test_the_host_page_shows_what_its_agent_offers(client, agent):
     assert "<code>fast</code>, <code>slow</code>" in html.split('id="tablespaces"')[1]
     claim(agent, [])  # the configuration lost them: the page says so at the next claim
     assert 'id="tablespaces"' not in client.get("/hosts/bench-01/").content.decode()
+
+
+def test_the_command_queues_tablespaces_under_the_api_rules(agent):
+    assert claim(agent, ["fast"]).status_code == 204
+    flags = ["--versions", "14", "--clients", "1", "--duration", "2", "--host", "bench-01"]
+    with pytest.raises(CommandError, match="does not offer slow"):
+        call_command("job_create", *flags, "--tablespaces", "fast", "slow", stdout=StringIO())
+    assert Job.objects.count() == 0
+    out = StringIO()
+    call_command("job_create", *flags, "--tablespaces", "fast", stdout=out)
+    assert Job.objects.get(pk=int(out.getvalue())).tablespaces == ["fast"]

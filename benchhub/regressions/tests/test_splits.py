@@ -25,7 +25,7 @@ HISTORY = "/history/?host=bench-01&workload=select-only&clients=4"
 
 def _upload(agent, *, version: str, tps: float, day: int, **change: Any) -> Run:
     """One run at 4 clients; `change` says what differs from the usual run: kernel, pgbench
-    (the client's version), threads, warmup_s."""
+    (the client's version), threads, warmup_s, tablespaces (their evidence, as uploaded)."""
     facts = host_facts(agent.host_name)
     if "kernel" in change:
         facts["facts"]["kernel"] = change["kernel"]
@@ -37,6 +37,7 @@ def _upload(agent, *, version: str, tps: float, day: int, **change: Any) -> Run:
         started_at=f"2026-10-{day:02d}T10:00:00Z",
         pgbench_version=change.get("pgbench", "15.19"),
         warmup_s=change.get("warmup_s", 10.0),
+        tablespaces=change.get("tablespaces", []),
     )
     payload["host"] = facts
     if "cflags" in change:
@@ -78,12 +79,35 @@ def _series(agent, change: dict[str, Any]) -> list[Run]:
     return runs
 
 
+def _tablespace(name: str, dev: str) -> dict[str, Any]:
+    """A tablespace's evidence as the agent uploads it, on the device `dev` (major:minor)."""
+    mount = f"/mnt/{name}"
+    return {
+        "name": name,
+        "location": f"{mount}/benchhub-7-1-v0",
+        "dev": dev,
+        "mount_point": mount,
+        "fstype": "xfs",
+        "source": f"/dev/{name}",
+        "device": name,
+        "measured_s": 60.0,
+        "read_bytes_per_s": 0.0,
+        "write_bytes_per_s": 1048576.0,
+        "read_iops": 0.0,
+        "write_iops": 50.0,
+        "util_pct": 20.0,
+    }
+
+
+SEPARATE_DISKS = [_tablespace("tables", "259:1"), _tablespace("indexes", "259:2")]
+
 CHANGES = [
     ({"cflags": "-O0"}, "build CFLAGS -O0 (not -O2)"),
     ({"kernel": "6.8.0-40-generic"}, "kernel 6.8.0-40-generic (not 6.1.0-26-amd64)"),
     ({"pgbench": "16.4"}, "pgbench client 16 (not 15)"),
     ({"threads": 2}, "threads 2 at 4 clients (not 4)"),
     ({"warmup_s": 30.0}, "warm-up 30 s (not 10 s)"),
+    ({"tablespaces": SEPARATE_DISKS}, "tablespaces tables, indexes on 2 devices (not none)"),
 ]
 
 
@@ -100,6 +124,19 @@ def test_it_splits_the_series_and_calls_no_change_across_the_split(agent, client
     assert [s["x0"][:10] for s in dotted] == ["2026-10-09"]
     line = figure["data"][0]
     assert line["y"][len(BEFORE)] is None and len(line["y"]) == len(runs) + 1
+
+
+def test_tablespaces_on_one_device_are_not_tablespaces_on_two(agent, client):
+    # The same names throughout, but the second batch has both on one disk.
+    one_disk = [_tablespace("tables", "259:1"), _tablespace("indexes", "259:1")]
+    for day, tps in enumerate(BEFORE + AFTER, start=1):
+        spaces = one_disk if day > len(BEFORE) else SEPARATE_DISKS
+        run = _upload(agent, version=f"14.{day}", tps=tps, day=day, tablespaces=spaces)
+    assert run_detect(run_id=run.pk) == 0
+    page = client.get(HISTORY).content.decode()
+    splits = page[page.index('id="history-splits"') :]
+    reason = "tablespaces tables, indexes on one device (not tables, indexes on 2 devices)"
+    assert f"from 2026-10-09 10:00: {reason}" in splits[: splits.index("</div>")]
 
 
 def test_history_carries_the_differences_banner_of_compare(agent, client):

@@ -116,3 +116,83 @@ def test_it_accepts_a_schedule_template_that_names_a_catalog_entry(bob_client):
         format="json",
     )
     assert list(bad.json()["fields"]) == ["template.workload.catalog"]
+
+
+# The versions each experiment's post compared, as its users name them.
+PUBLISHED_VERSIONS = {
+    "E1": ["9.5.4", "9.6.0"],
+    "E2": ["13.3", "14beta1"],
+    "E3": ["9.2"],
+    "E4": ["10"],
+    "E5": ["13-snapshot-2021-05-01", "14devel-2021-05-01"],
+}
+# The tablespaces the posts put E3's table and index, and E4's children, in.
+PUBLISHED_TABLESPACES = {
+    "table_tablespace": "disk1",
+    "index_tablespace": "disk2",
+    "even_tablespace": "disk1",
+    "odd_tablespace": "disk2",
+}
+PUBLISHED_JOB_FIELDS = (
+    "clients",
+    "threads_policy",
+    "threads",
+    "level_threads",
+    "level_durations",
+    "duration_s",
+    "config_overrides",
+)
+
+
+# E5's two snapshots of one day, built from source with --enable-debug: recipes name them.
+SNAPSHOT_BRANCHES = {"13-snapshot-2021-05-01": "REL_13_STABLE", "14devel-2021-05-01": "master"}
+
+
+@pytest.mark.parametrize("entry_id", [e.id for e in entry_list() if e.published_job])
+def test_every_experiment_queues_as_its_post_ran_it(
+    bob_client, anon_client, alice, agent, entry_id
+):
+    staff = APIClient()
+    staff.force_login(alice)
+    for name, branch in SNAPSHOT_BRANCHES.items():
+        source = {
+            "kind": "git",
+            "url": "https://git.postgresql.org/git/postgresql.git",
+            "branch": branch,
+            "date": "2021-05-01",
+        }
+        recipe = {"name": name, "source": source, "configure_flags": ["--enable-debug"]}
+        defined = staff.post("/api/v1/recipes/", recipe, format="json")
+        assert defined.status_code == 201, defined.content
+    # bench-01's agent offers the two disks the posts used.
+    offer = {"tablespaces": ["disk1", "disk2"]}
+    claimed = agent.client.post("/api/v1/jobs/claim/", offer, format="json")
+    assert claimed.status_code == 204
+    entry = anon_client.get(f"/api/v1/workloads/catalog/{entry_id}/").json()
+    params = {
+        p["name"]: PUBLISHED_TABLESPACES.get(p["name"], p["default"])
+        if p["published"] is None
+        else p["published"]
+        for p in entry["params"]
+    }
+    published = entry["published_job"]
+    response = bob_client.post(
+        "/api/v1/jobs/",
+        {
+            "versions": PUBLISHED_VERSIONS[entry["experiment"]],
+            "workload": {"catalog": entry_id, "params": params},
+            "host": "bench-01",
+            **{name: published[name] for name in PUBLISHED_JOB_FIELDS},
+        },
+        format="json",
+    )
+    assert response.status_code == 201, response.content
+    job = Job.objects.get()
+    assert job.versions == PUBLISHED_VERSIONS[entry["experiment"]]
+    assert job.workload["params"] == params
+    for name in PUBLISHED_JOB_FIELDS:
+        assert getattr(job, name) == published[name], name
+    if published["scale"] is not None:
+        assert job.scale == published["scale"]
+    named = [params[name] for name in PUBLISHED_TABLESPACES if name in params]
+    assert job.tablespaces == named and (entry["experiment"] in ("E3", "E4")) == bool(named)

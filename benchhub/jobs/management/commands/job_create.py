@@ -41,6 +41,12 @@ class Command(BaseCommand):
         parser.add_argument("--transactions", type=int)
         parser.add_argument("--repeats", type=int)
         parser.add_argument("--host")
+        parser.add_argument(
+            "--tablespaces",
+            nargs="+",
+            metavar="NAME",
+            help="tablespace names the host's agent offers ([tablespaces] in its config)",
+        )
         parser.add_argument("--priority", type=int, default=0)
         parser.add_argument("--sequential", action="store_true")
         parser.add_argument(
@@ -88,6 +94,7 @@ class Command(BaseCommand):
             ("duration_s", "duration"),
             ("transactions_per_client", "transactions"),
             ("host", "host"),
+            ("tablespaces", "tablespaces"),
         ):
             if options[option] is not None:
                 body[key] = options[option]
