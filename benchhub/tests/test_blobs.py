@@ -195,7 +195,7 @@ def test_it_names_a_missing_object(agent, bucket):
     for key in objects(s3, prefix):
         s3.delete_object(Bucket=BUCKET, Key=key)
     with pytest.raises(BlobUnavailable, match="is not in the bucket"):
-        Result.objects.first()
+        ResultOutput.objects.first()
 
 
 def test_it_refuses_an_upload_whole_with_503_while_the_bucket_does_not_answer(
