@@ -27,9 +27,10 @@ def outputs_convert_batch(*, table: str, key: str, source: str, created: str,
                           after: int, limit: int) -> int:  # fmt: skip
     """Copy the non-empty raw outputs of the `source` rows with ids in (after, after + limit]
     in one transaction; returns how many were copied. Idempotent (ON CONFLICT DO NOTHING)."""
+    # Names from _SOURCES, never from input.
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
-            f"INSERT INTO {table} ({key}, created_at, text) "
+            f"INSERT INTO {table} ({key}, created_at, text) "  # noqa: S608
             f"SELECT o.id, ({created}), o.raw_output FROM {source} o "
             f"WHERE o.id > %s AND o.id <= %s AND o.raw_output <> '' "
             f"ON CONFLICT ({key}, created_at) DO NOTHING",
@@ -45,9 +46,9 @@ def outputs_convert(*, batch: int = CONVERT_BATCH) -> int:
     total = 0
     for table, key, source, created in _SOURCES:
         with connection.cursor() as cursor:
-            cursor.execute(f"SELECT coalesce(max({key}), 0) FROM {table}")
+            cursor.execute(f"SELECT coalesce(max({key}), 0) FROM {table}")  # noqa: S608
             (after,) = cursor.fetchone()
-            cursor.execute(f"SELECT coalesce(max(id), 0) FROM {source}")
+            cursor.execute(f"SELECT coalesce(max(id), 0) FROM {source}")  # noqa: S608
             (last,) = cursor.fetchone()
         while after < last:
             total += outputs_convert_batch(

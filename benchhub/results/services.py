@@ -285,7 +285,10 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
     StreamResult.objects.bulk_create(stream for stream, _ in streams)
     outputs_copy(
         ResultOutput,
-        ((row.pk, run.created_at, r.get("raw_output", "")) for row, r in zip(rows, results, strict=True)),
+        (
+            (row.pk, run.created_at, r.get("raw_output", ""))
+            for row, r in zip(rows, results, strict=True)
+        ),
     )
     outputs_copy(
         StreamOutput,

@@ -74,8 +74,10 @@ def test_it_reads_the_run_page_in_a_bounded_number_of_queries(
 
 def test_it_escapes_raw_output(agent, client):
     payload_run = upload(agent)
-    ResultOutput.objects.filter(result__run=payload_run, result__repeat=1,
-                                result__clients=1).update(text="<script>alert(1)</script>")  # fmt: skip
+    first = ResultOutput.objects.filter(
+        result__run=payload_run, result__repeat=1, result__clients=1
+    )
+    first.update(text="<script>alert(1)</script>")
     html = client.get(f"/runs/{payload_run.uuid}/").content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>alert(1)" not in html

@@ -1,6 +1,6 @@
 """Retention: whole monthly partitions of per-second samples, raw outputs and evidence are
-detached and dropped, the verdicts of the runs they belonged to stay the same, and the run's page and API
-say what was pruned and when."""
+detached and dropped, the verdicts of the runs they belonged to stay the same, and the run's page
+and API say what was pruned and when."""
 
 import json
 import re
