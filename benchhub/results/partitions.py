@@ -26,7 +26,7 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
-from benchhub.blobs import BlobUnavailable, blob_delete
+from benchhub.blobs import BlobUnavailable, blob_delete, blob_storage
 from benchhub.results import selectors
 from benchhub.results.models import DetailPruning
 
@@ -165,9 +165,10 @@ def retention_apply(*, keep_months: int, now: datetime | None = None) -> list[da
 
 
 def _blob_digests(cursor: CursorWrapper, *, table: str, relation: str) -> set[str]:
-    """The bucket objects the rows of `relation` (a partition of `table`) refer to."""
+    """The bucket objects the rows of `relation` (a partition of `table`) refer to; none without
+    a bucket, which could not delete them (and the scan would read every text in full)."""
     expression = BLOB_REFERENCES.get(table)
-    if expression is None:
+    if expression is None or blob_storage() is None:
         return set()
     # Names and expressions from the constants above and pg_inherits, never from input.
     sql = f"SELECT DISTINCT {expression} FROM {relation} WHERE {expression} IS NOT NULL"  # noqa: S608
