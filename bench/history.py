@@ -1,14 +1,16 @@
-"""Years of history, bulk-generated in SQL: runs, results, aggregates, progress samples and
-detected regressions: a performance farm's repository.
+"""Years of history, bulk-generated in SQL: runs, results, aggregates, progress samples, raw
+outputs and detected regressions: a performance farm's repository.
 
 A run is a sweep of 9 client levels x 3 repeats (27 results) on one of `hosts` hosts (two
 hardware generations), of one of `workloads` workloads (the three pgbench builtins, two custom
 ones, then farm-05, farm-06, ... run as select-only), with one of 30 versions
 (12.0 .. 17.4), one of two configurations per host, started at some moment in the last five
 years, evenly spaced. Every run is aggregated (9 LevelAggregate rows). The newest
-PROGRESS_SHARE of the results carry 120 progress samples each, as agent uploads do; older history
-is mostly imported summaries. One run in REGRESSION_EVERY has a detected change (a regression
-or an improvement at 8 clients), for the regressions page.
+PROGRESS_SHARE of the results carry 120 progress samples and a raw output each, as agent uploads
+do; older history is mostly imported summaries. The detail tables are written in their monthly
+partitions, created for every month of the history as beat creates them as time passes. One
+run in REGRESSION_EVERY has a detected change (a regression or an improvement at 8 clients), for
+the regressions page.
 
 The generation is repeatable: there is no randomness, every choice is a function of the run's
 number i (multiplicative hashing, so every series is populated), and the identities restart at
@@ -128,7 +130,8 @@ def history_ensure(*, results: int, hosts: int = HOSTS, workloads: int = WORKLOA
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             "TRUNCATE results_run, results_result, results_progressseries, "
-            "results_resultevidence, results_levelaggregate, results_streamresult, "
+            "results_resultevidence, results_resultoutput, results_streamoutput, "
+            "results_levelaggregate, results_streamresult, "
             "regressions_regression RESTART IDENTITY CASCADE"
         )
         # Every month of the history gets its partitions, as beat creates them as time passes.
@@ -189,12 +192,12 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
     result = f"""
         INSERT INTO results_result (run_id, clients, repeat, threads, tps, transactions,
             failed_transactions, latency_avg_ms, latency_stddev_ms, aborted, errors,
-            statements, raw_output, comparability_key, telemetry, steady_tps, steady_tps_se,
+            statements, comparability_key, telemetry, steady_tps, steady_tps_se,
             steady_latency_ms, steady_latency_se_ms, steady_seconds, steady_block)
         SELECT r.id, c, rep, c, tps, (tps * 120)::bigint, 0, 1000.0 * c / tps,
             100.0 * c / tps, false, '{{}}',
             '[{{"latency_ms": 0.1, "command": "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"}}]',
-            '', r.comparability_key, '[]', tps, tps / 100, 1000.0 * c / tps, 10.0 * c / tps,
+            r.comparability_key, '[]', tps, tps / 100, 1000.0 * c / tps, 10.0 * c / tps,
             108, 3
         FROM results_run r, unnest({levels}) AS c, generate_series(1, {REPEATS}) AS rep,
             LATERAL (SELECT 800.0 * least(c, 32) * (1 + (r.id % 13) / 50.0) + rep AS tps) x
@@ -227,6 +230,17 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
               ORDER BY id DESC LIMIT {with_progress}) res
         JOIN results_run run ON run.id = res.run_id
     """
+    # What pgbench printed, for the results that carry progress (agent uploads; imported
+    # summaries have none), in the monthly table an upload writes (ResultOutput).
+    output = f"""
+        INSERT INTO results_resultoutput (result_id, created_at, text)
+        SELECT res.id, run.created_at,
+            'pgbench (16.4)' || E'\\n' || 'number of clients: ' || res.clients || E'\\n'
+            || 'tps = ' || res.tps || ' (without initial connection time)' || E'\\n'
+        FROM (SELECT id, run_id, clients, tps FROM results_result
+              ORDER BY id DESC LIMIT {with_progress}) res
+        JOIN results_run run ON run.id = res.run_id
+    """
     # A change at 8 clients in one run of REGRESSION_EVERY, alternately a regression and an
     # improvement of 5%, detected an hour after the run.
     regression = f"""
@@ -243,4 +257,4 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
             0.00001, r.finished_at + interval '1 hour', r.finished_at + interval '1 hour'
         FROM results_run r WHERE r.id % {REGRESSION_EVERY} = 0
     """
-    return [run, result, aggregate, progress, regression]
+    return [run, result, aggregate, progress, output, regression]

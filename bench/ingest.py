@@ -217,15 +217,16 @@ class CopyFloor:
                     [len(p["results"])],
                 )
             ]
-            self._copy_results(cur, run_id, ids, key)
+            self._copy_results(cur, run_id, ids, key, now)
             self._copy_progress(cur, ids, now)
         return (time.perf_counter() - started) * 1000
 
-    def _copy_results(self, cur, run_id: int, ids: list[int], key: str) -> None:
+    def _copy_results(self, cur, run_id: int, ids: list[int], key: str,
+                      created_at: datetime) -> None:  # fmt: skip
         with cur.copy(
             "COPY results_result (id, run_id, clients, repeat, threads, tps, transactions,"
             " failed_transactions, latency_avg_ms, latency_stddev_ms,"
-            " initial_connection_time_ms, aborted, errors, statements, raw_output,"
+            " initial_connection_time_ms, aborted, errors, statements,"
             " comparability_key, telemetry, steady_seconds, steady_block) FROM STDIN"
         ) as copy:
             for result_id, r in zip(ids, self.payload["results"], strict=True):
@@ -233,8 +234,13 @@ class CopyFloor:
                     (result_id, run_id, r["clients"], r["repeat"], r["threads"], r["tps"],
                      r["transactions"], r["failed_transactions"], r["latency_avg_ms"],
                      r["latency_stddev_ms"], r["initial_connection_time_ms"], False, [],
-                     json.dumps(r["statements"]), r["raw_output"], key, "[]", 0, 0)
+                     json.dumps(r["statements"]), key, "[]", 0, 0)
                 )  # fmt: skip
+        # The raw outputs in their monthly table, as the upload writes them.
+        with cur.copy("COPY results_resultoutput (result_id, created_at, text) FROM STDIN") as copy:
+            for result_id, r in zip(ids, self.payload["results"], strict=True):
+                if r["raw_output"]:
+                    copy.write_row((result_id, created_at, r["raw_output"]))
 
     def _copy_progress(self, cur, ids: list[int], created_at: datetime) -> None:
         """A row of arrays per result, as the upload stores them (results.models.ProgressSeries)."""

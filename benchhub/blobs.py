@@ -10,8 +10,9 @@ their rows. Rows written before the bucket was configured keep their values and 
 before.
 
 Objects are named by their content: writing the same value twice stores it once, and a retried
-write repeats nothing. Deleting a row leaves its object (another row may share it): a bucket
-lifecycle rule, or nothing, collects them.
+write repeats nothing. Deleting a row leaves its object (another row may share it); retention,
+which drops whole months of detail, deletes the objects of the rows it dropped that no row left
+refers to (results.partitions, `blobs_collect`).
 """
 
 from __future__ import annotations
@@ -99,6 +100,23 @@ def blob_get(*, digest: str) -> bytes:
         raise BlobUnavailable(
             "blob_storage_unavailable", f"The bucket for large values did not answer: {exc}"
         ) from exc
+
+
+def blob_delete(*, digests: list[str]) -> int:
+    """Delete the objects stored under `digests` (hex) from the bucket; returns how many were
+    asked to go. Nothing without a bucket. A missing object is not an error: deleting twice is
+    harmless. BlobUnavailable when the bucket does not answer."""
+    storage = blob_storage()
+    if storage is None:
+        return 0
+    try:
+        for digest in digests:
+            storage.delete(_key(digest))
+    except _bucket_errors() as exc:
+        raise BlobUnavailable(
+            "blob_storage_unavailable", f"The bucket for large values refused a delete: {exc}"
+        ) from exc
+    return len(digests)
 
 
 class BlobTextField(models.TextField):

@@ -457,8 +457,9 @@ CELERY_BEAT_SCHEDULE = {
     },
 }
 
-# Months of per-second samples and evidence kept before the current one (results.partitions);
-# unset: kept forever. Beat drops older months; runs, aggregates and verdicts' inputs stay.
+# Months of per-second samples, raw outputs and evidence kept before the current one
+# (results.partitions); unset: kept forever. Beat drops older months; runs, aggregates and
+# verdicts' inputs stay.
 BENCHHUB_KEEP_DETAIL_MONTHS = (
     env_int("BENCHHUB_KEEP_DETAIL_MONTHS", 0)
     if os.environ.get("BENCHHUB_KEEP_DETAIL_MONTHS")

@@ -17,7 +17,7 @@ from typing import Any, cast
 from benchhub_runner.payload import PROGRESS_FIELDS
 from django.db import connection, models
 
-from benchhub.results.models import ProgressSeries
+from benchhub.results.models import ProgressSeries, ResultOutput, StreamOutput
 
 
 def instances_copy(instances: Sequence[models.Model]) -> None:
@@ -69,3 +69,23 @@ def series_arrays(samples: list[dict[str, Any]]) -> list[list[Any]]:
     """Samples (dicts holding every PROGRESS_FIELDS key) as one list per field, in time order."""
     ordered = sorted(samples, key=itemgetter("t"))
     return [[sample[name] for sample in ordered] for name in PROGRESS_FIELDS]
+
+
+def outputs_copy(
+    model: type[ResultOutput] | type[StreamOutput], outputs: Iterable[tuple[int, datetime, str]]
+) -> None:
+    """Write raw outputs (ResultOutput or StreamOutput rows) with COPY, in the caller's
+    transaction: (result or stream id, the run's created_at, the text). The text is prepared by
+    its field, so a large one goes to the bucket when one is configured; an empty text gets no
+    row."""
+    meta = model._meta
+    text = meta.get_field("text")
+    columns = f"{meta.pk.column}, created_at, text"
+    with (
+        connection.wrap_database_errors,
+        connection.cursor() as cursor,
+        cursor.cursor.copy(f"COPY {meta.db_table} ({columns}) FROM STDIN") as copy,
+    ):
+        for owner_id, created_at, value in outputs:
+            if value:
+                copy.write_row((owner_id, created_at, text.get_db_prep_save(value, connection)))

@@ -184,7 +184,6 @@ class Result(models.Model):
     aborted = models.BooleanField(default=False)
     errors = ArrayField(models.TextField(), default=list, blank=True)
     statements = models.JSONField(default=list, blank=True)
-    raw_output = BlobTextField(blank=True)
     telemetry = models.JSONField(
         default=list, blank=True, help_text="OS samples taken every second while pgbench ran"
     )
@@ -233,6 +232,15 @@ class Result(models.Model):
 
     def __str__(self) -> str:
         return f"{self.run} c={self.clients} #{self.repeat}"
+
+    @property
+    def raw_output(self) -> str:
+        """What pgbench printed (ResultOutput); empty when it sent nothing or retention dropped
+        it. Read with select_related("output"), or it costs a query."""
+        try:
+            return self.output.text
+        except ResultOutput.DoesNotExist:
+            return ""
 
 
 class ResultEvidence(models.Model):
@@ -294,7 +302,6 @@ class StreamResult(models.Model):
     )
     aborted = models.BooleanField(default=False)
     errors = ArrayField(models.TextField(), default=list, blank=True)
-    raw_output = BlobTextField(blank=True)
 
     class Meta:
         ordering = ["result", "id"]
@@ -307,6 +314,54 @@ class StreamResult(models.Model):
 
     def __str__(self) -> str:
         return f"{self.result} stream {self.name}"
+
+    @property
+    def raw_output(self) -> str:
+        """What this stream's pgbench printed (StreamOutput); empty when absent or pruned."""
+        try:
+            return self.output.text
+        except StreamOutput.DoesNotExist:
+            return ""
+
+
+class ResultOutput(models.Model):
+    """What pgbench printed for one result, kept apart from the result's figures: a result's
+    raw output is most of its bytes and is read only by the run page and the API of samples.
+    Partitioned by month of `created_at` (the run's, copied) like the progress series, so
+    retention drops whole months of outputs (results.partitions); its primary key is
+    (result, created_at) in the database. With a bucket configured, a large text is an object
+    there and the row holds its reference (benchhub.blobs). No row when pgbench printed nothing.
+    """
+
+    result = models.OneToOneField(
+        Result, on_delete=models.CASCADE, primary_key=True, related_name="output"
+    )
+    created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
+    text = BlobTextField()
+
+    class Meta:
+        # Created by SQL in its migration (Django's DDL has no PARTITION BY).
+        db_table = "results_resultoutput"
+
+    def __str__(self) -> str:
+        return f"output of {self.result_id}"
+
+
+class StreamOutput(models.Model):
+    """What one stream's pgbench printed: as ResultOutput, for a stream of a multi-stream
+    level."""
+
+    stream = models.OneToOneField(
+        StreamResult, on_delete=models.CASCADE, primary_key=True, related_name="output"
+    )
+    created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
+    text = BlobTextField()
+
+    class Meta:
+        db_table = "results_streamoutput"
+
+    def __str__(self) -> str:
+        return f"output of stream {self.stream_id}"
 
 
 class ProgressSample(models.Model):

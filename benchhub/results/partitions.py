@@ -1,7 +1,8 @@
 """Monthly partitions of the detail tables, and retention that drops whole months of them.
 
-The detail of a result (its per-second progress series, its evidence with the CPU profile)
-is what years of nightly runs pile up and what nobody reads after a few months; the run's
+The detail of a result (its per-second progress series, its raw pgbench outputs, its evidence
+with the CPU profile) is what years of nightly runs pile up and what nobody reads after a few
+months; the run's
 results, the level aggregates and each repeat's steady-state means (every verdict's inputs)
 stay in tables that are not partitioned. Each detail table is partitioned by month of
 `created_at`, the run's, so a month is one table per detail: retention detaches it from its
@@ -9,6 +10,12 @@ parent and drops it, which frees its space at once and never deletes row by row 
 tuples, no vacuum, no long lock). A DEFAULT partition takes a row whose month has no partition
 yet (beat creates them ahead, `partitions_ensure`), so an upload never fails for want of one;
 retention never drops it.
+
+With a bucket for large values (benchhub.blobs), a dropped month's raw outputs and profiles may
+be objects there: retention reads their references before it drops the partition and, once the
+drop has committed, deletes the objects that no remaining row refers to (objects are named by
+content, so another month may share one). A bucket that does not answer then leaves them
+(logged): an object without a row costs space, never a wrong answer.
 """
 
 import logging
@@ -19,6 +26,7 @@ from django.db import connection, transaction
 from django.db.backends.utils import CursorWrapper
 from django.utils import timezone
 
+from benchhub.blobs import BlobUnavailable, blob_delete, blob_storage
 from benchhub.results import selectors
 from benchhub.results.models import DetailPruning
 
@@ -27,7 +35,17 @@ logger = logging.getLogger(__name__)
 # Partitioned detail tables and what their months hold, in words for the run page.
 DETAIL_TABLES = {
     "results_progressseries": "per-second progress samples",
+    "results_resultoutput": "raw pgbench outputs",
+    "results_streamoutput": "raw pgbench outputs",
     "results_resultevidence": "evidence and profiles",
+}
+# Where each detail table (and the one other table holding blobs) keeps a bucket reference: an
+# expression giving the digest (hex) of a row's object, NULL for a value kept in the row.
+BLOB_REFERENCES = {
+    "results_resultoutput": "substring(text FROM '^bhblob:sha256:([0-9a-f]{64})$')",
+    "results_streamoutput": "substring(text FROM '^bhblob:sha256:([0-9a-f]{64})$')",
+    "results_resultevidence": "substring(profile->>'bhblob' FROM '^sha256:([0-9a-f]{64})$')",
+    "results_run": "substring(import_text FROM '^bhblob:sha256:([0-9a-f]{64})$')",
 }
 MONTHS_AHEAD = 3
 
@@ -70,16 +88,21 @@ def partition_create(cursor: CursorWrapper, *, table: str, month: date) -> bool:
 
 
 def partitions_ensure(
-    *, first: date | None = None, ahead: int = MONTHS_AHEAD, now: datetime | None = None
+    *,
+    first: date | None = None,
+    ahead: int = MONTHS_AHEAD,
+    now: datetime | None = None,
+    tables: tuple[str, ...] = tuple(DETAIL_TABLES),
 ) -> list[str]:
-    """Create every detail table's monthly partitions from `first` (default: this month) to
-    `ahead` months past the current one; returns the names created. Idempotent."""
+    """Create the monthly partitions of `tables` (default: every detail table) from `first`
+    (default: this month) to `ahead` months past the current one; returns the names created.
+    Idempotent. A migration names the tables that exist at its point of the history."""
     current = month_start(now or timezone.now())
     month, last = month_start(first) if first else current, month_add(current, ahead)
     created = []
     with connection.cursor() as cursor:
         while month <= last:
-            for table in DETAIL_TABLES:
+            for table in tables:
                 if partition_create(cursor, table=table, month=month):
                     created.append(partition_name(table, month))
             month = month_add(month, 1)
@@ -119,6 +142,7 @@ def retention_apply(*, keep_months: int, now: datetime | None = None) -> list[da
         raise ValueError("keep_months: must be 0 or more")
     cutoff = month_add(month_start(now or timezone.now()), -keep_months)
     dropped: dict[date, list[str]] = {}
+    orphans: set[str] = set()
     for table, part in DETAIL_TABLES.items():
         for partition in partition_list(table=table):
             if partition.month is None or partition.month >= cutoff:
@@ -128,13 +152,47 @@ def retention_apply(*, keep_months: int, now: datetime | None = None) -> list[da
                 # in the caller's transaction) cannot be dropped: run the checks now.
                 cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
                 cursor.execute(f"ALTER TABLE {table} DETACH PARTITION {partition.name}")
+                orphans |= _blob_digests(cursor, table=table, relation=partition.name)
                 cursor.execute(f"DROP TABLE {partition.name}")
                 _pruning_record(month=partition.month, part=part)
             dropped.setdefault(partition.month, []).append(part)
             logger.info("dropped %s", partition.name)
     if dropped:
         selectors.progress_points_forget()
+    if orphans:
+        blobs_collect(digests=orphans)
     return sorted(dropped)
+
+
+def _blob_digests(cursor: CursorWrapper, *, table: str, relation: str) -> set[str]:
+    """The bucket objects the rows of `relation` (a partition of `table`) refer to; none without
+    a bucket, which could not delete them (and the scan would read every text in full)."""
+    expression = BLOB_REFERENCES.get(table)
+    if expression is None or blob_storage() is None:
+        return set()
+    # Names and expressions from the constants above and pg_inherits, never from input.
+    sql = f"SELECT DISTINCT {expression} FROM {relation} WHERE {expression} IS NOT NULL"  # noqa: S608
+    cursor.execute(sql)
+    return {digest for (digest,) in cursor.fetchall()}
+
+
+def blobs_collect(*, digests: set[str]) -> int:
+    """Delete from the bucket those of `digests` that no row refers to any more; returns how
+    many were deleted. Called after the rows referring to them were dropped and committed. A
+    bucket that does not answer leaves them, logged."""
+    left = set(digests)
+    with connection.cursor() as cursor:
+        for table, expression in BLOB_REFERENCES.items():
+            if not left:
+                break
+            sql = f"SELECT DISTINCT {expression} FROM {table} WHERE {expression} = ANY(%s)"  # noqa: S608
+            cursor.execute(sql, [sorted(left)])
+            left -= {digest for (digest,) in cursor.fetchall()}
+    try:
+        return blob_delete(digests=sorted(left))
+    except BlobUnavailable:
+        logger.warning("left %d objects of dropped months in the bucket", len(left), exc_info=True)
+        return 0
 
 
 def _pruning_record(*, month: date, part: str) -> None:

@@ -48,14 +48,15 @@ def run_get(*, run_uuid: Any) -> Run | None:
 def result_list(
     *, run: Run, with_progress: bool, with_evidence: bool = False, with_output: bool = False
 ) -> QuerySet[Result]:
-    """The run's results by level and repeat; `with_progress` prefetches every progress sample
-    (and loads the raw output), `with_output` loads the raw output alone."""
+    """The run's results by level and repeat; `with_progress` joins every progress sample
+    (and the raw output), `with_output` the raw output alone. Each is a row of its own table,
+    joined in the same query."""
     results = Result.objects.filter(run=run).order_by("clients", "repeat")
-    if with_evidence:  # the evidence row joined, in the same query
+    if with_evidence:
         results = results.select_related("evidence")
-    if with_progress:  # one row of arrays per result, joined in the same query
-        return results.select_related("progress_series")
-    return results if with_output else results.defer("raw_output")
+    if with_progress:
+        return results.select_related("progress_series", "output")
+    return results.select_related("output") if with_output else results
 
 
 _PROGRESS_COLUMNS = ("t", "tps", "latency_ms", "stddev_ms", "failed", "skipped", "lag_ms")

@@ -464,6 +464,9 @@ class ProgressOutSerializer(serializers.Serializer):
 
 class ResultWithProgressOutSerializer(ResultOutSerializer):
     progress = serializers.SerializerMethodField()
+    raw_output = serializers.CharField(
+        read_only=True, help_text="what pgbench printed; empty once retention dropped it"
+    )
 
     class Meta(ResultOutSerializer.Meta):
         fields = [*ResultOutSerializer.Meta.fields, "progress", "telemetry", "raw_output"]

@@ -20,7 +20,7 @@ from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.results.comparability import comparability_key
-from benchhub.results.copying import instances_copy, progress_copy
+from benchhub.results.copying import instances_copy, outputs_copy, progress_copy
 from benchhub.results.hooks import job_check, run_aggregated
 from benchhub.results.models import (
     DetailPruning,
@@ -28,7 +28,9 @@ from benchhub.results.models import (
     ProgressSeries,
     Result,
     ResultEvidence,
+    ResultOutput,
     Run,
+    StreamOutput,
     StreamResult,
 )
 from benchhub.results.partitions import month_start
@@ -251,12 +253,16 @@ def _client_bound(row: Result) -> bool | None:
     return judged if judged is not None else row.client_bound
 
 
+# What an uploaded result carries beside its own row: written to tables of their own.
+DETAIL_KEYS = ("progress", "streams", "evidence", "raw_output")
+
+
 def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
     rows = [
         Result(
             run=run,
             comparability_key=run.comparability_key,
-            **{k: v for k, v in r.items() if k not in ("progress", "streams", "evidence")},
+            **{k: v for k, v in r.items() if k not in DETAIL_KEYS},
         )
         for r in results
     ]
@@ -271,10 +277,22 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         for row, r in zip(rows, results, strict=True)
         if r.get("evidence")
     )
-    StreamResult.objects.bulk_create(
-        StreamResult(result=row, **stream)
+    streams = [
+        (StreamResult(result=row, **{k: v for k, v in s.items() if k != "raw_output"}), s)
         for row, r in zip(rows, results, strict=True)
-        for stream in r.get("streams", [])
+        for s in r.get("streams", [])
+    ]
+    StreamResult.objects.bulk_create(stream for stream, _ in streams)
+    outputs_copy(
+        ResultOutput,
+        (
+            (row.pk, run.created_at, r.get("raw_output", ""))
+            for row, r in zip(rows, results, strict=True)
+        ),
+    )
+    outputs_copy(
+        StreamOutput,
+        ((stream.pk, run.created_at, s.get("raw_output", "")) for stream, s in streams),
     )
     progress_copy(
         (row.pk, run.created_at, r["progress"]) for row, r in zip(rows, results, strict=True)

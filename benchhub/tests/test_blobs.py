@@ -9,14 +9,17 @@ import socket
 import time
 import uuid
 from contextlib import suppress
+from datetime import timedelta
 
 import boto3
 import pytest
 from django.db import connection
+from django.utils import timezone
 
 from benchhub.blobs import BlobUnavailable
 from benchhub.results.imports import run_import_outputs
-from benchhub.results.models import Result, ResultEvidence, Run
+from benchhub.results.models import ProgressSeries, Result, ResultEvidence, ResultOutput, Run
+from benchhub.results.partitions import partitions_ensure, retention_apply
 from benchhub.results.tests.test_backup import backup, scratch_database, snapshot
 from benchhub.results.tests.test_evidence_upload import FOLDED
 from benchhub.settings import storages_setting
@@ -90,9 +93,19 @@ def column(sql: str) -> list:
         return [row[0] for row in cursor.fetchall()]
 
 
-def upload(agent) -> dict:
-    payload = run_payload(clients=(1, 2), repeats=2)
-    payload["results"][0]["evidence"] = evidence(folded=FOLDED * 10)
+OUTPUTS = """
+    SELECT o.text FROM results_resultoutput o JOIN results_result r ON r.id = o.result_id
+    ORDER BY r.clients, r.repeat
+"""
+
+
+def upload(agent, *, version: str = "14.23", copies: int = 10) -> dict:
+    """A run of 4 results whose outputs and profile (FOLDED `copies` times) go to the bucket;
+    the outputs differ from another version's."""
+    payload = run_payload(clients=(1, 2), repeats=2, version=version)
+    payload["results"][0]["evidence"] = evidence(folded=FOLDED * copies)
+    for item in payload["results"]:
+        item["raw_output"] += f"\nserver version {version}\n"
     response = agent.client.post(
         "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
     )
@@ -105,7 +118,7 @@ def test_it_keeps_raw_outputs_and_profiles_in_the_bucket_and_reads_them_back(age
     payload = upload(agent)
 
     sent = [r["raw_output"] for r in payload["results"]]
-    stored = column("SELECT raw_output FROM results_result ORDER BY clients, repeat")
+    stored = column(OUTPUTS)
     assert all(value.startswith("bhblob:sha256:") for value in stored), stored
     in_bucket = objects(s3, prefix)
     for text in sent:
@@ -154,7 +167,7 @@ def test_it_keeps_small_values_and_rows_written_before_the_bucket_in_the_databas
     agent, s3_server, settings, monkeypatch
 ):
     payload = upload(agent)  # no bucket yet
-    assert not any(v.startswith("bhblob:") for v in column("SELECT raw_output FROM results_result"))
+    assert not any(v.startswith("bhblob:") for v in column(OUTPUTS))
     settings.STORAGES = {
         **settings.STORAGES,
         "blobs": storages_setting(
@@ -182,7 +195,7 @@ def test_it_names_a_missing_object(agent, bucket):
     for key in objects(s3, prefix):
         s3.delete_object(Bucket=BUCKET, Key=key)
     with pytest.raises(BlobUnavailable, match="is not in the bucket"):
-        Result.objects.first()
+        ResultOutput.objects.first()
 
 
 def test_it_refuses_an_upload_whole_with_503_while_the_bucket_does_not_answer(
@@ -234,3 +247,33 @@ def test_it_copies_a_backup_to_the_bucket_and_restores_from_there(
 
     missing = backup("restore", f"s3://{BUCKET}/{prefix}/backups/nope.dump", scratch_database)
     assert missing.returncode == 1 and "cannot fetch s3://" in missing.stderr
+
+
+def test_retention_deletes_the_objects_of_the_months_it_drops_unless_still_referred_to(
+    agent, bucket
+):
+    prefix, s3 = bucket
+    old = upload(agent, version="15.4")
+    shared_objects = {key for key in objects(s3, prefix)}
+    shared = upload(agent, version="15.4")  # the same outputs and profile, kept this month
+    dropped = upload(agent, version="13.3", copies=11)
+    assert len(objects(s3, prefix)) > len(shared_objects)
+    when = timezone.now() - timedelta(days=8 * 31)
+    partitions_ensure(first=when)
+    gone = [Run.objects.get(uuid=p["run_uuid"]) for p in (old, dropped)]
+    Run.objects.filter(pk__in=[r.pk for r in gone]).update(created_at=when)
+    for model in (ResultOutput, ResultEvidence):
+        model.objects.filter(result__run__in=gone).update(created_at=when)
+    ProgressSeries.objects.filter(result__run__in=gone).update(created_at=when)
+    before = objects(s3, prefix)
+    unique = {k for k in before if k not in shared_objects}
+
+    retention_apply(keep_months=3)
+
+    after = objects(s3, prefix)
+    assert shared_objects <= after.keys()  # still referred to by the run of this month
+    assert not unique & after.keys()  # the third run's own outputs and profile are gone
+    kept = Run.objects.get(uuid=shared["run_uuid"])
+    assert [r.raw_output for r in Result.objects.filter(run=kept).order_by("clients", "repeat")] \
+        == [r["raw_output"] for r in shared["results"]]  # fmt: skip
+    assert not ResultOutput.objects.filter(result__run__in=gone).exists()

@@ -6,7 +6,7 @@ import pytest
 from django.test import Client
 
 from benchhub.jobs.models import Job
-from benchhub.results.models import Run
+from benchhub.results.models import ResultOutput, Run
 from benchhub.review.models import Comment, ReviewEvent
 from benchhub.testing.payloads import run_payload
 
@@ -74,7 +74,10 @@ def test_it_reads_the_run_page_in_a_bounded_number_of_queries(
 
 def test_it_escapes_raw_output(agent, client):
     payload_run = upload(agent)
-    payload_run.results.filter(repeat=1, clients=1).update(raw_output="<script>alert(1)</script>")
+    first = ResultOutput.objects.filter(
+        result__run=payload_run, result__repeat=1, result__clients=1
+    )
+    first.update(text="<script>alert(1)</script>")
     html = client.get(f"/runs/{payload_run.uuid}/").content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert "<script>alert(1)" not in html

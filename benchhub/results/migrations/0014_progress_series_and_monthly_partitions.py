@@ -71,7 +71,7 @@ def partitions_create(apps, schema_editor):
     with schema_editor.connection.cursor() as cursor:
         cursor.execute("SELECT min(created_at) FROM results_run")
         (first,) = cursor.fetchone()
-    partitions_ensure(first=first)
+    partitions_ensure(first=first, tables=("results_progressseries", "results_resultevidence"))
 
 
 # The table itself is created by PROGRESS_SQL: Django's DDL has no PARTITION BY.

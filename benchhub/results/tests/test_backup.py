@@ -15,7 +15,8 @@ from benchhub.testing.payloads import run_payload
 from benchhub.testing.processes import ROOT, current_database_url
 
 SNAPSHOT = """
-    SELECT r.uuid, b.version, h.name, res.clients, res.repeat, res.tps, res.raw_output,
+    SELECT r.uuid, b.version, h.name, res.clients, res.repeat, res.tps,
+           (SELECT o.text FROM results_resultoutput o WHERE o.result_id = res.id),
            (SELECT cardinality(p.t) FROM results_progressseries p WHERE p.result_id = res.id)
     FROM results_run r JOIN builds_build b ON b.id = r.build_id
     JOIN hosts_host h ON h.id = r.host_id JOIN results_result res ON res.run_id = r.id

@@ -139,6 +139,7 @@ def test_the_series_table_is_partitioned_by_month(db):
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT relkind FROM pg_class WHERE relname IN "
-            "('results_progressseries', 'results_resultevidence')"
+            "('results_progressseries', 'results_resultevidence', 'results_resultoutput',"
+            " 'results_streamoutput')"
         )
-        assert [kind for (kind,) in cursor.fetchall()] == ["p", "p"]
+        assert [kind for (kind,) in cursor.fetchall()] == ["p", "p", "p", "p"]

@@ -1,8 +1,9 @@
-"""Retention: whole monthly partitions of per-second samples and evidence are detached and
-dropped, the verdicts of the runs they belonged to stay the same, and the run's page and API
-say what was pruned and when."""
+"""Retention: whole monthly partitions of per-second samples, raw outputs and evidence are
+detached and dropped, the verdicts of the runs they belonged to stay the same, and the run's page
+and API say what was pruned and when."""
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -10,13 +11,23 @@ from django.core.management import CommandError, call_command
 from django.db import connection
 from django.utils import timezone
 
-from benchhub.results.models import DetailPruning, ProgressSeries, ResultEvidence, Run
+from benchhub.regressions.services import run_detect
+from benchhub.regressions.tests.series import noisy
+from benchhub.results.models import (
+    DetailPruning,
+    ProgressSeries,
+    ResultEvidence,
+    ResultOutput,
+    Run,
+)
 from benchhub.results.partitions import (
+    DETAIL_TABLES,
     month_add,
     month_start,
     partition_list,
     partition_name,
     partitions_ensure,
+    retention_apply,
 )
 from benchhub.results.services import run_aggregate
 from benchhub.results.tasks import partitions_maintain
@@ -25,11 +36,11 @@ from benchhub.testing.payloads import evidence, result, run_payload
 COMPARE = "/api/v1/compare/?workload=select-only&host=bench-01&versions=13.3,15.4,16.1"
 
 
-def upload(agent, *, version: str, tps: dict[int, list[float]]) -> Run:
+def upload(agent, *, version: str, tps: dict[int, list[float]], **overrides) -> Run:
     """A run whose repeats have 12 progress seconds each (enough for steady-state means drawn
-    from the samples) and evidence on every result."""
+    from the samples), a raw output and evidence on every result."""
     payload = run_payload(version=version, host=agent.host_name, clients=tuple(tps),
-                          repeats=max(len(v) for v in tps.values()))  # fmt: skip
+                          repeats=max(len(v) for v in tps.values()), **overrides)  # fmt: skip
     payload["results"] = [
         result(c, r, value, samples=12, evidence=evidence())
         for c, values in tps.items()
@@ -48,8 +59,8 @@ def move_to(runs: list[Run], when) -> None:
     """Date the runs, and their detail rows with them, as if stored at `when`."""
     ids = [r.pk for r in runs]
     Run.objects.filter(pk__in=ids).update(created_at=when)
-    ProgressSeries.objects.filter(result__run__in=ids).update(created_at=when)
-    ResultEvidence.objects.filter(result__run__in=ids).update(created_at=when)
+    for model in (ProgressSeries, ResultEvidence, ResultOutput):
+        model.objects.filter(result__run__in=ids).update(created_at=when)
 
 
 def partitions() -> set[str]:
@@ -57,7 +68,8 @@ def partitions() -> set[str]:
         cursor.execute(
             "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
             "JOIN pg_class p ON p.oid = i.inhparent "
-            "WHERE p.relname IN ('results_progressseries', 'results_resultevidence')"
+            "WHERE p.relname IN ('results_progressseries', 'results_resultevidence',"
+            " 'results_resultoutput', 'results_streamoutput')"
         )
         return {name for (name,) in cursor.fetchall()}
 
@@ -80,8 +92,7 @@ def test_it_drops_whole_months_and_keeps_the_verdicts(anon_client, history):
     old, recent, month = history
     before = anon_client.get(COMPARE).json()
     assert before["rows"][0]["versions"][1]["verdict"] == "faster"  # a verdict worth keeping
-    old_parts = {partition_name(t, month) for t in ("results_progressseries",
-                                                    "results_resultevidence")}  # fmt: skip
+    old_parts = {partition_name(t, month) for t in DETAIL_TABLES}
     assert old_parts <= partitions()
 
     call_command("retention", keep_detail_months=3)
@@ -95,8 +106,10 @@ def test_it_drops_whole_months_and_keeps_the_verdicts(anon_client, history):
     }
     assert not ProgressSeries.objects.filter(result__run__in=old).exists()
     assert not ResultEvidence.objects.filter(result__run__in=old).exists()
+    assert not ResultOutput.objects.filter(result__run__in=old).exists()
     assert ProgressSeries.objects.filter(result__run=recent).count() == 6
     assert ResultEvidence.objects.filter(result__run=recent).count() == 6
+    assert ResultOutput.objects.filter(result__run=recent).count() == 6
     # The worker aggregating a pruned run again (a retried task) keeps its stored means.
     for run in old:
         run_aggregate(run_id=run.pk)
@@ -116,17 +129,23 @@ def test_the_pruned_runs_page_and_api_say_what_was_pruned_and_when(anon_client, 
         and len(set(months)) == len(months)
     )
     pruning = DetailPruning.objects.get(month=month)
-    assert sorted(pruning.parts) == ["evidence and profiles", "per-second progress samples"]
+    assert sorted(pruning.parts) == [
+        "evidence and profiles",
+        "per-second progress samples",
+        "raw pgbench outputs",
+    ]
     detail = anon_client.get(f"/api/v1/runs/{old[0].uuid}/").json()
     assert sorted(detail["pruned"]["parts"]) == sorted(pruning.parts)
     assert detail["pruned"]["pruned_at"].startswith(timezone.now().strftime("%Y-%m-%d"))
     assert anon_client.get(f"/api/v1/runs/{recent.uuid}/").json()["pruned"] is None
     page = anon_client.get(f"/runs/{old[0].uuid}/").content.decode()
     assert 'id="pruned"' in page and "per-second progress samples" in page
+    assert "raw pgbench outputs" in page and "pgbench output, repeat" not in page
     assert f"{month:%B %Y}" in page
     results = anon_client.get(f"/api/v1/runs/{old[0].uuid}/results/", {"progress": "1"}).json()
     results = results["results"]
     assert [r["progress"] for r in results] == [[]] * 6 and results[0]["tps"] == 100
+    assert [r["raw_output"] for r in results] == [""] * 6
     assert 'id="pruned"' not in anon_client.get(f"/runs/{recent.uuid}/").content.decode()
 
 
@@ -156,3 +175,46 @@ def test_beats_task_creates_the_coming_months_and_applies_the_setting(history, s
 
     assert DetailPruning.objects.filter(month=month).exists()
     assert not ProgressSeries.objects.filter(result__run__in=old).exists()
+
+
+def verdicts_of(response) -> bytes:
+    """A page or API answer without the comparison's why section: that shows the evidence of
+    the versions compared, detail that retention drops by design."""
+    return re.sub(rb'<section class="why".*?</section>', b"", response.content, flags=re.S)
+
+
+def test_a_history_over_months_answers_the_same_verdicts_after_retention(anon_client, agent):
+    """Fourteen runs a month apart (a step down after the eighth): the comparison, History and
+    the regression found answer the same once every month but the last three lost its detail."""
+    values = noisy(1000.0, 8, seed=1) + noisy(800.0, 6, seed=2)
+    runs = [
+        upload(agent, version=f"14.{i}", tps={4: [value, value + 2, value - 2]},
+               started_at=f"2026-10-{i:02d}T10:00:00Z")
+        for i, value in enumerate(values, start=1)
+    ]  # fmt: skip
+    now = timezone.now()
+    partitions_ensure(first=month_add(month_start(now), -len(runs)))
+    for age, run in enumerate(reversed(runs)):  # the newest this month, then a month each
+        move_to([run], now - timedelta(days=31 * age))
+    assert run_detect(run_id=runs[-1].pk) == 1
+    compare = "/api/v1/compare/?workload=select-only&host=bench-01&versions=14.1,14.8,14.9,14.14"
+    history = "/history/?host=bench-01&workload=select-only&clients=4"
+    pages = (compare, history, "/compare/" + compare.removeprefix("/api/v1/compare/"),
+             "/api/v1/regressions/", "/regressions/")  # fmt: skip
+    before = {url: anon_client.get(url) for url in pages}
+    assert all(response.status_code == 200 for response in before.values())
+    verdicts = [v["verdict"] for v in before[compare].json()["rows"][0]["versions"][1:]]
+    assert verdicts[1:] == ["slower", "slower"], verdicts
+    [regression] = before["/api/v1/regressions/"].json()["results"]
+    assert regression["kind"] == "regression"
+
+    months = retention_apply(keep_months=3)
+
+    assert len(months) >= len(runs) - 4
+    for url, response in before.items():
+        assert verdicts_of(anon_client.get(url)) == verdicts_of(response), url
+    oldest = anon_client.get(f"/api/v1/runs/{runs[0].uuid}/").json()
+    assert "raw pgbench outputs" in oldest["pruned"]["parts"]
+    assert anon_client.get(f"/api/v1/runs/{runs[-1].uuid}/").json()["pruned"] is None
+    assert not ResultOutput.objects.filter(result__run=runs[0]).exists()
+    assert ResultOutput.objects.filter(result__run=runs[-1]).exists()

@@ -1,6 +1,7 @@
 """`manage.py retention --keep-detail-months N`: drop the monthly partitions of per-second
-progress samples and evidence (profiles included) older than N months (results.partitions);
-runs, results, level aggregates and steady-state means stay. Without the flag, the setting
+progress samples, raw outputs and evidence (profiles included) older than N months, and their
+bucket objects no row refers to any more (results.partitions); runs, results, level aggregates
+and steady-state means stay. Without the flag, the setting
 BENCHHUB_KEEP_DETAIL_MONTHS is used; with neither, nothing is dropped."""
 
 from django.conf import settings
@@ -10,7 +11,7 @@ from benchhub.results.partitions import partitions_ensure, retention_apply
 
 
 class Command(BaseCommand):
-    help = "Drop whole months of per-second samples and evidence past N months."
+    help = "Drop whole months of per-second samples, raw outputs and evidence past N months."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(

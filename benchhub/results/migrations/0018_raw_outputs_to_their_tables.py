@@ -1,0 +1,21 @@
+"""Copy the raw outputs from the results' and streams' rows into their monthly tables, in
+batches that each commit (results.outputs): the migration is not atomic, so an interrupted one
+resumes where it stopped when run again, and no lock is held for longer than a batch."""
+
+from django.db import migrations
+
+
+def convert(apps, schema_editor):
+    from benchhub.results.outputs import outputs_convert
+
+    outputs_convert()
+
+
+class Migration(migrations.Migration):
+    atomic = False
+
+    dependencies = [
+        ("results", "0017_raw_outputs_partitioned_by_month"),
+    ]
+
+    operations = [migrations.RunPython(convert, migrations.RunPython.noop)]
