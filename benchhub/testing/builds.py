@@ -16,9 +16,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import shutil
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -50,11 +51,16 @@ def ccache_dir() -> Path:
     return installs.prebuilt_cache() / "ccache-builds"
 
 
-def agent_build_env(work_dir: Path) -> dict[str, str]:
+def agent_build_env(work_dir: Path, *, source_dirs: Sequence[Path] = ()) -> dict[str, str]:
     """A real agent's environment for building: the session's build cache and the kept ccache
-    (an agent.toml written into ``work_dir``)."""
+    (an agent.toml written into ``work_dir``). ``source_dirs``: the directories its local git
+    repositories (and tarball paths) may be under, as a host owner lists them."""
     config = work_dir / "agent.toml"
-    config.write_text(f'heartbeat_interval_s = 1\n\n[build]\nccache_dir = "{ccache_dir()}"\n')
+    listed = json.dumps([str(d) for d in source_dirs])  # a JSON list of strings is TOML too
+    config.write_text(
+        f'heartbeat_interval_s = 1\n\n[build]\nccache_dir = "{ccache_dir()}"\n'
+        f"source_dirs = {listed}\n"
+    )
     return {"BENCHHUB_CONFIG": str(config), "BENCHHUB_CACHE_DIR": str(build_cache())}
 
 

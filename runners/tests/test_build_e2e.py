@@ -9,6 +9,7 @@ end-to-end tests share: they reuse these installs, as an agent on a benchmark ho
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -42,9 +43,14 @@ def env(pg15_release_builds: ReleaseBuilds) -> dict[str, Any]:
             "mirror": pg15_release_builds.mirror}  # fmt: skip
 
 
-def build(env: dict[str, Any], data: dict[str, Any], **kwargs: Any) -> Any:
+def build(
+    env: dict[str, Any], data: dict[str, Any], *, source_dirs: tuple[Path, ...] = (), **kwargs: Any
+) -> Any:
+    """``ensure_build`` of ``data`` with the session's settings; ``source_dirs`` lists where a
+    local git repository of the test lies (the agent refuses one elsewhere)."""
     spec = spec_parse({"name": "test", **data})
-    return ensure_build(spec, cache_dir=env["cache_dir"], settings=env["settings"], **kwargs)
+    settings = dataclasses.replace(env["settings"], source_dirs=source_dirs)
+    return ensure_build(spec, cache_dir=env["cache_dir"], settings=settings, **kwargs)
 
 
 def select_only_tps(installation: Installation, *, seconds: int = 4) -> float:
@@ -271,7 +277,7 @@ def test_it_moves_a_git_tree_to_the_next_commit_and_installs_what_a_clean_build_
         def git_build(sha: str, *, patches: Any = (), **kwargs: Any) -> Any:
             source = {"kind": "git", "url": str(repo), "ref": sha}
             spec = release_spec(name=f"master@{sha[:7]}", source=source, patches=list(patches))
-            return build(env, spec, **kwargs)
+            return build(env, spec, source_dirs=(root,), **kwargs)
 
         with git_build(base) as first:
             prov = first.provenance

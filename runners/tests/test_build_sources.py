@@ -7,6 +7,7 @@ import datetime as dt
 import hashlib
 import os
 import pwd
+import re
 import shutil
 import stat
 from collections.abc import Iterator
@@ -37,7 +38,10 @@ def origin(pg15_tarball: Path) -> Iterator[dict[str, object]]:
     feature = commit_file(repo, "NOTES", "f\n", date="2021-05-01T20:00:00Z", message="feature")
     git(repo, "checkout", "-q", "master")
     third = commit_file(repo, "NOTES", "two\n", date="2021-05-01T23:30:00-02:00", message="3rd")
-    yield {"repo": repo, "base": base, "second": second, "feature": feature, "third": third}
+    yield {
+        "repo": repo, "base": base, "second": second, "feature": feature, "third": third,
+        "listed": (root,),
+    }  # fmt: skip
     shutil.rmtree(root, ignore_errors=True)
 
 
@@ -62,14 +66,17 @@ def resolve(source: object, cache_dir: Path, **settings: object) -> object:
 def test_it_resolves_commits_tags_and_branches(origin, cache_dir, ref, expected) -> None:
     # "second" is given as master@<short sha>, the way users name a commit.
     name = origin[ref][:9] if ref == "second" else ref
-    resolved = resolve(GitSource(url=str(origin["repo"]), ref=name), cache_dir)
+    resolved = resolve(
+        GitSource(url=str(origin["repo"]), ref=name), cache_dir, source_dirs=origin["listed"]
+    )
     assert resolved.commit == origin[expected]
     assert resolved.digest == f"commit:{origin[expected]}"
     assert resolved.repository == str(origin["repo"])
 
 
 def test_it_records_the_commit_date_in_utc_and_the_subject(origin, cache_dir) -> None:
-    resolved = resolve(GitSource(url=str(origin["repo"]), ref="master"), cache_dir)
+    source = GitSource(url=str(origin["repo"]), ref="master")
+    resolved = resolve(source, cache_dir, source_dirs=origin["listed"])
     assert resolved.commit_date == "2021-05-02T01:30:00Z"
     assert resolved.subject == "3rd"
 
@@ -82,7 +89,7 @@ def test_it_takes_the_last_commit_of_a_branch_by_the_end_of_a_day(
     origin, cache_dir, day, expected
 ) -> None:
     source = GitSource(url=str(origin["repo"]), branch="master", date=dt.date.fromisoformat(day))
-    resolved = resolve(source, cache_dir)
+    resolved = resolve(source, cache_dir, source_dirs=origin["listed"])
     assert resolved.commit == origin[expected]
     assert resolved.ref == f"master@{day}"
 
@@ -96,7 +103,7 @@ def test_it_explains_refs_and_dates_it_cannot_resolve(origin, cache_dir) -> None
     ]
     for source, words in cases:
         with pytest.raises(BuildError) as caught:
-            resolve(source, cache_dir)
+            resolve(source, cache_dir, source_dirs=origin["listed"])
         assert caught.value.stage == "resolve"
         assert words in str(caught.value)
 
@@ -105,19 +112,126 @@ def test_it_keeps_one_mirror_and_fetches_only_what_moved(origin, cache_dir, tmp_
     upstream = tmp_path / "upstream"
     git(tmp_path, "clone", "-q", str(origin["repo"]), str(upstream))
     url = str(upstream)
-    first = resolve(GitSource(url=url, ref="master"), cache_dir)
+    first = resolve(GitSource(url=url, ref="master"), cache_dir, source_dirs=(tmp_path,))
     mirror = SourceCache(cache_dir / "builds" / "sources", release_url="").mirror_path(url)
     inode = (mirror / "objects").stat().st_ino
     newer = commit_file(upstream, "NOTES", "new\n", date="2021-05-03T08:00:00Z", message="new")
     # A branch moves: resolving it again fetches the new commit into the same mirror.
-    assert resolve(GitSource(url=url, ref="master"), cache_dir).commit == newer
+    assert (
+        resolve(GitSource(url=url, ref="master"), cache_dir, source_dirs=(tmp_path,)).commit
+        == newer
+    )
     assert (mirror / "objects").stat().st_ino == inode
     # A commit the mirror has resolves without the repository (it is gone now).
     shutil.rmtree(upstream)
-    assert resolve(GitSource(url=url, ref=first.commit), cache_dir).commit == first.commit
+    assert (
+        resolve(GitSource(url=url, ref=first.commit), cache_dir, source_dirs=(tmp_path,)).commit
+        == first.commit
+    )
     with pytest.raises(BuildError) as caught:
-        resolve(GitSource(url=url, ref="master"), cache_dir)
+        resolve(GitSource(url=url, ref="master"), cache_dir, source_dirs=(tmp_path,))
     assert caught.value.stage == "fetch"
+
+
+@pytest.fixture(scope="module")
+def host_repos(pg15_tarball: Path) -> Iterator[dict[str, Path]]:
+    """A directory the host owner lists, holding a repository and a link to one outside it, and
+    a repository of the host's beside it (not listed)."""
+    root = open_tmpdir("benchhub-host-repos-")
+    listed = root / "listed"
+    listed.mkdir()
+    inside = listed / "postgresql"
+    outside = root / "private"
+    for repo in (inside, outside):
+        repo_from_tarball(repo, pg15_tarball, members=["README"])
+    (listed / "escape").symlink_to(outside)
+    yield {"listed": listed, "inside": inside, "outside": outside}
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("name", ["path", "file-url", "link", "dotdot", "bare-git-dir"])
+def test_it_clones_a_local_repository_only_under_the_directories_the_host_lists(
+    host_repos, name
+) -> None:
+    listed, outside = host_repos["listed"], host_repos["outside"]
+    url = {
+        "path": str(outside),
+        "file-url": f"file://{outside}",
+        "link": str(listed / "escape"),
+        "dotdot": f"{listed}/../private",
+        "bare-git-dir": f"file://{outside}/.git",
+    }[name]
+    cache = open_tmpdir("benchhub-git-")
+    try:
+        for source in (GitSource(url=url, ref="master"),
+                       GitSource(url=url, branch="master", date=dt.date(2030, 1, 1))):  # fmt: skip
+            with pytest.raises(BuildError) as caught:
+                resolve(source, cache, source_dirs=(listed,))
+            assert caught.value.stage == "fetch"
+            assert str(caught.value).endswith(
+                f"source.url {url} is not under a directory this agent takes sources from "
+                f"([build] source_dirs in its configuration: {listed})"
+            )
+        # The bisection's listing is refused the same way, and nothing was cloned.
+        with pytest.raises(BuildError, match="not under a directory this agent takes sources"):
+            commit_range(url, "master", "master", cache_dir=cache,
+                         settings=BuildSettings(source_dirs=(listed,)))  # fmt: skip
+        assert not list((cache / "builds" / "sources" / "git").iterdir())
+        assert "cloning" not in caught.value.log_tail
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+@pytest.mark.parametrize("form", ["path", "file-url"])
+def test_it_clones_a_repository_under_a_listed_directory(host_repos, form) -> None:
+    inside = host_repos["inside"]
+    url = str(inside) if form == "path" else f"file://{inside}"
+    cache = open_tmpdir("benchhub-git-")
+    try:
+        with pytest.raises(BuildError, match=r"source_dirs in its configuration: none"):
+            resolve(GitSource(url=url, ref="master"), cache)
+        resolved = resolve(GitSource(url=url, ref="master"), cache, source_dirs=(inside.parent,))
+        assert resolved.commit == git(inside, "rev-parse", "HEAD")
+        mirror = SourceCache(cache / "builds" / "sources", release_url="").mirror_path(url)
+        assert git(mirror, "rev-parse", "refs/heads/master") == resolved.commit
+        # Copied through the pack protocol: no object file is shared with the repository.
+        source_objects = {p.stat().st_ino for p in (inside / ".git" / "objects").rglob("*")}
+        assert not {p.stat().st_ino for p in (mirror / "objects").rglob("*")} & source_objects
+        # No longer listed: the mirror is not used, nor fetched into.
+        with pytest.raises(BuildError, match="not under a directory this agent takes sources"):
+            resolve(GitSource(url=url, ref=resolved.commit), cache, source_dirs=(cache,))
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_it_refuses_a_listed_repository_that_leads_git_outside_the_list(host_repos) -> None:
+    """A listed directory whose .git links out, a path that is no repository beside a link out
+    named as git would also try it (<path>.git), and a repository that borrows objects from one
+    outside (alternates): all refused before git runs."""
+    listed, outside = host_repos["listed"], host_repos["outside"]
+    linked = listed / "linked"
+    linked.mkdir()
+    (linked / ".git").symlink_to(outside / ".git")
+    (listed / "suffixed.git").symlink_to(outside / ".git")
+    borrower = listed / "borrower.git"
+    git(listed, "clone", "-q", "--bare", "--shared", str(outside), str(borrower))
+    cache = open_tmpdir("benchhub-git-")
+    try:
+        with pytest.raises(
+            BuildError, match=re.escape(f"source.url {linked} is not under a directory")
+        ):
+            resolve(GitSource(url=str(linked), ref="master"), cache, source_dirs=(listed,))
+        suffixed = f"{listed}/suffixed"
+        with pytest.raises(BuildError, match=re.escape(f"source.url {suffixed} is not a git")):
+            resolve(GitSource(url=suffixed, ref="master"), cache, source_dirs=(listed,))
+        with pytest.raises(BuildError, match="borrows objects from another repository"):
+            resolve(GitSource(url=str(borrower), ref="master"), cache, source_dirs=(listed,))
+        assert not list((cache / "builds" / "sources" / "git").iterdir())
+    finally:
+        shutil.rmtree(linked, ignore_errors=True)
+        (listed / "suffixed.git").unlink()
+        shutil.rmtree(borrower, ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 # --- releases and tarballs -------------------------------------------------------------------
@@ -255,6 +369,11 @@ def test_it_takes_no_path_source_when_the_host_lists_no_directory(pg15_tarball) 
 # --- a bisection's range ---------------------------------------------------------------------
 
 
+def listing(made: dict[str, str | Path]) -> BuildSettings:
+    """Settings whose source_dirs hold the range's repository."""
+    return BuildSettings(source_dirs=(Path(made["root"]),))
+
+
 @pytest.fixture(scope="module")
 def merged(pg15_tarball: Path) -> Iterator[dict[str, str | Path]]:
     """master: base <- a1 <- a2 <- merge(a2, b1) <- a3, with b1 on a branch off base."""
@@ -272,12 +391,15 @@ def merged(pg15_tarball: Path) -> Iterator[dict[str, str | Path]]:
     (repo / "README").write_text("changed\n")
     git(repo, "add", "README")
     made["a3"] = commit_file(repo, "NOTES", "3\n", date="2021-05-01T14:00:00-02:00", message="a3")
+    made["root"] = root
     yield made
     shutil.rmtree(root, ignore_errors=True)
 
 
 def test_it_lists_a_range_with_merged_branches_newest_first(merged, cache_dir) -> None:
-    found = commit_range(str(merged["repo"]), "REL_15_18", "master", cache_dir=cache_dir)
+    found = commit_range(
+        str(merged["repo"]), "REL_15_18", "master", cache_dir=cache_dir, settings=listing(merged)
+    )
     assert (found.good, found.bad) == (merged["base"], merged["a3"])
     commits = found.commits
     shas = [c.sha for c in commits]
@@ -300,11 +422,24 @@ def test_it_lists_a_range_with_merged_branches_newest_first(merged, cache_dir) -
 
 def test_a_range_takes_short_shas_and_refuses_a_reversed_one(merged, cache_dir) -> None:
     found = commit_range(
-        str(merged["repo"]), str(merged["a2"])[:9], str(merged["merge"]), cache_dir=cache_dir
+        str(merged["repo"]),
+        str(merged["a2"])[:9],
+        str(merged["merge"]),
+        cache_dir=cache_dir,
+        settings=listing(merged),
     )
     assert found.good == merged["a2"]
     assert [c.sha for c in found.commits] == [merged["merge"], merged["b1"]]
     with pytest.raises(BuildError, match="must be an ancestor"):
-        commit_range(str(merged["repo"]), "master", "REL_15_18", cache_dir=cache_dir)
+        commit_range(
+            str(merged["repo"]),
+            "master",
+            "REL_15_18",
+            cache_dir=cache_dir,
+            settings=listing(merged),
+        )
     with pytest.raises(BuildError, match="not a commit, tag or branch"):
-        commit_range(str(merged["repo"]), "REL_15_18", "no-such-branch", cache_dir=cache_dir)
+        commit_range(
+            str(merged["repo"]), "REL_15_18", "no-such-branch", cache_dir=cache_dir,
+            settings=listing(merged),
+        )  # fmt: skip

@@ -138,14 +138,16 @@ def origin(pg15_tarball: Path) -> Iterator[dict[str, object]]:
     git(repo, "add", "src")
     git(repo, "commit", "-q", "-m", "b", date="2021-05-02T10:00:00Z")
     last = git(repo, "rev-parse", "HEAD")
-    yield {"repo": repo, "base": base, "changed": changed, "last": last}
+    yield {"repo": repo, "base": base, "changed": changed, "last": last, "root": root}
     shutil.rmtree(root, ignore_errors=True)
 
 
 def test_a_move_lists_the_files_changed_and_removed_between_two_commits(
     origin: dict[str, object], tmp_path: Path
 ) -> None:
-    cache = SourceCache(tmp_path / "sources", release_url="http://127.0.0.1:9")
+    cache = SourceCache(
+        tmp_path / "sources", release_url="http://127.0.0.1:9", source_dirs=(Path(origin["root"]),)
+    )
     env = clean_env(home=tmp_path, extra={"GIT_ALLOW_PROTOCOL": "file"})
     steps = Steps(log_path=tmp_path / "log", account=None, env=env, progress=None, stop=None)
     url = str(origin["repo"])

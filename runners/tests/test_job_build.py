@@ -214,7 +214,7 @@ def test_a_recipe_cannot_make_the_agent_read_its_token_file_as_a_tarball(
     finish = server.requests[-1][2]
     assert finish is not None and (finish["outcome"], finish["stage"]) == ("failed", "build")
     message = finish["message"]
-    assert "not under a directory this agent takes tarballs from" in message, message
+    assert "not under a directory this agent takes sources from" in message, message
     assert digest not in message and TOKEN not in message
     tarballs = work_dir / "cache" / "builds" / "sources" / "tarballs"
     assert not (tarballs.is_dir() and list(tarballs.iterdir()))

@@ -64,6 +64,18 @@ def repo():
     shutil.rmtree(root, ignore_errors=True)
 
 
+def listing_env(*, server: str, token: str, work_dir: Path, repo: Path) -> dict[str, str]:
+    """The agent's environment, its configuration listing the repository's directory (a local
+    repository elsewhere is refused)."""
+    config = work_dir / "agent.toml"
+    config.write_text(f'[build]\nsource_dirs = ["{repo.parent}"]\n')
+    return {
+        **processes.agent_env(server=server, token=token, work_dir=work_dir),
+        "BENCHHUB_CACHE_DIR": str(work_dir / "cache"),
+        "BENCHHUB_CONFIG": str(config),
+    }
+
+
 def test_it_lists_the_range_through_a_real_agent(server, work_dir, alice, repo):
     path, shas = repo
     recipe_create(name="master", source={"kind": "git", "url": str(path), "ref": "master"})
@@ -72,10 +84,7 @@ def test_it_lists_the_range_through_a_real_agent(server, work_dir, alice, repo):
     api.force_login(alice)
     created = api.post("/api/v1/bisections/", REQUEST, format="json")
     assert created.status_code == 201, created.content
-    env = {
-        **processes.agent_env(server=server.url, token=token, work_dir=work_dir),
-        "BENCHHUB_CACHE_DIR": str(work_dir / "cache"),
-    }
+    env = listing_env(server=server.url, token=token, work_dir=work_dir, repo=path)
     agent = processes.agent_once(env=env)
     output, _ = agent.communicate(timeout=300)
     assert agent.returncode == 0, output
@@ -104,10 +113,7 @@ def test_a_ref_that_does_not_resolve_fails_the_bisection(server, work_dir, alice
     api.force_login(alice)
     created = api.post("/api/v1/bisections/", {**REQUEST, "good": "no-such-tag"}, format="json")
     assert created.status_code == 201, created.content
-    env = {
-        **processes.agent_env(server=server.url, token=token, work_dir=work_dir),
-        "BENCHHUB_CACHE_DIR": str(work_dir / "cache"),
-    }
+    env = listing_env(server=server.url, token=token, work_dir=work_dir, repo=path)
     agent = processes.agent_once(env=env)
     output, _ = agent.communicate(timeout=300)
     listing = Job.objects.get()
@@ -117,3 +123,28 @@ def test_a_ref_that_does_not_resolve_fails_the_bisection(server, work_dir, alice
     bisection = bisection_advance(bisection_id=Bisection.objects.get().pk)
     assert bisection is not None and bisection.state == "failed"
     assert "resolve" in bisection.message
+
+
+def test_a_repository_outside_the_listed_directories_fails_the_listing(
+    server, work_dir, alice, repo
+):
+    """The recipe names a repository of the host the agent's configuration does not list: the
+    agent, as root, refuses it before git reads it, and the bisection fails at `resolve`."""
+    path, _ = repo
+    recipe_create(name="master", source={"kind": "git", "url": str(path), "ref": "master"})
+    _, token = runner_token_create(host_name="e2e-host")
+    api = APIClient()
+    api.force_login(alice)
+    created = api.post("/api/v1/bisections/", REQUEST, format="json")
+    assert created.status_code == 201, created.content
+    elsewhere = work_dir / "sources" / "x"
+    elsewhere.mkdir(parents=True)
+    env = listing_env(server=server.url, token=token, work_dir=work_dir, repo=elsewhere)
+    agent = processes.agent_once(env=env)
+    output, _ = agent.communicate(timeout=300)
+    listing = Job.objects.get()
+    assert (listing.state, listing.failure_stage) == ("failed", "resolve"), output
+    assert f"source.url {path} is not under a directory this agent takes sources from" in (
+        listing.failure_message
+    )
+    assert not list((work_dir / "cache" / "builds" / "sources" / "git").glob("*.git"))

@@ -42,10 +42,12 @@ def repository():
 
 
 @pytest.fixture
-def build_env(work_dir, pg15_release_builds):
-    """The agent builds in the session's build cache with the kept ccache. The session's release
-    builds come first: they are the one build allowed to compile from a cold ccache."""
-    return builds.agent_build_env(work_dir)
+def build_env(work_dir, pg15_release_builds, repository):
+    """The agent builds in the session's build cache with the kept ccache, and takes the test's
+    repository (its host owner lists the directory). The session's release builds come first:
+    they are the one build allowed to compile from a cold ccache."""
+    repo, _ = repository
+    return builds.agent_build_env(work_dir, source_dirs=[repo.parent])
 
 
 def benchhub_try(argv: list[str], *, env: dict[str, str], agent_env: dict[str, str],

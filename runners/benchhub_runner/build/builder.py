@@ -176,7 +176,11 @@ def commit_range(
     env = clean_env(home=cache.root, extra=_git_env())
     steps = Steps(log_path=cache.new_log(), account=None, env=env, progress=progress, stop=stop)
     try:
-        sources = SourceCache(cache.root / "sources", release_url=settings.release_url)
+        sources = SourceCache(
+            cache.root / "sources",
+            release_url=settings.release_url,
+            source_dirs=settings.source_dirs,
+        )
         found = sources.commit_range(url, good, bad, steps)
     finally:
         steps.close()

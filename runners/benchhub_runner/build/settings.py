@@ -9,10 +9,12 @@ Read from the ``[build]`` table of the agent's configuration (see ``config.py``)
     ccache = "auto"          # "auto" (when installed), "on" (required), "off"
     ccache_dir = "/var/cache/benchhub-ccache"   # default <cache_dir>/builds/ccache
     cc = "gcc"
-    source_dirs = ["/srv/postgresql-tarballs"]   # where a tarball source's `path` may point
+    source_dirs = ["/srv/postgresql"]   # where a tarball `path` or a local git url may point
 
-A tarball source given by ``path`` names a file on this host; only files under ``source_dirs``
-(none by default) may be used, so a job cannot make the agent read the host's other files.
+A tarball source given by ``path`` names a file on this host, and a git source whose url is a
+path or file:// names a repository on it; only those under ``source_dirs`` (none by default)
+may be used, so a job cannot make the agent read the host's other files or clone its other
+repositories.
 """
 
 from __future__ import annotations

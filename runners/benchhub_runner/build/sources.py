@@ -12,7 +12,9 @@ already in the cache, resolve without the network; a branch (or a branch and a d
 fetches first, since the branch moves.
 
 git runs as the agent (it only reads and writes this cache, never the source's own scripts),
-restricted to the https, http, git and file transports and with no terminal prompts.
+restricted to the https, http, git and file transports and with no terminal prompts. A git url
+that names this host (a path, or file://) is taken only when the repository lies under
+``[build] source_dirs``, as a tarball ``path`` is (``SourceCache._location``, ``_repository``).
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from typing import Any
 
 from ..account import Account, runner_account
 from ..provision import ProvisionError, _open_url
+from .errors import BuildError
 from .installs import flock_waiting
 from .spec import GitSource, ReleaseSource, Source, TarballSource
 from .steps import Steps
@@ -43,6 +46,10 @@ GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ALLOW_PROTOCOL": "https:http:git:fil
 RANGE_LIMIT = 5000
 RANGE_FILES = 100
 _RECORD, _FIELD = "\x1e", "\x1f"
+_NETWORK_URL = re.compile(r"^(https?|git)://", re.IGNORECASE)
+# upload-pack serves exactly the directory it is given: without --strict it would try
+# "<dir>/.git" first, a link the check below did not follow.
+_UPLOAD_PACK = "git-upload-pack --strict"
 
 
 @dataclass(frozen=True)
@@ -94,8 +101,9 @@ class CommitRange:
 
 
 class SourceCache:
-    """`source_dirs`: the only directories a tarball source's `path` may name a file under
-    (the host owner's list, [build] source_dirs)."""
+    """`source_dirs`: the only directories a tarball source's `path` may name a file under, and
+    a git source's local url (a path or file://) a repository under (the host owner's list,
+    [build] source_dirs)."""
 
     def __init__(self, root: Path, *, release_url: str, source_dirs: tuple[Path, ...] = ()) -> None:
         self.root = root
@@ -137,23 +145,27 @@ class SourceCache:
             self._download(source.url, sha256=source.sha256, steps=steps)
         else:
             assert source.path is not None
-            path = self._allowed(source.path, steps)
+            path = self._allowed(source.path, field="source.path", given=source.path, steps=steps)
             steps.note("fetch", f"copying {source.path}")
             self._copy(path, sha256=source.sha256, steps=steps)
         return cached
 
-    def _allowed(self, path: str, steps: Steps) -> Path:
+    def _allowed(self, path: str, *, field: str, given: str, steps: Steps) -> Path:
         """`path` with its links resolved, when that is under one of `source_dirs`; the
-        failure names the path the job gave, never anything read from the file."""
+        failure names `field` and the value the job gave (`given`), never anything read from
+        the path."""
         real = Path(os.path.realpath(path))
         for allowed in self.source_dirs:
             root = Path(os.path.realpath(allowed))
             if real == root or root in real.parents:
                 return real
+        raise self._not_listed(field=field, given=given, steps=steps)
+
+    def _not_listed(self, *, field: str, given: str, steps: Steps) -> BuildError:
         listed = ", ".join(str(d) for d in self.source_dirs) or "none"
-        raise steps.fail(
+        return steps.fail(
             "fetch",
-            f"source.path {path} is not under a directory this agent takes tarballs from "
+            f"{field} {given} is not under a directory this agent takes sources from "
             f"([build] source_dirs in its configuration: {listed})",
         )
 
@@ -318,13 +330,16 @@ class SourceCache:
         return self.root / "git" / (hashlib.sha256(url.encode()).hexdigest()[:16] + ".git")
 
     def _git(self, source: GitSource, steps: Steps) -> ResolvedSource:
+        # Checked on every use, before git touches the url: a mirror made while the host listed
+        # the directory is not used once it no longer does.
+        location = self._location(source.url, steps)
         mirror = self.mirror_path(source.url)
-        fresh = self._mirror(source.url, mirror, steps)
+        fresh = self._mirror(source.url, location, mirror, steps)
         if source.ref is not None:
             commit = None if fresh else self._fixed_rev(mirror, source.ref, steps)
             if commit is None:
                 if not fresh:
-                    self._fetch(mirror, steps)
+                    self._fetch(mirror, source.url, location, steps)
                 commit = self._rev(mirror, source.ref, steps)
             if commit is None:
                 raise steps.fail("resolve", f"{source.ref!r} is not a commit, tag or branch of "
@@ -333,7 +348,7 @@ class SourceCache:
         else:
             assert source.branch is not None and source.date is not None
             if not fresh:
-                self._fetch(mirror, steps)
+                self._fetch(mirror, source.url, location, steps)
             commit = self._at_date(mirror, source.branch, source.date, steps)
             ref = f"{source.branch}@{source.date.isoformat()}"
         info = steps.capture(
@@ -352,16 +367,79 @@ class SourceCache:
             subject=info[2][:200],
         )
 
-    def _mirror(self, url: str, mirror: Path, steps: Steps) -> bool:
-        """Make the mirror if it is missing; True when it was just cloned (so it is current)."""
+    def _location(self, url: str, steps: Steps) -> str | Path:
+        """A network url as it is; for a url naming this host (a path or file://), the path
+        with its links resolved, when that is under one of `source_dirs`. The agent's git runs
+        as root, so without this whoever writes a recipe could have any repository of the host
+        cloned and built. Failures name the url and the setting, never anything read from the
+        path. A path that is gone passes: a mirror already holding a commit still serves it."""
+        if _NETWORK_URL.match(url):
+            return url
+        path = url[len("file://") :] if url.lower().startswith("file://") else url
+        if not path.startswith("/") or "%" in path:
+            # Relative (read from the agent's directory) or escaped (git decodes it): neither
+            # is a path this check could read as git does, so it is not under a listed one.
+            raise self._not_listed(field="source.url", given=url, steps=steps)
+        return self._allowed(path, field="source.url", given=url, steps=steps)
+
+    def _repository(self, url: str, location: str | Path, steps: Steps) -> str:
+        """What git is given to clone or fetch ``url`` from (``location`` as `_location` made
+        it): a network url as it is; for a path, the git directory it is (or its .git, when
+        that is a directory) with links resolved, when that and its objects are under
+        `source_dirs` and it borrows no objects from elsewhere. Git would otherwise pick a
+        directory of its own from the path (``<path>/.git``, ``<path>.git``), unchecked."""
+        if isinstance(location, str):
+            return location
+        git_dir = location
+        if os.path.lexists(location / ".git"):
+            if not (location / ".git").is_dir():
+                raise steps.fail(
+                    "fetch",
+                    f"source.url {url} is a working tree whose .git is a file (a linked "
+                    "worktree or submodule): give the repository's own directory",
+                )
+            git_dir = self._allowed(
+                str(location / ".git"), field="source.url", given=url, steps=steps
+            )
+        bare = (git_dir / "HEAD").is_file() and (git_dir / "objects").is_dir()
+        if not bare or os.path.lexists(git_dir / ".git"):
+            raise steps.fail("fetch", f"source.url {url} is not a git repository")
+        self._allowed(str(git_dir / "objects"), field="source.url", given=url, steps=steps)
+        if os.path.lexists(git_dir / "objects" / "info" / "alternates"):
+            # upload-pack serves a repository's borrowed objects too, from wherever it
+            # borrows them; the file is not read here, so the repository is refused.
+            raise steps.fail(
+                "fetch",
+                f"source.url {url} borrows objects from another repository "
+                "(objects/info/alternates), which this agent does not clone: repack it "
+                "(git repack -a -d) and remove that file",
+            )
+        return str(git_dir)
+
+    def _mirror(self, url: str, location: str | Path, mirror: Path, steps: Steps) -> bool:
+        """Make the mirror of ``url`` (at ``location``, as `_location` made it) if it is
+        missing; True when it was just cloned (so it is current)."""
         if (mirror / "HEAD").is_file():
             return False
+        where = self._repository(url, location, steps)
         staging = mirror.with_name(mirror.name + f".{os.getpid()}.part")
         shutil.rmtree(staging, ignore_errors=True)
         steps.note("fetch", f"cloning {url}")
         try:
+            # --no-local: a local repository is read through the pack protocol, as a remote
+            # one is, so its object files are neither hardlinked nor copied as they lie (a
+            # link among them to a file elsewhere would be copied into the cache by root).
             steps.run(
-                ["git", "clone", "--mirror", "--", url, str(staging)],
+                [
+                    "git",
+                    "clone",
+                    "--mirror",
+                    "--no-local",
+                    f"--upload-pack={_UPLOAD_PACK}",
+                    "--",
+                    where,
+                    str(staging),
+                ],
                 stage="fetch",
                 cwd=self.root,
                 privileged=True,
@@ -371,14 +449,16 @@ class SourceCache:
             shutil.rmtree(staging, ignore_errors=True)
         return True
 
-    def _fetch(self, mirror: Path, steps: Steps) -> None:
+    def _fetch(self, mirror: Path, url: str, location: str | Path, steps: Steps) -> None:
+        """Fetch into ``mirror`` from what `_repository` checks now (not the origin the mirror
+        recorded when it was cloned), with a mirror's refspec."""
+        where = self._repository(url, location, steps)
         steps.note("fetch", "fetching new commits")
         steps.run(
-            ["git", "--git-dir", str(mirror), "fetch", "--prune", "origin"],
-            stage="fetch",
-            cwd=self.root,
-            privileged=True,
-        )
+            ["git", "--git-dir", str(mirror), "fetch", "--prune",
+             f"--upload-pack={_UPLOAD_PACK}", "--", where, "+refs/*:refs/*"],
+            stage="fetch", cwd=self.root, privileged=True,
+        )  # fmt: skip
 
     def _fixed_rev(self, mirror: Path, ref: str, steps: Steps) -> str | None:
         """The commit of ``ref`` when it cannot have moved: a commit id or a tag the mirror
