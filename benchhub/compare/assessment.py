@@ -11,8 +11,6 @@ docs/statistics.md explains the method.
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass, field
 
 from django.db import connection
@@ -28,7 +26,7 @@ from benchhub.compare.noise import (
 )
 from benchhub.compare.repeats import Repeat, RunMean
 from benchhub.compare.selectors import Comparison, Series
-from benchhub.compare.verdict_text import percent
+from benchhub.compare.verdict_text import curve_summary, host_noise_text, level_description
 from benchhub.compare.verdicts import CurveVerdict, LevelVerdict, Verdict
 from benchhub.results.models import Result
 
@@ -53,13 +51,15 @@ REPEAT_FIELDS = (
 @dataclass
 class LevelRow:
     """One version against the baseline at one client level: the level's own verdict, the
-    verdict after Holm over the curve, and what the host's noise lets these repeats see."""
+    verdict after Holm over the curve, what the host's noise lets these repeats see, and how
+    the verdict was reached in words (verdict_text.level_description)."""
 
     clients: int
     verdict: LevelVerdict
     corrected: Verdict
     noise: HostNoise | None
     visible: float | None
+    description: str = ""
 
     @property
     def settle(self) -> bool:
@@ -68,11 +68,13 @@ class LevelRow:
 
 @dataclass
 class VersionAssessment:
-    """One version (not the baseline) against the baseline."""
+    """One version (not the baseline) against the baseline; `summary` is the sentence on its
+    curve (verdict_text.curve_summary), "" without one."""
 
     series: Series
     curve: CurveVerdict | None
     levels: dict[int, LevelRow] = field(default_factory=dict)
+    summary: str = ""
 
     @property
     def label(self) -> str:
@@ -130,7 +132,7 @@ def comparison_assess(
         threshold=threshold,
         aa=comparison.is_aa,
         versions=assessed,
-        noise_text=_noise_text(host, counts[base.run.id]),
+        noise_text=host_noise_text(host=host, base_repeats=counts[base.run.id]),
         repeats=counts,
     )
 
@@ -156,17 +158,18 @@ def _version(
     }
     if not levels:
         return VersionAssessment(series=series, curve=None)
-    curve = verdicts.curve_verdict(
-        levels=levels, baseline_label=base.label, other_label=series.label
-    )
+    curve = verdicts.curve_verdict(levels=levels)
     rows = {}
     for clients, level in levels.items():
         noise = host.get(clients)
         visible = None
         if noise is not None:
             visible = detectable_difference(noise=noise, repeats=min(level.repeats))
-        rows[clients] = LevelRow(clients, level, curve.levels[clients], noise, visible)
-    return VersionAssessment(series=series, curve=curve, levels=rows)
+        rows[clients] = LevelRow(
+            clients, level, curve.levels[clients], noise, visible, level_description(level)
+        )
+    summary = curve_summary(curve, baseline_label=base.label, other_label=series.label)
+    return VersionAssessment(series=series, curve=curve, levels=rows, summary=summary)
 
 
 def series_repeats(comparison: Comparison) -> dict[int, dict[int, list[Repeat]]]:
@@ -255,29 +258,6 @@ def _noise(
     }
     host = {c: pooled_noise([*history_spreads[c], *own[c]]) for c in levels}
     return history, host
-
-
-def _noise_text(host: dict[int, HostNoise | None], base_repeats: dict[int, int]) -> str:
-    """What the host lets a comparison with the baseline's number of repeats see, over levels."""
-    known = [(c, n) for c, n in host.items() if n is not None and base_repeats.get(c)]
-    if not known:
-        return ""
-    repeats = min(base_repeats[c] for c, _ in known)
-    visible = [detectable_difference(noise=n, repeats=repeats) for _, n in known]
-    finite = [v for v in visible if math.isfinite(v)]
-    if not finite:
-        return ""
-    cvs = [n.cv for _, n in known]
-    text = (
-        f"On this host, differences under {percent(statistics.median(finite))} are not "
-        f"reliably visible with {repeats} repeat{'s' if repeats != 1 else ''} a side"
-    )
-    if len(finite) > 1:
-        text += (
-            f" (median of {len(finite)} client levels, {percent(min(finite))} to "
-            f"{percent(max(finite))})"
-        )
-    return text + f"; run-to-run variation {percent(statistics.median(cvs))}."
 
 
 def settle_plan(comparison: Comparison, assessment: Assessment) -> SettlePlan | None:

@@ -264,7 +264,7 @@ def _version_data(version: VersionAssessment, comparison: Comparison) -> dict[st
     bound = client_bound_levels(comparison, version)
     return {
         "label": version.label,
-        "summary": curve.summary if curve else None,
+        "summary": version.summary if curve else None,
         "like_with_like": not comparison.unlike,
         "not_like_with_like": unlike_notes(comparison),
         "client_bound_clients": bound,
@@ -302,9 +302,9 @@ def _level_data(row: LevelRow, client_bound: bool) -> dict[str, Any]:
         "visible_difference": row.visible
         if row.visible is not None and math.isfinite(row.visible)
         else None,
-        "description": f"{level.description} {CLIENT_BOUND_NOTE}."
+        "description": f"{row.description} {CLIENT_BOUND_NOTE}."
         if client_bound
-        else level.description,
+        else row.description,
     }
 
 

@@ -21,9 +21,11 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("review", "bisections"),
     ("dashboard", "monitoring"),
 )
-# The pure statistics live in compare/ as modules; they import no Django and no other module
-# of the project.
-STATISTICS = ("statistics", "verdicts", "noise", "repeats", "changepoints", "verdict_text")
+# The pure statistics live in compare/ as modules; they import no Django, no wording module and
+# no other module of the project: they return numbers, and the presentation side words them.
+STATISTICS = ("statistics", "verdicts", "noise", "repeats", "changepoints")
+# The modules that build sentences from the statistics' numbers (presentation side).
+WORDING = ("verdict_text",)
 # Plumbing that the apps use and that imports no app: api/ and the project's shared modules.
 PLUMBING = ("api", "errors", "digests", "querystrings", "blobs", "headers", "replica")
 DJANGO = ("django", "rest_framework", "celery", "drf_spectacular")
@@ -78,6 +80,8 @@ def broken_rule(unit: str, target: str) -> str:
     other = unit_of(target)
     if unit == "statistics" and target.split(".")[0] in DJANGO:
         return "statistics import no Django"
+    if unit == "statistics" and _is_wording(target):
+        return "statistics import no wording module"
     if unit == "statistics" and target.startswith("benchhub.") and other != "statistics":
         return "statistics import nothing else of the project"
     if unit in PLUMBING and other in LAYER_OF:
@@ -88,12 +92,17 @@ def broken_rule(unit: str, target: str) -> str:
     return ""
 
 
+def _is_wording(target: str) -> bool:
+    parts = target.split(".")
+    return parts[:2] == ["benchhub", "compare"] and len(parts) > 2 and parts[2] in WORDING
+
+
 def test_it_finds_every_app_in_one_layer() -> None:
     packages = {p.parent.name for p in BENCHHUB.glob("*/__init__.py")} - {"tests", "testing"}
     assert packages == set(LAYER_OF) - {"statistics"} | {"api"}
-    assert all((BENCHHUB / "compare" / f"{module}.py").exists() for module in STATISTICS), (
-        "a statistics module moved: update STATISTICS and docs/directory-structure.md"
-    )
+    assert all(
+        (BENCHHUB / "compare" / f"{module}.py").exists() for module in STATISTICS + WORDING
+    ), "a statistics or wording module moved: update test_layers and docs/directory-structure.md"
 
 
 def test_it_names_the_rule_an_import_breaks() -> None:
@@ -105,7 +114,14 @@ def test_it_names_the_rule_an_import_breaks() -> None:
     assert broken_rule("results", "benchhub.compare.repeats.steady_state") == ""
     assert broken_rule("results", "benchhub.compare.selectors.x")
     assert broken_rule("statistics", "django.db.models") == "statistics import no Django"
-    assert broken_rule("statistics", "benchhub.compare.verdict_text") == ""
+    assert broken_rule("statistics", "benchhub.compare.noise.HostNoise") == ""
+    assert broken_rule("statistics", "benchhub.compare.verdict_text") == (
+        "statistics import no wording module"
+    )
+    assert broken_rule("statistics", "benchhub.compare.verdict_text.percent") == (
+        "statistics import no wording module"
+    )
+    assert broken_rule("compare", "benchhub.compare.verdict_text") == ""
     assert broken_rule("api", "benchhub.hosts.models.Host")
 
 
