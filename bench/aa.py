@@ -9,7 +9,7 @@ class), its own data load (`pgbench -i -s 1`), then the whole sweep (each client
 neither side always runs first. Repeats inside a run share its cluster, data load and hour; runs
 share nothing, which is the variation the verdicts' run-level interval must cover.
 
-Each repeat counts as its steady-state mean (compare.repeats.run_mean after the warm-up;
+Each repeat counts as its steady-state mean (stats.repeats.run_mean after the warm-up;
 pgbench's own tps below 10 steady seconds) and carries its run, and the comparison gets the
 verdicts the compare page shows: per level (level_verdict: run means as units) and over the
 curve (curve_verdict: Holm, geometric-mean interval). A comparison is called different at the
@@ -32,9 +32,9 @@ from pathlib import Path
 
 from scipy.stats import binomtest
 
-from benchhub.compare.repeats import Repeat, run_mean, steady_state
 from benchhub.compare.verdict_text import curve_summary
-from benchhub.compare.verdicts import CurveVerdict, Verdict, curve_verdict, level_verdict
+from benchhub.stats.repeats import Repeat, run_mean, steady_state
+from benchhub.stats.verdicts import CurveVerdict, Verdict, curve_verdict, level_verdict
 
 VERSION = "14"
 

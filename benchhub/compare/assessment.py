@@ -1,5 +1,5 @@
 """The verdicts of a comparison: each version against the baseline at each client level and over
-the whole curve (compare.verdicts), from the stored steady-state means of the repeats of every
+the whole curve (stats.verdicts), from the stored steady-state means of the repeats of every
 run each version pools (selectors.runs_pooled), with the host's run-to-run variation; and what
 "settle it" would queue for the levels left inconclusive.
 
@@ -15,8 +15,11 @@ from dataclasses import dataclass, field
 
 from django.db import connection
 
-from benchhub.compare import verdicts
-from benchhub.compare.noise import (
+from benchhub.compare.selectors import Comparison, Series
+from benchhub.compare.verdict_text import curve_summary, host_noise_text, level_description
+from benchhub.results.models import Result
+from benchhub.stats import verdicts
+from benchhub.stats.noise import (
     HostNoise,
     Spread,
     detectable_difference,
@@ -24,11 +27,8 @@ from benchhub.compare.noise import (
     pooled_noise,
     repeats_needed,
 )
-from benchhub.compare.repeats import Repeat, RunMean
-from benchhub.compare.selectors import Comparison, Series
-from benchhub.compare.verdict_text import curve_summary, host_noise_text, level_description
-from benchhub.compare.verdicts import CurveVerdict, LevelVerdict, Verdict
-from benchhub.results.models import Result
+from benchhub.stats.repeats import Repeat, RunMean
+from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Verdict
 
 DEFAULT_THRESHOLD = verdicts.DEFAULT_THRESHOLD
 MAX_HISTORY_RESULTS = 5000

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchhub.compare.noise import HostNoise, detectable_difference, host_noise
 from benchhub.compare.verdict_text import noise_sentence
 from benchhub.hosts.models import Host
 from benchhub.results.models import Result
+from benchhub.stats.noise import HostNoise, detectable_difference, host_noise
 
 MAX_RESULTS = 20000
 SHOWN_REPEATS = 3

@@ -13,13 +13,13 @@ from typing import Any
 from django.urls import reverse
 from django.utils import timezone
 
-from benchhub.compare import statistics
 from benchhub.compare.assessment import Assessment, LevelRow, VersionAssessment
 from benchhub.compare.describe import Difference, hardware_text, length_text
 from benchhub.compare.presentations import tables_data
 from benchhub.compare.selectors import Comparison, ComparisonShown, History, Series
 from benchhub.compare.splits import segment_differences
 from benchhub.results.models import Run
+from benchhub.stats import figures
 
 
 @dataclass
@@ -77,7 +77,7 @@ def comparison_rows(comparison: Comparison, assessment: Assessment | None = None
                     tps_min=level.tps_min,
                     tps_max=level.tps_max,
                     samples=level.samples,
-                    change_pct=statistics.change_pct(
+                    change_pct=figures.change_pct(
                         base_level.tps_median if base_level else None, level.tps_median
                     ),
                     verdict=assessment.row(series, clients) if assessment else None,
@@ -94,7 +94,7 @@ def comparison_summary(comparison: Comparison, assessment: Assessment) -> list[S
     curves = {v.series.run.id: v.curve for v in assessment.versions}
     summaries = []
     for series in comparison.series:
-        top = statistics.peak(_medians(series))
+        top = figures.peak(_medians(series))
         curve = curves.get(series.run.id)
         summaries.append(
             Summary(

@@ -1,6 +1,6 @@
 """The words of the verdicts: how a level's verdict was computed, the sentence that heads a
 comparison, and what a host's noise lets one see. Plain text for the pages and the API (escape
-it as any text). The numbers come from the statistics (`verdicts`, `noise`), which build no
+it as any text). The numbers come from the statistics (benchhub.stats), which build no
 sentence: only the presentation side (compare.assessment, compare.tables, the dashboard) calls
 these.
 """
@@ -11,8 +11,8 @@ import math
 import statistics
 from collections.abc import Sequence
 
-from benchhub.compare.noise import HostNoise, detectable_difference
-from benchhub.compare.verdicts import CurveVerdict, LevelVerdict, Ratio, Verdict
+from benchhub.stats.noise import HostNoise, detectable_difference
+from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Ratio, Verdict
 
 
 def percent(fraction: float) -> str:

@@ -18,9 +18,9 @@ from django.db.models import BooleanField, ExpressionWrapper, Q
 
 from benchhub.compare.assessment import Assessment
 from benchhub.compare.selectors import Comparison, Series
-from benchhub.compare.verdicts import Verdict
 from benchhub.results.evidence import PERCENTILES, LevelEvidence, level_evidence, median_of
 from benchhub.results.models import Result, ResultEvidence
+from benchhub.stats.verdicts import Verdict
 
 TRUSTED = (Verdict.FASTER, Verdict.SLOWER)
 

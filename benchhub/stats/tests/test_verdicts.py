@@ -4,10 +4,10 @@ import numpy as np
 import pytest
 from scipy.stats import ttest_ind
 
-from benchhub.compare.noise import HostNoise
-from benchhub.compare.repeats import Repeat, RunMean, repeat
 from benchhub.compare.verdict_text import curve_summary, level_description
-from benchhub.compare.verdicts import History, LevelVerdict, Verdict, curve_verdict, level_verdict
+from benchhub.stats.noise import HostNoise
+from benchhub.stats.repeats import Repeat, RunMean, repeat
+from benchhub.stats.verdicts import History, LevelVerdict, Verdict, curve_verdict, level_verdict
 
 
 def runs(*tps: float, within_se: float = 0.0, latency_ms: float | None = None) -> list[Repeat]:
@@ -224,7 +224,7 @@ def test_it_has_no_curve_interval_when_a_level_has_none():
 def test_it_adjusts_p_values_exactly_as_statsmodels_holm_does():
     from statsmodels.stats.multitest import multipletests
 
-    from benchhub.compare.verdicts import holm
+    from benchhub.stats.verdicts import holm
 
     rng = np.random.default_rng(5)
     for size in (1, 2, 6, 9):

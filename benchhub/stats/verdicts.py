@@ -50,8 +50,8 @@ import numpy as np
 from scipy.special import fdtrc, stdtr, stdtrit
 from scipy.stats import mannwhitneyu
 
-from benchhub.compare.noise import HostNoise, repeats_needed
-from benchhub.compare.repeats import Repeat, RunMean
+from benchhub.stats.noise import HostNoise, repeats_needed
+from benchhub.stats.repeats import Repeat, RunMean
 
 ALPHA = 0.05
 DEFAULT_THRESHOLD = 0.02
