@@ -3,9 +3,10 @@ the whole curve (stats.verdicts), from the stored steady-state means of the repe
 run each version pools (selectors.runs_pooled), with the host's run-to-run variation; and what
 "settle it" would queue for the levels left inconclusive.
 
-Two queries whatever the number of runs: the pooled repeats, and the host's history under the
-baseline's comparability key at the compared levels (other builds' repeats: the noise the
-verdicts pool in, and, with the compared builds, what the page says the host can see).
+Two queries whatever the number of runs, both compare.selectors': the pooled repeats
+(comparison_repeats), and the host's history under the baseline's comparability key at the
+compared levels (comparison_history_spreads: other builds' repeats, the noise the verdicts pool
+in, and, with the compared builds, what the page says the host can see).
 docs/statistics.md explains the method.
 """
 
@@ -13,39 +14,29 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from django.db import connection
-
-from benchhub.compare.selectors import Comparison, Series
+from benchhub.compare.selectors import (
+    Comparison,
+    Series,
+    comparison_history_spreads,
+    comparison_repeats,
+)
 from benchhub.compare.verdict_text import curve_summary, host_noise_text, level_description
-from benchhub.results.models import Result
 from benchhub.stats import verdicts
 from benchhub.stats.noise import (
     HostNoise,
-    Spread,
     detectable_difference,
     log_spread,
     pooled_noise,
     repeats_needed,
 )
-from benchhub.stats.repeats import Repeat, RunMean
+from benchhub.stats.repeats import Repeat
 from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Verdict
 
 DEFAULT_THRESHOLD = verdicts.DEFAULT_THRESHOLD
-MAX_HISTORY_RESULTS = 5000
 # "Settle it" asks for at most this many more repeats a side in one job.
 MAX_SETTLE_REPEATS = 10
 # With one repeat a side the variation is unknown: this many more make an interval possible.
 UNKNOWN_SETTLE_REPEATS = 2
-REPEAT_FIELDS = (
-    "run_id",
-    "clients",
-    "steady_tps",
-    "steady_tps_se",
-    "steady_latency_ms",
-    "steady_latency_se_ms",
-    "steady_seconds",
-    "steady_block",
-)
 
 
 @dataclass
@@ -117,7 +108,7 @@ def comparison_assess(
     """Every version against the baseline at every level both have repeats of."""
     if not comparison.series:
         return Assessment(threshold, False, [], "", {})
-    repeats = series_repeats(comparison)
+    repeats = comparison_repeats(comparison)
     base = comparison.series[0]
     history, host = _noise(comparison, repeats)
     assessed = []
@@ -172,81 +163,14 @@ def _version(
     return VersionAssessment(series=series, curve=curve, levels=rows, summary=summary)
 
 
-def series_repeats(comparison: Comparison) -> dict[int, dict[int, list[Repeat]]]:
-    """Each series' repeats by client level, from the stored steady-state means of its pooled
-    runs' valid results (one query): series run id -> clients -> repeats."""
-    owner: dict[int, int] = {}
-    for series in comparison.series:
-        for run in series.pooled or [series.run]:
-            owner.setdefault(run.id, series.run.id)
-    found: dict[int, dict[int, list[Repeat]]] = {s.run.id: {} for s in comparison.series}
-    rows = (
-        Result.objects.filter(run__in=list(owner), aborted=False, steady_tps__gt=0)
-        .order_by("run_id", "clients", "repeat")
-        .values_list(*REPEAT_FIELDS)
-    )
-    for run_id, clients, *values in rows:
-        found[owner[run_id]].setdefault(clients, []).append(_repeat(run_id, *values))
-    return found
-
-
-def _repeat(
-    run_id: int,
-    tps: float,
-    tps_se: float | None,
-    latency: float | None,
-    latency_se: float | None,
-    seconds: int,
-    block: int,
-) -> Repeat:
-    return Repeat(
-        tps=RunMean(value=tps, within_se=tps_se or 0.0, seconds=seconds, block=block),
-        latency=(
-            RunMean(value=latency, within_se=latency_se or 0.0, seconds=seconds, block=block)
-            if latency
-            else None
-        ),
-        run=run_id,
-    )
-
-
 def _noise(
     comparison: Comparison, repeats: dict[int, dict[int, list[Repeat]]]
 ) -> tuple[dict[int, HostNoise | None], dict[int, HostNoise | None]]:
     """Per level: the host's history (other builds under the baseline's comparability key,
     grouped by build), which the verdicts pool in; and the host's noise with the compared
     versions' own repeats added, which the page shows."""
-    base = comparison.series[0]
-    compared = {s.run.build_id for s in comparison.series}
     levels = sorted({c for r in repeats.values() for c in r})
-    history_spreads: dict[int, list[Spread]] = {c: [] for c in levels}
-    newest = (
-        Result.objects.filter(
-            comparability_key=base.run.comparability_key,
-            # Said of the run too (a result's key is its run's): the runs are then found by
-            # their key's index, not by a scan of every run for the join.
-            run__comparability_key=base.run.comparability_key,
-            clients__in=levels,
-            aborted=False,
-            steady_tps__gt=0,
-            run__invalid=False,
-        )
-        .exclude(run__build_id__in=compared)
-        .order_by("-id")
-        .values_list("clients", "run__build_id", "steady_tps")[:MAX_HISTORY_RESULTS]
-    )
-    # Each build's spread at each level, summed up by the database over the newest results:
-    # the page reads one row per build and level, not the thousands of results behind them.
-    sql, params = newest.query.sql_with_params()
-    # The inner statement is the ORM's own, its values passed as parameters.
-    statement = (
-        "SELECT clients, build_id, count(*), var_pop(ln(steady_tps))"  # noqa: S608
-        f" FROM ({sql}) AS newest (clients, build_id, steady_tps) GROUP BY 1, 2"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        for clients, _, count, variance in cursor.fetchall():
-            history_spreads[clients].append(Spread(count=count, squares=variance * count))
+    history_spreads = comparison_history_spreads(comparison, levels=levels)
     history = {c: pooled_noise(history_spreads[c]) for c in levels}
     own = {
         c: [
