@@ -1,4 +1,5 @@
-"""Reads for the Compare and History pages and the compare API.
+"""The runs a comparison compares, with their sets and aggregates (comparison_get), its parts
+that the experiments reuse, and what the selection form offers (compare_choices).
 
 `comparison_get` picks the runs to compare and returns them with their per-level aggregates and
 the list of everything other than the version in which they differ. Which run stands for a
@@ -14,18 +15,15 @@ change % and the verdicts are all made of that set; a comparison of runs named b
 nothing. The baseline is the first version, unless another version's
 run is marked baseline (review) or the `baseline` parameter names one.
 
-Both selectors run a fixed number of SQL queries whatever the number of runs stored: one per
-kind of row (host, runs, aggregates, threads), with relations joined, never one per run.
-"""
+comparison_get runs a fixed number of SQL queries whatever the number of runs stored: one per
+kind of row (host, runs, aggregates, threads), with relations joined, never one per run."""
 
 from __future__ import annotations
 
 import uuid
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
 
-from django.db import connection
-from django.db.models import Count, Exists, Max, Min, OuterRef, Q
+from django.db.models import Exists, Max, Min, OuterRef, Q
 
 from benchhub.builds.versions import PATCH_MARK, VersionError, version_parse
 from benchhub.compare.describe import (
@@ -35,27 +33,11 @@ from benchhub.compare.describe import (
     series_labels,
     threads_difference,
 )
-from benchhub.compare.splits import (
-    HELD_COLUMNS,
-    HeldRun,
-    Split,
-    held_runs,
-    series_splits,
-    with_threads,
-)
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Result, Run
 from benchhub.results.selectors import RUN_RELATIONS, level_aggregate_of
-from benchhub.stats.noise import HostNoise, Spread, detectable_difference, host_noise
-from benchhub.stats.repeats import Repeat, RunMean
 from benchhub.workloads.models import Workload
-
-if TYPE_CHECKING:
-    from benchhub.compare.assessment import Assessment, VersionAssessment
-    from benchhub.compare.presentations import Progress
-    from benchhub.compare.tables import Row, Summary
-    from benchhub.compare.why import Why
 
 RUN_DEFERRED = (
     "settings",
@@ -68,20 +50,6 @@ RUN_DEFERRED = (
 )
 MAX_COMPARED = 12
 MAX_POOLED_RUNS = 50
-HISTORY_MAX_POINTS = 500
-# A history point's columns, read by history_get (with compare.splits.HELD_COLUMNS).
-POINT_COLUMNS = (
-    "run_id",
-    "run__build__version",
-    "run__uuid",
-    "tps_median",
-    "tps_min",
-    "tps_max",
-    "samples",
-    "run__source",
-    "run__invalid",
-    "run__config__hash",
-)
 
 
 class ComparisonError(ApplicationError):
@@ -605,139 +573,6 @@ def _comparison(
 
 
 @dataclass
-class HistoryPoint:
-    version: str
-    started_at: Any
-    run_uuid: uuid.UUID
-    tps_median: float | None
-    tps_min: float | None
-    tps_max: float | None
-    samples: int
-    is_summary: bool
-    invalid: bool
-
-
-@dataclass
-class History:
-    host: Host
-    workload: str
-    clients: int
-    config_hash: str | None
-    configs: list[tuple[str, int]]
-    points: list[HistoryPoint]
-    latest: Run | None
-    # The series is one comparability key (hardware, configuration, workload definition, scale,
-    # duration held equal); `keys` lists every key of the host and workload at that level with
-    # its number of runs, newest first. `mixed` says the points span several keys (a config
-    # asked for by hash, whose runs differ in more than their version).
-    key: str | None = None
-    keys: list[tuple[str, int]] = field(default_factory=list)
-    mixed: int = 0
-    # Where the line stops being like with like (compare.splits), oldest first, and what each
-    # point holds equal besides its key (compare.splits.held_runs), in the points' order.
-    splits: list[Split] = field(default_factory=list)
-    held: list[HeldRun] = field(default_factory=list)
-
-
-def history_get(
-    *,
-    host: str,
-    workload: str,
-    clients: int,
-    config: str | None = None,
-    key: str | None = None,
-    include_invalid: bool = False,
-) -> History:
-    """tps at one client level over time for one series of a host and workload.
-
-    The series is one comparability key: the one starting with `key`, by default the newest
-    run's, so runs of another scale, duration, workload definition or hardware never share a
-    line. `config` (a configuration hash prefix) asks instead for every run of that
-    configuration, which may mix keys: `mixed` then counts them, for the page to say so.
-    `configs` and `keys` list the alternatives with their number of runs; `splits` where the
-    line stops being like with like (compare.splits). Fixed number of queries: host, the
-    configs summary, the keys summary, the points, their host facts and builds, the newest run.
-    """
-    chosen = Host.objects.filter(name=host).first()
-    if chosen is None:
-        raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
-    aggregates = LevelAggregate.objects.filter(
-        host=chosen, workload__name=workload, clients=clients
-    )
-    if not include_invalid:
-        aggregates = aggregates.filter(run__invalid=False)
-    configs = _newest_first(aggregates, "run__config__hash")
-    keys = _newest_first(aggregates, "comparability_key")
-    if config:
-        config_hash = _prefixed(config, [h for h, _ in configs], field="config")
-        selected = aggregates.filter(run__config__hash=config_hash)
-        chosen_key = None
-    else:
-        chosen_key = _prefixed(key, [k for k, _ in keys], field="key") if key else None
-        chosen_key = chosen_key or (keys[0][0] if keys else None)
-        selected = aggregates.filter(comparability_key=chosen_key)
-    # The points as plain columns: a model instance per point, with its run's configuration and
-    # host facts (JSON of hundreds of settings each), was most of the page's time at 300 points.
-    # Only the newest run, which the caption describes, is read whole, by its id.
-    rows = list(
-        with_threads(selected)
-        .order_by("-run__started_at", "-run__id")
-        .values_list(*POINT_COLUMNS, *HELD_COLUMNS, named=True)[:HISTORY_MAX_POINTS]
-    )
-    rows.reverse()
-    held = held_runs(rows)
-    splits = series_splits(rows, held, clients=clients)
-    points = [
-        HistoryPoint(
-            version=row.run__build__version,
-            started_at=row.run__started_at,
-            run_uuid=row.run__uuid,
-            tps_median=row.tps_median,
-            tps_min=row.tps_min,
-            tps_max=row.tps_max,
-            samples=row.samples,
-            is_summary=row.run__source == Run.Source.SUMMARY,
-            invalid=row.run__invalid,
-        )
-        for row in rows
-    ]
-    newest = rows[-1] if rows else None
-    latest = runs_compared(include_invalid=True).get(pk=newest.run_id) if newest else None
-    shown_keys = {row.comparability_key for row in rows}
-    return History(
-        host=chosen,
-        workload=workload,
-        clients=clients,
-        config_hash=newest.run__config__hash if newest else None,
-        configs=configs,
-        points=points,
-        latest=latest,
-        key=chosen_key or (newest.comparability_key if newest else None),
-        keys=keys,
-        mixed=len(shown_keys) if len(shown_keys) > 1 else 0,
-        splits=splits,
-        held=held,
-    )
-
-
-def _newest_first(aggregates: Any, column: str) -> list[tuple[str, int]]:
-    """The values of `column` among `aggregates` with their counts, newest run first."""
-    rows = (
-        aggregates.values_list(column)
-        .annotate(latest=Max("run__started_at"), n=Count("id"))
-        .order_by("-latest")
-    )
-    return [(value, n) for value, _, n in rows]
-
-
-def _prefixed(prefix: str, values: list[str], *, field: str) -> str:
-    found = next((v for v in values if v.startswith(prefix)), None)
-    if found is None:
-        raise ComparisonError("invalid", f"No {field} {prefix!r} in this series.", field=field)
-    return found
-
-
-@dataclass
 class Choices:
     workloads: list[str]
     hosts: list[str]
@@ -775,212 +610,3 @@ def compare_choices(*, workload: str | None, host: str | None) -> Choices:
         .distinct()[:MAX_CHOICES]
     ]
     return Choices(workloads=workloads, hosts=hosts, versions=versions)
-
-
-@dataclass
-class ComparisonShown:
-    """Everything a comparison shows, read once for the Compare page and the compare API.
-
-    `comparison` the runs and their sets (comparison_get); `assessment` the verdicts, in
-    numbers and words (compare.assessment); `rows`, `summary`, `captions`, `set_lines`,
-    `unlike_notes`, `pooled_hosts` the tables and lines of compare.tables; `verdict_lines` each
-    version's assessment with its client-bound levels; `presentation` the tables of the
-    workload's presentation (compare.presentations.presentation_tables). What only the page
-    shows, read when asked for (`page`): `why` (compare.why; None without a level) and
-    `progress`, the progress lines of a connections presentation.
-    """
-
-    comparison: Comparison
-    assessment: Assessment
-    rows: list[Row] = field(default_factory=list)
-    summary: list[Summary] = field(default_factory=list)
-    captions: list[str] = field(default_factory=list)
-    set_lines: list[str] = field(default_factory=list)
-    unlike_notes: list[str] = field(default_factory=list)
-    verdict_lines: list[tuple[VersionAssessment, list[int]]] = field(default_factory=list)
-    pooled_hosts: list[str] = field(default_factory=list)
-    presentation: dict[str, Any] = field(default_factory=dict)
-    why: Why | None = None
-    progress: list[Progress] = field(default_factory=list)
-
-
-def comparison_show(
-    *,
-    selection: dict[str, Any],
-    threshold: float,
-    page: bool = False,
-    level: int | None = None,
-    why: int | None = None,
-) -> ComparisonShown:
-    """What a comparison shows: the comparison of `selection` (comparison_get's arguments),
-    assessed at `threshold` (a fraction, 0.02 = 2 %), with its tables and presentation. With
-    `page`, also the why section (at `why` clients when compared, else the level the verdicts
-    pick) and a connections presentation's progress lines (at `level`). The API and the page
-    read the same numbers through it. Queries: comparison_get's, the assessment's two, the
-    presentation's (none for a sweep), and with `page` the why section's two and the
-    progress lines' two (connections only). Raises ComparisonError as comparison_get does."""
-    # The modules that assess and tabulate a comparison read its types from this module: they
-    # are imported here, when the first comparison is shown, not when this module loads.
-    from benchhub.compare import presentations, tables
-    from benchhub.compare.assessment import comparison_assess
-    from benchhub.compare.why import why_get
-
-    comparison = comparison_get(**selection)
-    assessment = comparison_assess(comparison, threshold=threshold)
-    shown = ComparisonShown(comparison=comparison, assessment=assessment)
-    shown.presentation = presentations.presentation_tables([comparison])
-    if not comparison.series:
-        return shown
-    shown.rows = tables.comparison_rows(comparison, assessment)
-    shown.summary = tables.comparison_summary(comparison, assessment)
-    shown.captions = tables.captions(comparison)
-    shown.set_lines = tables.set_lines(comparison)
-    shown.unlike_notes = tables.unlike_notes(comparison)
-    shown.verdict_lines = [
-        (version, tables.client_bound_levels(comparison, version))
-        for version in assessment.versions
-    ]
-    shown.pooled_hosts = tables.pooled_hosts(comparison)
-    if page:
-        shown.why = why_get(comparison, assessment, asked=why)
-        if shown.presentation["presentation"] == Workload.Presentation.CONNECTIONS:
-            shown.progress = presentations.progress_lines([comparison], level=level)
-    return shown
-
-
-REPEAT_FIELDS = (
-    "run_id",
-    "clients",
-    "steady_tps",
-    "steady_tps_se",
-    "steady_latency_ms",
-    "steady_latency_se_ms",
-    "steady_seconds",
-    "steady_block",
-)
-MAX_HISTORY_RESULTS = 5000
-
-
-def comparison_repeats(comparison: Comparison) -> dict[int, dict[int, list[Repeat]]]:
-    """Each series' repeats by client level, from the stored steady-state means of its pooled
-    runs' valid results (one query): series run id -> clients -> repeats. What the verdicts
-    (compare.assessment) are made of."""
-    owner: dict[int, int] = {}
-    for series in comparison.series:
-        for run in series.pooled or [series.run]:
-            owner.setdefault(run.id, series.run.id)
-    found: dict[int, dict[int, list[Repeat]]] = {s.run.id: {} for s in comparison.series}
-    rows = (
-        Result.objects.filter(run__in=list(owner), aborted=False, steady_tps__gt=0)
-        .order_by("run_id", "clients", "repeat")
-        .values_list(*REPEAT_FIELDS)
-    )
-    for run_id, clients, *values in rows:
-        found[owner[run_id]].setdefault(clients, []).append(_repeat(run_id, *values))
-    return found
-
-
-def _repeat(
-    run_id: int,
-    tps: float,
-    tps_se: float | None,
-    latency: float | None,
-    latency_se: float | None,
-    seconds: int,
-    block: int,
-) -> Repeat:
-    return Repeat(
-        tps=RunMean(value=tps, within_se=tps_se or 0.0, seconds=seconds, block=block),
-        latency=(
-            RunMean(value=latency, within_se=latency_se or 0.0, seconds=seconds, block=block)
-            if latency
-            else None
-        ),
-        run=run_id,
-    )
-
-
-def comparison_history_spreads(
-    comparison: Comparison, *, levels: list[int]
-) -> dict[int, list[Spread]]:
-    """The host's history at `levels` (clients): the spread of log(steady tps) of each build
-    other than the compared ones under the baseline's comparability key, over the newest
-    MAX_HISTORY_RESULTS valid results (one query): clients -> one Spread per build. The noise
-    the verdicts pool in (compare.assessment)."""
-    base = comparison.series[0]
-    compared = {s.run.build_id for s in comparison.series}
-    history_spreads: dict[int, list[Spread]] = {c: [] for c in levels}
-    newest = (
-        Result.objects.filter(
-            comparability_key=base.run.comparability_key,
-            # Said of the run too (a result's key is its run's): the runs are then found by
-            # their key's index, not by a scan of every run for the join.
-            run__comparability_key=base.run.comparability_key,
-            clients__in=levels,
-            aborted=False,
-            steady_tps__gt=0,
-            run__invalid=False,
-        )
-        .exclude(run__build_id__in=compared)
-        .order_by("-id")
-        .values_list("clients", "run__build_id", "steady_tps")[:MAX_HISTORY_RESULTS]
-    )
-    # Each build's spread at each level, summed up by the database over the newest results:
-    # the page reads one row per build and level, not the thousands of results behind them.
-    sql, params = newest.query.sql_with_params()
-    # The inner statement is the ORM's own, its values passed as parameters.
-    statement = (
-        "SELECT clients, build_id, count(*), var_pop(ln(steady_tps))"  # noqa: S608
-        f" FROM ({sql}) AS newest (clients, build_id, steady_tps) GROUP BY 1, 2"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        for clients, _, count, variance in cursor.fetchall():
-            history_spreads[clients].append(Spread(count=count, squares=variance * count))
-    return history_spreads
-
-
-# The host page's noise table: at most this many of the host's newest results are read, and
-# the visible difference is for this many repeats a side.
-HOST_NOISE_RESULTS = 20000
-HOST_NOISE_REPEATS = 3
-
-
-@dataclass(frozen=True)
-class NoiseRow:
-    """A host's run-to-run variation at one workload and level; `visible` the smallest
-    difference visible 4 times in 5 with `repeats` a side (host_noise_rows)."""
-
-    workload: str
-    clients: int
-    noise: HostNoise
-    visible: float
-    repeats: int
-
-
-def host_noise_rows(*, host: Host, repeats: int = HOST_NOISE_REPEATS) -> list[NoiseRow]:
-    """The host's noise at each workload and level it has repeats of (by workload name, then
-    clients), from the stored steady-state means of its repeats (stats.noise.host_noise): each
-    group is one build's repeats under one comparability key, so separate runs of the same
-    build count as the separate runs a comparison meets. Levels without two repeats of one
-    build are left out. One query over the host's newest results, at most HOST_NOISE_RESULTS."""
-    rows = (
-        Result.objects.filter(run__host=host, aborted=False, steady_tps__gt=0, run__invalid=False)
-        .order_by("-id")
-        .values_list(
-            "run__workload__name", "clients", "comparability_key", "run__build_id", "steady_tps"
-        )[:HOST_NOISE_RESULTS]
-    )
-    groups: dict[tuple[str, int], dict[tuple[str, int], list[float]]] = {}
-    for workload, clients, key, build_id, tps in rows:
-        groups.setdefault((workload, clients), {}).setdefault((key, build_id), []).append(
-            float(tps or 0)
-        )
-    found = []
-    for (workload, clients), by_build in sorted(groups.items()):
-        noise = host_noise(groups=by_build.values())
-        if noise is None:
-            continue
-        visible = detectable_difference(noise=noise, repeats=repeats)
-        found.append(NoiseRow(workload, clients, noise, visible, repeats))
-    return found

@@ -1,0 +1,98 @@
+"""Reads of compare/: every query the comparison, its verdicts, the History page and the host's
+noise make goes through here, and each module states its query count.
+
+- comparisons: the runs a comparison compares, their sets and aggregates (comparison_get), and
+  the selection form's choices (compare_choices);
+- repeats: what the verdicts are made of, the pooled repeats and the host's history;
+- shown: everything a comparison shows, read once for the page and the API (comparison_show);
+- history: one series over time (history_get);
+- host_noise: a host's run-to-run variation per workload and level (host_noise_rows).
+"""
+
+from benchhub.compare.selectors.comparisons import (
+    MAX_CANDIDATES,
+    MAX_CHOICES,
+    MAX_COMPARED,
+    MAX_POOLED_RUNS,
+    POOLED_COLUMNS,
+    RUN_DEFERRED,
+    Choices,
+    Comparison,
+    ComparisonError,
+    LeftOut,
+    PartialNote,
+    Series,
+    compare_choices,
+    comparison_build,
+    comparison_get,
+    pooled_levels,
+    run_levels,
+    run_threads,
+    runs_compared,
+    runs_pooled,
+    versions_pick,
+    versions_q,
+)
+from benchhub.compare.selectors.history import (
+    HISTORY_MAX_POINTS,
+    POINT_COLUMNS,
+    History,
+    HistoryPoint,
+    history_get,
+)
+from benchhub.compare.selectors.host_noise import (
+    HOST_NOISE_REPEATS,
+    HOST_NOISE_RESULTS,
+    NoiseRow,
+    host_noise_rows,
+)
+from benchhub.compare.selectors.repeats import (
+    MAX_HISTORY_RESULTS,
+    REPEAT_FIELDS,
+    comparison_history_spreads,
+    comparison_repeats,
+)
+from benchhub.compare.selectors.shown import (
+    ComparisonShown,
+    comparison_show,
+)
+
+__all__ = [
+    "HISTORY_MAX_POINTS",
+    "HOST_NOISE_REPEATS",
+    "HOST_NOISE_RESULTS",
+    "MAX_CANDIDATES",
+    "MAX_CHOICES",
+    "MAX_COMPARED",
+    "MAX_HISTORY_RESULTS",
+    "MAX_POOLED_RUNS",
+    "POINT_COLUMNS",
+    "POOLED_COLUMNS",
+    "REPEAT_FIELDS",
+    "RUN_DEFERRED",
+    "Choices",
+    "Comparison",
+    "ComparisonError",
+    "ComparisonShown",
+    "History",
+    "HistoryPoint",
+    "LeftOut",
+    "NoiseRow",
+    "PartialNote",
+    "Series",
+    "compare_choices",
+    "comparison_build",
+    "comparison_get",
+    "comparison_history_spreads",
+    "comparison_repeats",
+    "comparison_show",
+    "history_get",
+    "host_noise_rows",
+    "pooled_levels",
+    "run_levels",
+    "run_threads",
+    "runs_compared",
+    "runs_pooled",
+    "versions_pick",
+    "versions_q",
+]
