@@ -58,8 +58,9 @@ def comparison_show(
     read the same numbers through it. Queries: comparison_get's, the assessment's two, the
     presentation's (none for a sweep), and with `page` the why section's two and the
     progress lines' two (connections only). Raises ComparisonError as comparison_get does."""
-    # The modules that assess and tabulate a comparison read its types from this module: they
-    # are imported here, when the first comparison is shown, not when this module loads.
+    # The modules that assess and tabulate a comparison import the selectors (its types, its
+    # reads): they are imported here, when the first comparison is shown, not while the
+    # selectors package loads.
     from benchhub.compare import presentations, tables
     from benchhub.compare.assessment import comparison_assess
     from benchhub.compare.why import why_get
