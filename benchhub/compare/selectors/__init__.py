@@ -6,6 +6,7 @@ noise make goes through here, and each module states its query count.
 - repeats: what the verdicts are made of, the pooled repeats and the host's history;
 - shown: everything a comparison shows, read once for the page and the API (comparison_show);
 - history: one series over time (history_get);
+- why: the why section's evidence at one level (why_read; compare.why picks the level);
 - host_noise: a host's run-to-run variation per workload and level (host_noise_rows).
 """
 
@@ -56,6 +57,11 @@ from benchhub.compare.selectors.shown import (
     ComparisonShown,
     comparison_show,
 )
+from benchhub.compare.selectors.why import (
+    Why,
+    WhySide,
+    why_read,
+)
 
 __all__ = [
     "HISTORY_MAX_POINTS",
@@ -80,6 +86,8 @@ __all__ = [
     "NoiseRow",
     "PartialNote",
     "Series",
+    "Why",
+    "WhySide",
     "compare_choices",
     "comparison_build",
     "comparison_get",
@@ -95,4 +103,5 @@ __all__ = [
     "runs_pooled",
     "versions_pick",
     "versions_q",
+    "why_read",
 ]

@@ -7,13 +7,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from benchhub.compare.selectors.comparisons import Comparison, comparison_get
+from benchhub.compare.selectors.why import Why
 from benchhub.workloads.models import Workload
 
 if TYPE_CHECKING:
     from benchhub.compare.assessment import Assessment, VersionAssessment
     from benchhub.compare.presentations import Progress
     from benchhub.compare.tables import Row, Summary
-    from benchhub.compare.why import Why
 
 
 @dataclass
