@@ -5,6 +5,7 @@ noise make goes through here, and each module states its query count.
   the selection form's choices (compare_choices);
 - repeats: what the verdicts are made of, the pooled repeats and the host's history;
 - shown: everything a comparison shows, read once for the page and the API (comparison_show);
+- experiments: what has been run of each experiment, and one experiment on one host;
 - history: one series over time (history_get);
 - why: the why section's evidence at one level (why_read; compare.why picks the level);
 - host_noise: a host's run-to-run variation per workload and level (host_noise_rows).
@@ -33,6 +34,15 @@ from benchhub.compare.selectors.comparisons import (
     runs_pooled,
     versions_pick,
     versions_q,
+)
+from benchhub.compare.selectors.experiments import (
+    MAX_EXPERIMENT_RUNS,
+    MAX_INDEX_ROWS,
+    ExperimentResults,
+    Ran,
+    experiment_get,
+    experiment_index,
+    experiment_newest_host,
 )
 from benchhub.compare.selectors.history import (
     HISTORY_MAX_POINTS,
@@ -70,7 +80,9 @@ __all__ = [
     "MAX_CANDIDATES",
     "MAX_CHOICES",
     "MAX_COMPARED",
+    "MAX_EXPERIMENT_RUNS",
     "MAX_HISTORY_RESULTS",
+    "MAX_INDEX_ROWS",
     "MAX_POOLED_RUNS",
     "POINT_COLUMNS",
     "POOLED_COLUMNS",
@@ -80,11 +92,13 @@ __all__ = [
     "Comparison",
     "ComparisonError",
     "ComparisonShown",
+    "ExperimentResults",
     "History",
     "HistoryPoint",
     "LeftOut",
     "NoiseRow",
     "PartialNote",
+    "Ran",
     "Series",
     "Why",
     "WhySide",
@@ -94,6 +108,9 @@ __all__ = [
     "comparison_history_spreads",
     "comparison_repeats",
     "comparison_show",
+    "experiment_get",
+    "experiment_index",
+    "experiment_newest_host",
     "history_get",
     "host_noise_rows",
     "pooled_levels",
