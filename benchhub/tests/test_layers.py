@@ -154,3 +154,41 @@ def test_it_draws_the_same_layers_in_the_docs() -> None:
         if line.startswith("| ") and line.split("|")[1].strip().isdigit()
     ]
     assert drawn[::-1] == list(LAYERS)
+
+
+# compare/ reads through its selectors (and writes through its services); these modules still
+# query for themselves and are to move there.
+COMPARE_READS_ELSEWHERE = (
+    "benchhub.compare.presentations.connections",
+    "benchhub.compare.presentations.evidence",
+    "benchhub.compare.presentations.improvement",
+    "benchhub.compare.presentations.streams",
+    "benchhub.compare.splits",
+)
+
+
+def queries_of(path: Path) -> list[int]:
+    """Lines of a module that import django.db or reach a model's manager (`X.objects`)."""
+    found = [line for line, target in imports_of(path) if target.startswith("django.db")]
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr == "objects":
+            found.append(node.lineno)
+    return sorted(found)
+
+
+def test_it_reads_compare_only_through_its_selectors() -> None:
+    querying = {
+        name
+        for name, path in modules()
+        if name.startswith("benchhub.compare.")
+        and not name.startswith("benchhub.compare.selectors")
+        and name != "benchhub.compare.services"
+        and queries_of(path)
+    }
+    assert querying == set(COMPARE_READS_ELSEWHERE)
+
+
+def test_it_finds_a_query_by_its_manager_or_its_import(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from django.db.models import Q\ndef f(Run):\n    return Run.objects.all()\n")
+    assert queries_of(module) == [1, 3]
