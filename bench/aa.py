@@ -9,7 +9,7 @@ class), its own data load (`pgbench -i -s 1`), then the whole sweep (each client
 neither side always runs first. Repeats inside a run share its cluster, data load and hour; runs
 share nothing, which is the variation the verdicts' run-level interval must cover.
 
-Each repeat counts as its steady-state mean (compare.repeats.run_mean after the warm-up;
+Each repeat counts as its steady-state mean (stats.repeats.run_mean after the warm-up;
 pgbench's own tps below 10 steady seconds) and carries its run, and the comparison gets the
 verdicts the compare page shows: per level (level_verdict: run means as units) and over the
 curve (curve_verdict: Holm, geometric-mean interval). A comparison is called different at the
@@ -32,8 +32,9 @@ from pathlib import Path
 
 from scipy.stats import binomtest
 
-from benchhub.compare.repeats import Repeat, run_mean, steady_state
-from benchhub.compare.verdicts import CurveVerdict, Verdict, curve_verdict, level_verdict
+from benchhub.compare.verdict_text import curve_summary
+from benchhub.stats.repeats import Repeat, run_mean, steady_state
+from benchhub.stats.verdicts import CurveVerdict, Verdict, curve_verdict, level_verdict
 
 VERSION = "14"
 
@@ -90,7 +91,7 @@ def comparison(
             series[side].setdefault(clients, []).append(measured)
         seed += len(levels) * repeats
     verdicts = {c: level_verdict(baseline=series[0][c], other=series[1][c]) for c in levels}
-    return curve_verdict(levels=verdicts, baseline_label="A", other_label="A'")
+    return curve_verdict(levels=verdicts)
 
 
 def _run(
@@ -135,7 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         curve = comparison(levels=tuple(args.levels), runs=args.runs, repeats=args.repeats,
                            duration_s=args.duration)  # fmt: skip
         called += different(curve)
-        print(f"{number:2d} {'DIFFERENT' if different(curve) else 'ok       '} {curve.summary}")
+        summary = curve_summary(curve, baseline_label="A", other_label="A'")
+        print(f"{number:2d} {'DIFFERENT' if different(curve) else 'ok       '} {summary}")
         sys.stdout.flush()
     low, high = rate_interval(called, args.comparisons)
     print(

@@ -26,9 +26,9 @@ from statsmodels.stats.proportion import proportion_confint
 
 from bench.figures import Figure
 from bench.simulate import RunShape, history_means, repeats
-from benchhub.compare.noise import host_noise
-from benchhub.compare.repeats import Repeat
-from benchhub.compare.verdicts import Verdict, level_verdict
+from benchhub.stats.noise import host_noise
+from benchhub.stats.repeats import Repeat
+from benchhub.stats.verdicts import Verdict, level_verdict
 
 TRUE_RATIO = 1.03
 BASE_TPS = 1000.0

@@ -7,7 +7,7 @@ Series of 200 run results with 1% Gaussian noise (bench.simulate), each with one
 of 1, 2, 3 or 5 times the noise at a random point, and flat ones (Gaussian, and Student's t with
 3 dof for outliers). A detection within TOLERANCE points of the true step is a hit (one per
 step); any other is a false alarm. Detectors: Otava with its default p (0.001), Otava as
-benchhub.compare.changepoints uses it (p 0.0001), and the plain rule of many dashboards, a
+benchhub.stats.changepoints uses it (p 0.0001), and the plain rule of many dashboards, a
 point more than 3% or 5% from the mean of the 10 before it. Goals: F1 >= 0.9 from 3 times the
 noise; at most 1 false alarm per 1,000 flat points. Also the time per series.
 """
@@ -25,7 +25,7 @@ import numpy as np
 from bench.figures import Figure, percentile
 from bench.intervals import percentile_interval
 from bench.simulate import step_series
-from benchhub.compare.changepoints import MAX_P, change_points
+from benchhub.stats.changepoints import MAX_P, change_points
 
 POINTS = 200
 STEPS = (1.0, 2.0, 3.0, 5.0)

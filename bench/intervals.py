@@ -3,7 +3,7 @@ verdict on a target that reads the whole interval (docs/performance.md, "Method"
 
 - A ratio of the bench to its floor (upload against COPY, agent against bare pgbench) is the
   ratio of geometric means with a pooled Student's t interval on the logs: exactly what the
-  comparison pages compute for two versions (`benchhub.compare.verdicts.ratio`), each
+  comparison pages compute for two versions (`benchhub.stats.verdicts.ratio`), each
   measurement a repeat without per-second samples. Over several client levels, the geometric
   mean of the level ratios with its interval is the compare page's curve figure
   (`curve_verdict`).
@@ -31,8 +31,8 @@ from typing import Any
 import numpy as np
 from scipy import stats
 
-from benchhub.compare.repeats import Repeat, RunMean
-from benchhub.compare.verdicts import curve_verdict, level_verdict, ratio
+from benchhub.stats.repeats import Repeat, RunMean
+from benchhub.stats.verdicts import curve_verdict, level_verdict, ratio
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 2000

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from benchhub.compare.repeats import Repeat, repeat
+from benchhub.stats.repeats import Repeat, repeat
 
 
 @dataclass(frozen=True)
@@ -53,7 +53,7 @@ def run_samples(rng: np.random.Generator, *, tps: float, shape: RunShape) -> np.
 def repeats(
     rng: np.random.Generator, *, tps: float, count: int, shape: RunShape, seed: int
 ) -> list[Repeat]:
-    """`count` simulated repeats, summarised as the product does (benchhub.compare.repeats)."""
+    """`count` simulated repeats, summarised as the product does (benchhub.stats.repeats)."""
     made = []
     for i in range(count):
         samples = run_samples(rng, tps=tps, shape=shape)

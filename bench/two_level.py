@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.stats import binomtest
 
-from benchhub.compare.repeats import RunMean
-from benchhub.compare.verdicts import ratio
+from benchhub.stats.repeats import RunMean
+from benchhub.stats.verdicts import ratio
 
 TRUE_RATIO = 1.03
 BASE_TPS = 1000.0

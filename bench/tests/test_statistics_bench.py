@@ -2,8 +2,8 @@
 The figures themselves (1,000 trials) are in docs/statistics.md."""
 
 from bench import coverage, detection
-from benchhub.compare import changepoints
-from benchhub.compare.verdicts import Verdict
+from benchhub.stats import changepoints
+from benchhub.stats.verdicts import Verdict
 
 
 def test_it_measures_coverage_for_every_configuration():
@@ -36,8 +36,8 @@ def test_it_scores_detectors_on_steps_and_flat_series():
 
 def test_it_calls_an_a_a_curve_different_only_on_a_moved_level_or_an_interval_off_one():
     from bench.aa import different
-    from benchhub.compare.repeats import Repeat, RunMean
-    from benchhub.compare.verdicts import curve_verdict, level_verdict
+    from benchhub.stats.repeats import Repeat, RunMean
+    from benchhub.stats.verdicts import curve_verdict, level_verdict
 
     def curve(other: list[float]):
         base = [Repeat(tps=RunMean(value=v)) for v in (100.0, 101.0, 99.0)]

@@ -5,7 +5,7 @@ The change being looked for is the one between the good end and the bad end at o
 level: measured (their tps ratio, which must be established: its interval excludes 1) or given
 (a ratio, such as 0.92 for "8% slower"). A step is placed on that change by its tps ratio to the
 good end, on the log scale: 0 is the good end's tps, 1 the bad end's. The interval of that
-position comes from the interval of the step's ratio (`compare.verdicts.ratio`, the pooled t
+position comes from the interval of the step's ratio (`stats.verdicts.ratio`, the pooled t
 interval of the compare page, host noise included when given); the change's own size is taken
 as known.
 
@@ -24,9 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
-from benchhub.compare.noise import HostNoise
-from benchhub.compare.repeats import RunMean
-from benchhub.compare.verdicts import Ratio, ratio
+from benchhub.stats.noise import HostNoise
+from benchhub.stats.repeats import RunMean
+from benchhub.stats.verdicts import Ratio, ratio
 
 HALF = 0.5
 

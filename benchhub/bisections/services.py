@@ -34,13 +34,13 @@ from benchhub.bisections.search import Commit, Found, Narrowed, RangeError, next
 from benchhub.builds.models import Recipe
 from benchhub.builds.specs import recipe_spec
 from benchhub.builds.versions import version_parse
-from benchhub.compare.repeats import RunMean
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import job_target_check
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.jobs.models import Job
 from benchhub.jobs.services import job_cancel, job_create, job_upload_check
 from benchhub.results.models import Result, Run
+from benchhub.stats.repeats import RunMean
 
 logger = logging.getLogger(__name__)
 

@@ -13,9 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.permissions import IsPerson
-from benchhub.compare.assessment import comparison_assess
-from benchhub.compare.presentations import presentation_data
-from benchhub.compare.selectors import comparison_get
+from benchhub.compare.selectors import comparison_get, comparison_show
 from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
 from benchhub.compare.services import comparison_settle
 from benchhub.compare.tables import comparison_csv, comparison_data
@@ -53,15 +51,12 @@ class CompareView(APIView):
     def get(self, request: Request) -> Response:
         query = CompareQuerySerializer(data=query_params(request.query_params))
         query.is_valid(raise_exception=True)
-        comparison = comparison_get(**query.selection())
-        assessment = comparison_assess(comparison, threshold=query.threshold_fraction)
+        shown = comparison_show(selection=query.selection(), threshold=query.threshold_fraction)
         if request.accepted_renderer.format == "csv":
-            response = Response(comparison_csv(comparison, assessment))
+            response = Response(comparison_csv(shown))
             response["Content-Disposition"] = 'attachment; filename="benchhub-compare.csv"'
             return response
-        data = comparison_data(comparison, assessment)
-        data["presentation"] = presentation_data([comparison] if comparison.series else [])
-        return Response(data)
+        return Response(comparison_data(shown))
 
 
 class CompareSettleView(APIView):

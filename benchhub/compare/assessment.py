@@ -1,65 +1,56 @@
 """The verdicts of a comparison: each version against the baseline at each client level and over
-the whole curve (compare.verdicts), from the stored steady-state means of the repeats of every
+the whole curve (stats.verdicts), from the stored steady-state means of the repeats of every
 run each version pools (selectors.runs_pooled), with the host's run-to-run variation; and what
 "settle it" would queue for the levels left inconclusive.
 
-Two queries whatever the number of runs: the pooled repeats, and the host's history under the
-baseline's comparability key at the compared levels (other builds' repeats: the noise the
-verdicts pool in, and, with the compared builds, what the page says the host can see).
+Two queries whatever the number of runs, both compare.selectors': the pooled repeats
+(comparison_repeats), and the host's history under the baseline's comparability key at the
+compared levels (comparison_history_spreads: other builds' repeats, the noise the verdicts pool
+in, and, with the compared builds, what the page says the host can see).
 docs/statistics.md explains the method.
 """
 
 from __future__ import annotations
 
-import math
-import statistics
 from dataclasses import dataclass, field
 
-from django.db import connection
-
-from benchhub.compare import verdicts
-from benchhub.compare.noise import (
+from benchhub.compare.selectors import (
+    Comparison,
+    Series,
+    comparison_history_spreads,
+    comparison_repeats,
+)
+from benchhub.compare.verdict_text import curve_summary, host_noise_text, level_description
+from benchhub.stats import verdicts
+from benchhub.stats.noise import (
     HostNoise,
-    Spread,
     detectable_difference,
     log_spread,
     pooled_noise,
     repeats_needed,
 )
-from benchhub.compare.repeats import Repeat, RunMean
-from benchhub.compare.selectors import Comparison, Series
-from benchhub.compare.verdict_text import percent
-from benchhub.compare.verdicts import CurveVerdict, LevelVerdict, Verdict
-from benchhub.results.models import Result
+from benchhub.stats.repeats import Repeat
+from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Verdict
 
 DEFAULT_THRESHOLD = verdicts.DEFAULT_THRESHOLD
-MAX_HISTORY_RESULTS = 5000
 # "Settle it" asks for at most this many more repeats a side in one job.
 MAX_SETTLE_REPEATS = 10
 # With one repeat a side the variation is unknown: this many more make an interval possible.
 UNKNOWN_SETTLE_REPEATS = 2
-REPEAT_FIELDS = (
-    "run_id",
-    "clients",
-    "steady_tps",
-    "steady_tps_se",
-    "steady_latency_ms",
-    "steady_latency_se_ms",
-    "steady_seconds",
-    "steady_block",
-)
 
 
 @dataclass
 class LevelRow:
     """One version against the baseline at one client level: the level's own verdict, the
-    verdict after Holm over the curve, and what the host's noise lets these repeats see."""
+    verdict after Holm over the curve, what the host's noise lets these repeats see, and how
+    the verdict was reached in words (verdict_text.level_description)."""
 
     clients: int
     verdict: LevelVerdict
     corrected: Verdict
     noise: HostNoise | None
     visible: float | None
+    description: str = ""
 
     @property
     def settle(self) -> bool:
@@ -68,11 +59,13 @@ class LevelRow:
 
 @dataclass
 class VersionAssessment:
-    """One version (not the baseline) against the baseline."""
+    """One version (not the baseline) against the baseline; `summary` is the sentence on its
+    curve (verdict_text.curve_summary), "" without one."""
 
     series: Series
     curve: CurveVerdict | None
     levels: dict[int, LevelRow] = field(default_factory=dict)
+    summary: str = ""
 
     @property
     def label(self) -> str:
@@ -115,7 +108,7 @@ def comparison_assess(
     """Every version against the baseline at every level both have repeats of."""
     if not comparison.series:
         return Assessment(threshold, False, [], "", {})
-    repeats = series_repeats(comparison)
+    repeats = comparison_repeats(comparison)
     base = comparison.series[0]
     history, host = _noise(comparison, repeats)
     assessed = []
@@ -130,7 +123,7 @@ def comparison_assess(
         threshold=threshold,
         aa=comparison.is_aa,
         versions=assessed,
-        noise_text=_noise_text(host, counts[base.run.id]),
+        noise_text=host_noise_text(host=host, base_repeats=counts[base.run.id]),
         repeats=counts,
     )
 
@@ -156,55 +149,18 @@ def _version(
     }
     if not levels:
         return VersionAssessment(series=series, curve=None)
-    curve = verdicts.curve_verdict(
-        levels=levels, baseline_label=base.label, other_label=series.label
-    )
+    curve = verdicts.curve_verdict(levels=levels)
     rows = {}
     for clients, level in levels.items():
         noise = host.get(clients)
         visible = None
         if noise is not None:
             visible = detectable_difference(noise=noise, repeats=min(level.repeats))
-        rows[clients] = LevelRow(clients, level, curve.levels[clients], noise, visible)
-    return VersionAssessment(series=series, curve=curve, levels=rows)
-
-
-def series_repeats(comparison: Comparison) -> dict[int, dict[int, list[Repeat]]]:
-    """Each series' repeats by client level, from the stored steady-state means of its pooled
-    runs' valid results (one query): series run id -> clients -> repeats."""
-    owner: dict[int, int] = {}
-    for series in comparison.series:
-        for run in series.pooled or [series.run]:
-            owner.setdefault(run.id, series.run.id)
-    found: dict[int, dict[int, list[Repeat]]] = {s.run.id: {} for s in comparison.series}
-    rows = (
-        Result.objects.filter(run__in=list(owner), aborted=False, steady_tps__gt=0)
-        .order_by("run_id", "clients", "repeat")
-        .values_list(*REPEAT_FIELDS)
-    )
-    for run_id, clients, *values in rows:
-        found[owner[run_id]].setdefault(clients, []).append(_repeat(run_id, *values))
-    return found
-
-
-def _repeat(
-    run_id: int,
-    tps: float,
-    tps_se: float | None,
-    latency: float | None,
-    latency_se: float | None,
-    seconds: int,
-    block: int,
-) -> Repeat:
-    return Repeat(
-        tps=RunMean(value=tps, within_se=tps_se or 0.0, seconds=seconds, block=block),
-        latency=(
-            RunMean(value=latency, within_se=latency_se or 0.0, seconds=seconds, block=block)
-            if latency
-            else None
-        ),
-        run=run_id,
-    )
+        rows[clients] = LevelRow(
+            clients, level, curve.levels[clients], noise, visible, level_description(level)
+        )
+    summary = curve_summary(curve, baseline_label=base.label, other_label=series.label)
+    return VersionAssessment(series=series, curve=curve, levels=rows, summary=summary)
 
 
 def _noise(
@@ -213,37 +169,8 @@ def _noise(
     """Per level: the host's history (other builds under the baseline's comparability key,
     grouped by build), which the verdicts pool in; and the host's noise with the compared
     versions' own repeats added, which the page shows."""
-    base = comparison.series[0]
-    compared = {s.run.build_id for s in comparison.series}
     levels = sorted({c for r in repeats.values() for c in r})
-    history_spreads: dict[int, list[Spread]] = {c: [] for c in levels}
-    newest = (
-        Result.objects.filter(
-            comparability_key=base.run.comparability_key,
-            # Said of the run too (a result's key is its run's): the runs are then found by
-            # their key's index, not by a scan of every run for the join.
-            run__comparability_key=base.run.comparability_key,
-            clients__in=levels,
-            aborted=False,
-            steady_tps__gt=0,
-            run__invalid=False,
-        )
-        .exclude(run__build_id__in=compared)
-        .order_by("-id")
-        .values_list("clients", "run__build_id", "steady_tps")[:MAX_HISTORY_RESULTS]
-    )
-    # Each build's spread at each level, summed up by the database over the newest results:
-    # the page reads one row per build and level, not the thousands of results behind them.
-    sql, params = newest.query.sql_with_params()
-    # The inner statement is the ORM's own, its values passed as parameters.
-    statement = (
-        "SELECT clients, build_id, count(*), var_pop(ln(steady_tps))"  # noqa: S608
-        f" FROM ({sql}) AS newest (clients, build_id, steady_tps) GROUP BY 1, 2"
-    )
-    with connection.cursor() as cursor:
-        cursor.execute(statement, params)
-        for clients, _, count, variance in cursor.fetchall():
-            history_spreads[clients].append(Spread(count=count, squares=variance * count))
+    history_spreads = comparison_history_spreads(comparison, levels=levels)
     history = {c: pooled_noise(history_spreads[c]) for c in levels}
     own = {
         c: [
@@ -255,29 +182,6 @@ def _noise(
     }
     host = {c: pooled_noise([*history_spreads[c], *own[c]]) for c in levels}
     return history, host
-
-
-def _noise_text(host: dict[int, HostNoise | None], base_repeats: dict[int, int]) -> str:
-    """What the host lets a comparison with the baseline's number of repeats see, over levels."""
-    known = [(c, n) for c, n in host.items() if n is not None and base_repeats.get(c)]
-    if not known:
-        return ""
-    repeats = min(base_repeats[c] for c, _ in known)
-    visible = [detectable_difference(noise=n, repeats=repeats) for _, n in known]
-    finite = [v for v in visible if math.isfinite(v)]
-    if not finite:
-        return ""
-    cvs = [n.cv for _, n in known]
-    text = (
-        f"On this host, differences under {percent(statistics.median(finite))} are not "
-        f"reliably visible with {repeats} repeat{'s' if repeats != 1 else ''} a side"
-    )
-    if len(finite) > 1:
-        text += (
-            f" (median of {len(finite)} client levels, {percent(min(finite))} to "
-            f"{percent(max(finite))})"
-        )
-    return text + f"; run-to-run variation {percent(statistics.median(cvs))}."
 
 
 def settle_plan(comparison: Comparison, assessment: Assessment) -> SettlePlan | None:

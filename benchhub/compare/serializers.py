@@ -11,7 +11,7 @@ from django.http import QueryDict
 from rest_framework import serializers
 
 from benchhub.compare.selectors import MAX_COMPARED
-from benchhub.compare.verdicts import DEFAULT_THRESHOLD
+from benchhub.stats.verdicts import DEFAULT_THRESHOLD
 
 DEFAULT_THRESHOLD_PCT = DEFAULT_THRESHOLD * 100
 

@@ -13,12 +13,13 @@ from typing import Any
 from django.urls import reverse
 from django.utils import timezone
 
-from benchhub.compare import statistics
 from benchhub.compare.assessment import Assessment, LevelRow, VersionAssessment
 from benchhub.compare.describe import Difference, hardware_text, length_text
-from benchhub.compare.selectors import Comparison, History, Series
+from benchhub.compare.presentations import tables_data
+from benchhub.compare.selectors import Comparison, ComparisonShown, History, Series
 from benchhub.compare.splits import segment_differences
 from benchhub.results.models import Run
+from benchhub.stats import figures
 
 
 @dataclass
@@ -76,7 +77,7 @@ def comparison_rows(comparison: Comparison, assessment: Assessment | None = None
                     tps_min=level.tps_min,
                     tps_max=level.tps_max,
                     samples=level.samples,
-                    change_pct=statistics.change_pct(
+                    change_pct=figures.change_pct(
                         base_level.tps_median if base_level else None, level.tps_median
                     ),
                     verdict=assessment.row(series, clients) if assessment else None,
@@ -93,7 +94,7 @@ def comparison_summary(comparison: Comparison, assessment: Assessment) -> list[S
     curves = {v.series.run.id: v.curve for v in assessment.versions}
     summaries = []
     for series in comparison.series:
-        top = statistics.peak(_medians(series))
+        top = figures.peak(_medians(series))
         curve = curves.get(series.run.id)
         summaries.append(
             Summary(
@@ -141,9 +142,10 @@ def _label(series: Series) -> str:
     return f"{series.label} (summary import)" if series.is_summary else series.label
 
 
-def comparison_data(comparison: Comparison, assessment: Assessment) -> dict[str, Any]:
-    """The comparison as JSON-ready data (the API's body)."""
-    rows = comparison_rows(comparison, assessment)
+def comparison_data(shown: ComparisonShown) -> dict[str, Any]:
+    """What a comparison shows (selectors.comparison_show) as JSON-ready data (the API's
+    body): its runs, rows, summary, verdicts and presentation."""
+    comparison, assessment, rows = shown.comparison, shown.assessment, shown.rows
     base = comparison.baseline
     return {
         "series": [
@@ -193,9 +195,10 @@ def comparison_data(comparison: Comparison, assessment: Assessment) -> dict[str,
             }
             for row in rows
         ],
-        "summary": [vars(s) for s in comparison_summary(comparison, assessment)],
+        "summary": [vars(s) for s in shown.summary],
         "verdicts": [_version_data(v, comparison) for v in assessment.versions],
         "noise": assessment.noise_text,
+        "presentation": tables_data(shown.presentation),
     }
 
 
@@ -264,7 +267,7 @@ def _version_data(version: VersionAssessment, comparison: Comparison) -> dict[st
     bound = client_bound_levels(comparison, version)
     return {
         "label": version.label,
-        "summary": curve.summary if curve else None,
+        "summary": version.summary if curve else None,
         "like_with_like": not comparison.unlike,
         "not_like_with_like": unlike_notes(comparison),
         "client_bound_clients": bound,
@@ -302,9 +305,9 @@ def _level_data(row: LevelRow, client_bound: bool) -> dict[str, Any]:
         "visible_difference": row.visible
         if row.visible is not None and math.isfinite(row.visible)
         else None,
-        "description": f"{level.description} {CLIENT_BOUND_NOTE}."
+        "description": f"{row.description} {CLIENT_BOUND_NOTE}."
         if client_bound
-        else level.description,
+        else row.description,
     }
 
 
@@ -325,13 +328,14 @@ CSV_COLUMNS = [
 ]
 
 
-def comparison_csv(comparison: Comparison, assessment: Assessment) -> str:
-    """The table as CSV: one line per (client level, version), baseline first; the verdict
-    columns are empty for the baseline."""
+def comparison_csv(shown: ComparisonShown) -> str:
+    """The table of what a comparison shows (selectors.comparison_show) as CSV: one line per
+    (client level, version), baseline first; the verdict columns are empty for the baseline."""
+    comparison = shown.comparison
     out = io.StringIO()
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(CSV_COLUMNS)
-    for row in comparison_rows(comparison, assessment):
+    for row in shown.rows:
         for series, cell in zip(comparison.series, row.cells, strict=True):
             if cell is None:
                 continue

@@ -1,18 +1,18 @@
 """The words of the verdicts: how a level's verdict was computed, the sentence that heads a
-comparison, and what a host's noise lets one see. Plain text for the pages (escape it as any
-text); the numbers come from `verdicts` and `noise`.
+comparison, and what a host's noise lets one see. Plain text for the pages and the API (escape
+it as any text). The numbers come from the statistics (benchhub.stats), which build no
+sentence: only the presentation side (compare.assessment, compare.tables, the dashboard) calls
+these.
 """
 
 from __future__ import annotations
 
+import math
 import statistics
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Sequence
 
-from benchhub.compare.noise import HostNoise, detectable_difference
-
-if TYPE_CHECKING:
-    from benchhub.compare.verdicts import Ratio, Verdict
+from benchhub.stats.noise import HostNoise, detectable_difference
+from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Ratio, Verdict
 
 
 def percent(fraction: float) -> str:
@@ -32,24 +32,15 @@ def interval_text(low: float | None, high: float | None) -> str:
     return f"95% interval {low:.3f} to {high:.3f}"
 
 
-def level_description(
-    *,
-    verdict: Verdict,
-    tps: Ratio,
-    threshold: float,
-    repeats: tuple[int, int],
-    seconds: Sequence[int],
-    blocks: Sequence[int],
-    noise: HostNoise | None,
-    repeats_needed: int | None,
-) -> str:
+def level_description(level: LevelVerdict) -> str:
     """How the verdict at one level was reached, in a few sentences."""
+    tps = level.tps
     parts = [
         f"Ratio of mean tps {tps.value:.3f} ({signed_percent(tps.value)}), "
         f"{interval_text(tps.low, tps.high)}.",
-        _values_text(repeats, seconds, blocks),
-        _variation_text(tps, noise),
-        _verdict_text(verdict, threshold, repeats_needed, tps),
+        _values_text(level.repeats, level.seconds, level.blocks),
+        _variation_text(tps, level.noise),
+        _verdict_text(level.verdict, level.threshold, level.repeats_needed, tps),
     ]
     return " ".join(p for p in parts if p)
 
@@ -135,19 +126,13 @@ def _verdict_text(
 
 
 def curve_summary(
-    *,
-    counts: Mapping[Verdict, int],
-    geomean: float | None,
-    low: float | None,
-    high: float | None,
-    threshold: float,
-    baseline_label: str,
-    other_label: str,
+    curve: CurveVerdict, *, baseline_label: str = "the baseline", other_label: str = "this version"
 ) -> str:
-    """One sentence: counts of levels per verdict after Holm (in the order of `counts`), and the
-    geometric-mean ratio."""
+    """One sentence: counts of levels per verdict after Holm (in the order of `curve.counts`),
+    and the geometric-mean ratio."""
+    counts, geomean, low, high = curve.counts, curve.geomean, curve.low, curve.high
     total = sum(counts.values())
-    named = {"same": f"the same within \u00b1{percent(threshold)}"}
+    named = {"same": f"the same within \u00b1{percent(curve.threshold)}"}
     found = [f"{named.get(v, v)} at {n}" for v, n in counts.items() if n]
     levels = f"{total} client level{'s' if total != 1 else ''}"
     text = f"{other_label} against {baseline_label}: " + ", ".join(found) + f" of {levels}"
@@ -167,3 +152,27 @@ def noise_sentence(*, noise: HostNoise, repeats: int) -> str:
         f"{percent(smallest)} are not reliably visible with {repeats} repeat"
         f"{'s' if repeats != 1 else ''} a side."
     )
+
+
+def host_noise_text(*, host: dict[int, HostNoise | None], base_repeats: dict[int, int]) -> str:
+    """What the host lets a comparison with the baseline's number of repeats see, over levels
+    (clients -> the host's noise; clients -> the baseline's repeats); "" when nothing is known."""
+    known = [(c, n) for c, n in host.items() if n is not None and base_repeats.get(c)]
+    if not known:
+        return ""
+    repeats = min(base_repeats[c] for c, _ in known)
+    visible = [detectable_difference(noise=n, repeats=repeats) for _, n in known]
+    finite = [v for v in visible if math.isfinite(v)]
+    if not finite:
+        return ""
+    cvs = [n.cv for _, n in known]
+    text = (
+        f"On this host, differences under {percent(statistics.median(finite))} are not "
+        f"reliably visible with {repeats} repeat{'s' if repeats != 1 else ''} a side"
+    )
+    if len(finite) > 1:
+        text += (
+            f" (median of {len(finite)} client levels, {percent(min(finite))} to "
+            f"{percent(max(finite))})"
+        )
+    return text + f"; run-to-run variation {percent(statistics.median(cvs))}."

@@ -3,7 +3,7 @@ with json_script and the page's JS calls Plotly.newPlot(el, data, layout, config
 
 Client counts go on a log2 axis (1, 2, 4, ... spaced evenly) with the measured counts as ticks,
 as in the published pgbench charts. Error bars span the min..max of the valid repeats, the same
-spread the comparison table judges differences by (compare.statistics).
+spread the comparison table judges differences by (stats.figures).
 """
 
 from __future__ import annotations

@@ -1,9 +1,11 @@
 """The section of a workload's presentation on the Compare and Experiment pages: its tables
-(compare.presentations) and the figures that go with them (dashboard.charts), as page context."""
+(compare.presentations) and the figures that go with them (dashboard.charts), as page context.
+The Compare page has them read with the rest of its comparison (compare.selectors.
+comparison_show) and only draws them here (presentation_section)."""
 
 from typing import Any
 
-from benchhub.compare.presentations import presentation_tables, progress_lines
+from benchhub.compare.presentations import Progress, presentation_tables, progress_lines
 from benchhub.compare.selectors import Comparison
 from benchhub.compare.tables import captions
 from benchhub.dashboard import charts
@@ -17,6 +19,23 @@ def presentation_context(
     [{"id", "title", "captions"}], "figure_data": {id: plotly figure}}. A sweep has charts
     only when `sweep_charts` (the Compare page draws its own)."""
     tables = presentation_tables(comparisons)
+    progress: list[Progress] = []
+    if tables["presentation"] == Workload.Presentation.CONNECTIONS:
+        progress = progress_lines(comparisons, level=level)
+    return presentation_section(
+        comparisons, tables=tables, progress=progress, sweep_charts=sweep_charts
+    )
+
+
+def presentation_section(
+    comparisons: list[Comparison],
+    *,
+    tables: dict[str, Any],
+    progress: list[Progress],
+    sweep_charts: bool = False,
+) -> dict[str, Any]:
+    """presentation_context's section from tables and progress lines already read
+    (compare.selectors.comparison_show): draws the figures, reads nothing."""
     figures: list[dict[str, Any]] = []
     data: dict[str, Any] = {}
 
@@ -38,13 +57,13 @@ def presentation_context(
             )
     if kind == Workload.Presentation.CONNECTIONS:
         by_name = {c.series[0].run.workload.name: c for c in comparisons}
-        for progress in progress_lines(comparisons, level=level):
-            title = f"progress: {progress.workload}, {progress.clients} measured clients"
+        for line in progress:
+            title = f"progress: {line.workload}, {line.clients} measured clients"
             add(
                 "progress",
-                by_name[progress.workload],
+                by_name[line.workload],
                 title,
-                charts.progress_figure(progress, title=title),
+                charts.progress_figure(line, title=title),
                 "tps of each -P interval in the repeat whose tps is the level's median "
                 "(the lower middle one for an even number of repeats); "
                 "choose the level with &level=n.",

@@ -1,8 +1,8 @@
-"""The Compare and History pages. Compare reads the comparison (compare.selectors), assesses
-it (compare.assessment), then gathers what the page shows of it (its rows, summary and captions
-from compare.tables, its presentation, its why section) and its figures (dashboard.charts);
-History reads one series and the regressions marked on it. The numbers come from compare.tables,
-as in the API."""
+"""The Compare and History pages. Compare parses its query, reads everything the comparison
+shows in one call (compare.selectors.comparison_show: the runs, verdicts, rows, presentation and
+why section, the same read as the compare API) and draws its figures (dashboard.charts, and the
+presentation's and the why section's); History reads one series and the regressions marked on
+it."""
 
 from urllib.parse import parse_qsl, urlencode
 
@@ -15,26 +15,19 @@ from django.views.decorators.http import require_POST
 
 from benchhub.api.errors import flatten_errors
 from benchhub.bisections.origins import bisectable
-from benchhub.compare.assessment import comparison_assess
-from benchhub.compare.selectors import compare_choices, comparison_get, history_get
+from benchhub.compare.selectors import (
+    ComparisonShown,
+    compare_choices,
+    comparison_get,
+    comparison_show,
+    history_get,
+)
 from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
 from benchhub.compare.services import comparison_settle
-from benchhub.compare.tables import (
-    captions,
-    client_bound_levels,
-    comparison_rows,
-    comparison_summary,
-    history_differences,
-    history_rows,
-    measured_on,
-    pooled_hosts,
-    set_lines,
-    unlike_notes,
-)
-from benchhub.compare.why import why_get
+from benchhub.compare.tables import history_differences, history_rows, measured_on
 from benchhub.dashboard import charts, query
 from benchhub.dashboard.evidence import why_context
-from benchhub.dashboard.presentation import presentation_context
+from benchhub.dashboard.presentation import presentation_section
 from benchhub.errors import ApplicationError
 from benchhub.regressions.selectors import history_markers
 
@@ -59,51 +52,43 @@ def compare(request: HttpRequest) -> HttpResponse:
         selection = CompareQuerySerializer(data=params)
         if selection.is_valid():
             try:
-                comparison = comparison_get(**selection.selection())
+                shown = comparison_show(
+                    selection=selection.selection(),
+                    threshold=selection.threshold_fraction,
+                    page=True,
+                    level=query.level(request.GET),
+                    why=query.level(request.GET, "why"),
+                )
             except ApplicationError as exc:
                 context["errors"] = exc.fields
             else:
-                context.update(
-                    _comparison_context(
-                        comparison,
-                        selection.validated_data,
-                        level=query.level(request.GET),
-                        why=query.level(request.GET, "why"),
-                        threshold=selection.threshold_fraction,
-                    )
-                )
+                context.update(_comparison_context(shown, selection.validated_data))
         else:
             context["errors"] = flatten_errors(selection.errors)
     _form_context(context, params, versions=query.versions(request.GET))
     return render(request, "dashboard/compare.html", context)
 
 
-def _comparison_context(
-    comparison, data: dict, *, level: int | None = None, why: int | None = None, threshold: float
-) -> dict:
+def _comparison_context(shown: ComparisonShown, data: dict) -> dict:
+    comparison, assessment = shown.comparison, shown.assessment
     if not comparison.series:
         return {"comparison": comparison}
     title = _selection_title(comparison, data.get("workload"), data.get("host"))
     permalink = permalink_query(data)
     base = comparison.series[0].run
     history_host = data.get("host") or base.host.name
-    assessment = comparison_assess(comparison, threshold=threshold)
     return {
         "comparison": comparison,
         "assessment": assessment,
-        "threshold_pct": f"{threshold * 100:g}",
+        "threshold_pct": f"{assessment.threshold * 100:g}",
         "title": title,
-        "rows": comparison_rows(comparison, assessment),
-        "summary": list(
-            zip(comparison.series, comparison_summary(comparison, assessment), strict=True)
-        ),
-        "captions": captions(comparison),
-        "set_lines": set_lines(comparison),
-        "unlike_notes": unlike_notes(comparison),
-        "verdict_lines": [
-            (version, client_bound_levels(comparison, version)) for version in assessment.versions
-        ],
-        "pooled_hosts": pooled_hosts(comparison),
+        "rows": shown.rows,
+        "summary": list(zip(comparison.series, shown.summary, strict=True)),
+        "captions": shown.captions,
+        "set_lines": shown.set_lines,
+        "unlike_notes": shown.unlike_notes,
+        "verdict_lines": shown.verdict_lines,
+        "pooled_hosts": shown.pooled_hosts,
         "tps_figure": charts.tps_figure(comparison, title=f"tps: {title}"),
         "latency_figure": charts.latency_figure(comparison, title=f"latency: {title}"),
         "permalink": permalink,
@@ -111,8 +96,8 @@ def _comparison_context(
         "threshold_hidden": [(k, v) for k, v in parse_qsl(permalink) if k != "threshold"],
         "api_url": f"{reverse('api-compare')}?{permalink}",
         "history_query": {"host": history_host, "workload": base.workload.name},
-        **presentation_context([comparison], level=level),
-        **why_context(why_get(comparison, assessment, asked=why), comparison, permalink=permalink),
+        **presentation_section([comparison], tables=shown.presentation, progress=shown.progress),
+        **why_context(shown.why, comparison, permalink=permalink),
         "bisect_url": _bisect_url(comparison),
     }
 

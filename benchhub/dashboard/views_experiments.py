@@ -11,9 +11,8 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
-from benchhub.compare.experiments import (
-    BY_ID,
-    EXPERIMENTS,
+from benchhub.compare.experiments import BY_ID, EXPERIMENTS
+from benchhub.compare.selectors import (
     ExperimentResults,
     experiment_get,
     experiment_index,

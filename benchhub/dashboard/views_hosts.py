@@ -4,7 +4,7 @@ workload and client level."""
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from benchhub.compare.host_noise import SHOWN_REPEATS, host_noise_rows
+from benchhub.compare.selectors import HOST_NOISE_REPEATS, host_noise_rows
 from benchhub.hosts.models import Host
 from benchhub.hosts.tuning import host_tuning
 
@@ -18,6 +18,6 @@ def host_detail(request: HttpRequest, name: str) -> HttpResponse:
         "host": host,
         "tuning": host_tuning(host.current_facts),
         "noise": host_noise_rows(host=host),
-        "repeats": SHOWN_REPEATS,
+        "repeats": HOST_NOISE_REPEATS,
     }
     return render(request, "dashboard/host.html", context)

@@ -1,6 +1,6 @@
 """Changes in a series of runs, with the size of each and its 95% interval. Pure code, no Django.
 
-The change points are compare.changepoints' (Apache Otava's E-Divisive with a t test,
+The change points are stats.changepoints' (Apache Otava's E-Divisive with a t test,
 docs/statistics.md). Each change is measured between the segments either side of it (from the
 previous change point, or the start of the series, to the next one, or its end): the ratio of
 their means minus one, with a percentile bootstrap interval (scipy.stats.bootstrap, a fixed seed
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
-from benchhub.compare.changepoints import change_points
+from benchhub.stats.changepoints import change_points
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000

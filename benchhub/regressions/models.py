@@ -1,7 +1,7 @@
 """Regressions over history, and who is told about them.
 
 A Regression (or an Improvement) is a change point that detection (regressions.detection, Apache
-Otava through compare.changepoints) found in one series: the median tps of the runs of one
+Otava through stats.changepoints) found in one series: the median tps of the runs of one
 comparability key (host, workload, configuration, scale, duration held constant) at one client
 level, in version order. It is unique on (series, first run after the change), so detecting again
 updates it instead of adding another. Its state moves through triage; every move is a

@@ -14,7 +14,7 @@ from benchhub.compare.splits import HELD_COLUMNS, Split, held_runs, series_split
 from benchhub.regressions.models import Delivery, Regression, RegressionEvent, Subscription, Webhook
 from benchhub.results.models import LevelAggregate
 
-# Detection looks at the newest points of a series only (compare.changepoints.RECENT is 200).
+# Detection looks at the newest points of a series only (stats.changepoints.RECENT is 200).
 SERIES_MAX_POINTS = 200
 LOG_LIMIT = 200
 MARKERS_LIMIT = 100

@@ -191,7 +191,7 @@ class Result(models.Model):
         null=True, blank=True, help_text="the pgbench client was the bottleneck"
     )
     comparability_key = models.CharField(max_length=64)
-    # What a verdict needs of this repeat (compare.repeats): written by the aggregation from the
+    # What a verdict needs of this repeat (stats.repeats): written by the aggregation from the
     # progress samples after the warm-up, so comparisons never read the samples. Null for an
     # aborted repeat and until the run is aggregated.
     steady_tps = models.FloatField(

@@ -12,8 +12,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from benchhub.builds.services import build_get_or_create
-from benchhub.compare.repeats import WITHIN_REPLICATES, Repeat, steady_state
-from benchhub.compare.repeats import repeat as repeat_from_samples
 from benchhub.configs.services import config_get_or_create
 from benchhub.digests import json_digest
 from benchhub.errors import ApplicationError
@@ -35,6 +33,8 @@ from benchhub.results.models import (
 )
 from benchhub.results.partitions import month_start
 from benchhub.results.selectors import level_aggregate_of, run_get
+from benchhub.stats.repeats import WITHIN_REPLICATES, Repeat, steady_state
+from benchhub.stats.repeats import repeat as repeat_from_samples
 from benchhub.workloads.services import workload_get_or_create
 
 logger = logging.getLogger(__name__)
@@ -363,7 +363,7 @@ STEADY_FIELDS = [
 
 
 def _steady_state(*, run: Run, results: list[Result]) -> None:
-    """Store each valid repeat's steady-state means (compare.repeats): the mean of its
+    """Store each valid repeat's steady-state means (stats.repeats): the mean of its
     per-second tps and latency after the warm-up, with their block-bootstrap standard errors.
     One query reads the run's progress samples; the bootstrap is seeded by the result id, so
     aggregating again writes the same numbers."""

@@ -10,8 +10,8 @@ from benchhub.bisections.decide import (
     measured_change,
     step_verdict,
 )
-from benchhub.compare.noise import HostNoise
-from benchhub.compare.repeats import RunMean
+from benchhub.stats.noise import HostNoise
+from benchhub.stats.repeats import RunMean
 
 
 def repeats(tps: float, *, count: int = 5, cv: float = 0.01, seed: int = 0) -> list[RunMean]:

@@ -76,12 +76,12 @@ __all__ = [
     "evidence_table",
     "improvement_table",
     "median",
-    "presentation_data",
     "presentation_of",
     "presentation_tables",
     "progress_lines",
     "run_ids",
     "stream_table",
+    "tables_data",
     "version_labels",
 ]
 
@@ -94,11 +94,11 @@ def presentation_of(comparisons: list[Comparison]) -> str:
     return Workload.Presentation.SWEEP
 
 
-def presentation_data(comparisons: list[Comparison]) -> dict[str, Any]:
-    """presentation_tables as JSON-ready data (the compare API's "presentation" key)."""
+def tables_data(tables: dict[str, Any]) -> dict[str, Any]:
+    """Tables built by presentation_tables as JSON-ready data (the compare API's
+    "presentation" key)."""
     return {
-        name: value if isinstance(value, str) else asdict(value)
-        for name, value in presentation_tables(comparisons).items()
+        name: value if isinstance(value, str) else asdict(value) for name, value in tables.items()
     }
 
 

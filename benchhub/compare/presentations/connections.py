@@ -18,8 +18,8 @@ from benchhub.compare.presentations.common import (
 )
 from benchhub.compare.presentations.streams import stream_values
 from benchhub.compare.selectors import Comparison
-from benchhub.compare.statistics import change_pct
 from benchhub.results.models import ProgressSeries, Result
+from benchhub.stats.figures import change_pct
 
 
 @dataclass

@@ -14,8 +14,8 @@ from benchhub.compare.presentations.common import (
     version_labels,
 )
 from benchhub.compare.selectors import Comparison
-from benchhub.compare.statistics import change_pct
 from benchhub.results.models import Result
+from benchhub.stats.figures import change_pct
 
 
 @dataclass

@@ -4,7 +4,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from benchhub.compare.experiments import experiment_get, experiment_index, model_name
+from benchhub.compare.experiments import model_name
 from benchhub.compare.presentations import (
     connections_table,
     evidence_table,
@@ -13,7 +13,12 @@ from benchhub.compare.presentations import (
     progress_lines,
     stream_table,
 )
-from benchhub.compare.selectors import ComparisonError, comparison_get
+from benchhub.compare.selectors import (
+    ComparisonError,
+    comparison_get,
+    experiment_get,
+    experiment_index,
+)
 from benchhub.compare.tests.experiment_data import (
     e2_idle_upload,
     e2_sweep_upload,

@@ -4,6 +4,8 @@ import math
 
 from django import template
 
+from benchhub.compare.selectors import NoiseRow
+from benchhub.compare.verdict_text import noise_sentence as noise_sentence_text
 from benchhub.compare.verdict_text import percent as percent_text
 
 register = template.Library()
@@ -16,3 +18,9 @@ def percent(fraction: float | None) -> str:
     if fraction is None or not math.isfinite(fraction):
         return NONE
     return percent_text(fraction)
+
+
+@register.filter
+def noise_sentence(row: NoiseRow) -> str:
+    """What a host's noise row lets one see, in a sentence (verdict_text.noise_sentence)."""
+    return noise_sentence_text(noise=row.noise, repeats=row.repeats)

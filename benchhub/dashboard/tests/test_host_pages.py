@@ -5,8 +5,8 @@ import math
 import numpy as np
 import pytest
 
-from benchhub.compare.noise import HostNoise, detectable_difference
 from benchhub.compare.tests.uploads import upload
+from benchhub.stats.noise import HostNoise, detectable_difference
 
 
 def test_it_shows_the_hosts_noise_per_workload_and_level(client, agent):

@@ -4,9 +4,10 @@ import numpy as np
 import pytest
 from scipy.stats import ttest_ind
 
-from benchhub.compare.noise import HostNoise
-from benchhub.compare.repeats import Repeat, RunMean, repeat
-from benchhub.compare.verdicts import History, LevelVerdict, Verdict, curve_verdict, level_verdict
+from benchhub.compare.verdict_text import curve_summary, level_description
+from benchhub.stats.noise import HostNoise
+from benchhub.stats.repeats import Repeat, RunMean, repeat
+from benchhub.stats.verdicts import History, LevelVerdict, Verdict, curve_verdict, level_verdict
 
 
 def runs(*tps: float, within_se: float = 0.0, latency_ms: float | None = None) -> list[Repeat]:
@@ -35,7 +36,7 @@ def test_it_calls_a_clear_ten_percent_gain_over_five_repeats_faster():
     )
     assert verdict.verdict is Verdict.FASTER
     assert verdict.tps.low > 1.0 and verdict.tps.low < 1.10 < verdict.tps.high
-    assert "Faster" in verdict.description
+    assert "Faster" in level_description(verdict)
 
 
 def test_it_calls_a_clear_ten_percent_loss_over_five_repeats_slower():
@@ -94,7 +95,7 @@ def test_it_never_judges_one_repeat_a_side_without_the_host_history(gain):
     assert verdict.verdict is Verdict.INCONCLUSIVE
     assert verdict.tps.low is None and verdict.p_difference is None
     assert verdict.tps.value == pytest.approx(gain)
-    assert "unknown" in verdict.description
+    assert "unknown" in level_description(verdict)
 
 
 def test_it_judges_one_repeat_a_side_with_the_host_history():
@@ -104,7 +105,7 @@ def test_it_judges_one_repeat_a_side_with_the_host_history():
     assert clear.verdict is Verdict.FASTER and clear.tps.history is History.USED
     assert clear.tps.dof == 30 and clear.tps.cv == pytest.approx(0.01)
     assert close.verdict is Verdict.INCONCLUSIVE
-    assert "host's history" in clear.description
+    assert "host's history" in level_description(clear)
 
 
 def test_it_sets_the_history_aside_when_these_runs_vary_far_more():
@@ -147,7 +148,7 @@ def test_it_says_how_many_repeats_would_settle_an_inconclusive_level():
     )
     assert verdict.verdict is Verdict.INCONCLUSIVE
     assert verdict.repeats_needed is not None and verdict.repeats_needed > 3
-    assert f"about {verdict.repeats_needed} repeats a side" in verdict.description
+    assert f"about {verdict.repeats_needed} repeats a side" in level_description(verdict)
 
 
 def test_it_gives_the_latency_ratio_when_every_repeat_has_one():
@@ -196,7 +197,7 @@ def test_it_keeps_clear_levels_through_holm_and_takes_the_geometric_mean():
         )
         for c, gain in ((1, 1.15), (2, 1.20), (4, 1.15))
     }
-    curve = curve_verdict(levels=levels, baseline_label="13.23", other_label="14.23")
+    curve = curve_verdict(levels=levels)
     assert curve.counts == {
         Verdict.FASTER: 3,
         Verdict.SLOWER: 0,
@@ -206,7 +207,8 @@ def test_it_keeps_clear_levels_through_holm_and_takes_the_geometric_mean():
     expected = math.prod(v.tps.value for v in levels.values()) ** (1 / 3)
     assert curve.geomean == pytest.approx(expected)
     assert curve.low < expected < curve.high and curve.low > 1.1
-    assert curve.summary.startswith("14.23 against 13.23: faster at 3 of 3 client levels")
+    summary = curve_summary(curve, baseline_label="13.23", other_label="14.23")
+    assert summary.startswith("14.23 against 13.23: faster at 3 of 3 client levels")
 
 
 def test_it_has_no_curve_interval_when_a_level_has_none():
@@ -222,7 +224,7 @@ def test_it_has_no_curve_interval_when_a_level_has_none():
 def test_it_adjusts_p_values_exactly_as_statsmodels_holm_does():
     from statsmodels.stats.multitest import multipletests
 
-    from benchhub.compare.verdicts import holm
+    from benchhub.stats.verdicts import holm
 
     rng = np.random.default_rng(5)
     for size in (1, 2, 6, 9):
@@ -251,7 +253,7 @@ def test_it_takes_run_means_as_units_when_a_side_has_several_runs():
     low, high = ttest_ind(other_means, base_means, equal_var=True).confidence_interval(0.95)
     assert (verdict.tps.low, verdict.tps.high) == pytest.approx((math.exp(low), math.exp(high)))
     assert verdict.tps.dof == 4 and verdict.tps.runs == (3, 3) and verdict.tps.unit == "runs"
-    assert "means of 3 runs against 3" in verdict.description
+    assert "means of 3 runs against 3" in level_description(verdict)
     # Taken as nine independent repeats a side, the tight repeats inside each run would have
     # hidden the variation between runs: the old interval is far narrower.
     independent = level_verdict(
@@ -267,7 +269,7 @@ def test_it_says_one_run_a_side_sees_only_the_variation_inside_one_job():
     )
     assert verdict.tps.unit == "repeats in one run a side" and verdict.tps.runs == (1, 1)
     assert verdict.tps.dof == 4
-    assert "not between separate jobs" in verdict.description
+    assert "not between separate jobs" in level_description(verdict)
 
 
 def test_it_pools_a_single_run_with_the_other_sides_runs():

@@ -1,6 +1,6 @@
 """Plain figures for comparing versions: change against a baseline, geometric mean of ratios,
 peak throughput. No Django here; the selectors hand in plain numbers. Whether a difference is
-real is the verdicts' question (compare.verdicts, compare.assessment), not these figures'.
+real is the verdicts' question (stats.verdicts, compare.assessment), not these figures'.
 """
 
 import math

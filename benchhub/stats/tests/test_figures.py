@@ -2,7 +2,7 @@ import math
 
 import pytest
 
-from benchhub.compare.statistics import (
+from benchhub.stats.figures import (
     change_pct,
     geometric_mean_ratio,
     peak,

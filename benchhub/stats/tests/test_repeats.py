@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from benchhub.compare.repeats import MIN_SECONDS, RunMean, repeat, run_mean
+from benchhub.stats.repeats import MIN_SECONDS, RunMean, repeat, run_mean
 
 
 def ar1(seed: int, *, n: int, phi: float, sd: float) -> np.ndarray:

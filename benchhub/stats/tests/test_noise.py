@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from scipy.stats import ttest_ind
 
-from benchhub.compare.noise import HostNoise, detectable_difference, host_noise, repeats_needed
 from benchhub.compare.verdict_text import noise_sentence
+from benchhub.stats.noise import HostNoise, detectable_difference, host_noise, repeats_needed
 
 
 def test_it_pools_the_run_to_run_variation_of_log_tps_over_runs():
@@ -66,7 +66,7 @@ def test_it_needs_fewer_repeats_for_a_clearer_answer():
 
 
 def test_it_finds_the_fewest_repeats_that_settle_as_a_scan_would():
-    from benchhub.compare.noise import _same_chance, power
+    from benchhub.stats.noise import _same_chance, power
 
     def scanned(log_ratio: float, cv: float) -> int | None:
         for n in range(2, 101):

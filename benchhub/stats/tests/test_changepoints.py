@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from benchhub.compare.changepoints import change_points
+from benchhub.stats.changepoints import change_points
 
 
 def series(seed: int, *, points: int, step_at: int | None = None, step: float = 0.0) -> list[float]:

@@ -50,9 +50,8 @@ import numpy as np
 from scipy.special import fdtrc, stdtr, stdtrit
 from scipy.stats import mannwhitneyu
 
-from benchhub.compare import verdict_text
-from benchhub.compare.noise import HostNoise, repeats_needed
-from benchhub.compare.repeats import Repeat, RunMean
+from benchhub.stats.noise import HostNoise, repeats_needed
+from benchhub.stats.repeats import Repeat, RunMean
 
 ALPHA = 0.05
 DEFAULT_THRESHOLD = 0.02
@@ -119,6 +118,9 @@ class LevelVerdict:
     one). `p_difference` is the two-sided p of "the ratio is 1", `p_same` that of "the ratio is
     outside +-threshold" (None with an unknown variation); `repeats` is (baseline, other);
     `repeats_needed` (per side) is set for an inconclusive level when it can be estimated.
+    What it was made of, for the words that explain it (compare.verdict_text): `seconds` and
+    `blocks` are each repeat's steady-state seconds and bootstrap block (s; 0 when unknown),
+    baseline first; `noise` the host's history given for tps.
     """
 
     verdict: Verdict
@@ -131,7 +133,9 @@ class LevelVerdict:
     mann_whitney_p: float | None
     cliffs_delta: float | None
     repeats_needed: int | None
-    description: str
+    seconds: tuple[int, ...] = ()
+    blocks: tuple[int, ...] = ()
+    noise: HostNoise | None = None
 
 
 @dataclass(frozen=True)
@@ -140,7 +144,7 @@ class CurveVerdict:
 
     `levels` maps clients to the corrected verdict; `counts` has a key per Verdict value;
     `geomean` is the geometric mean of the tps ratios, `low`/`high` its 95% interval (None when
-    a level's variation is unknown); `summary` the sentence that heads the comparison.
+    a level's variation is unknown); `threshold` the levels' practical threshold.
     """
 
     levels: dict[int, Verdict]
@@ -148,7 +152,7 @@ class CurveVerdict:
     geomean: float | None
     low: float | None
     high: float | None
-    summary: str
+    threshold: float = DEFAULT_THRESHOLD
 
 
 def level_verdict(
@@ -203,16 +207,9 @@ def level_verdict(
         mann_whitney_p=rank_p,
         cliffs_delta=delta,
         repeats_needed=needed,
-        description=verdict_text.level_description(
-            verdict=verdict,
-            tps=tps,
-            threshold=threshold,
-            repeats=(len(baseline), len(other)),
-            seconds=[r.tps.seconds for r in (*baseline, *other)],
-            blocks=[r.tps.block for r in (*baseline, *other)],
-            noise=tps_noise,
-            repeats_needed=needed,
-        ),
+        seconds=tuple(r.tps.seconds for r in (*baseline, *other)),
+        blocks=tuple(r.tps.block for r in (*baseline, *other)),
+        noise=tps_noise,
     )
 
 
@@ -383,12 +380,7 @@ def _rank_test(
     return float(result.pvalue), delta
 
 
-def curve_verdict(
-    *,
-    levels: Mapping[int, LevelVerdict],
-    baseline_label: str = "the baseline",
-    other_label: str = "this version",
-) -> CurveVerdict:
+def curve_verdict(*, levels: Mapping[int, LevelVerdict]) -> CurveVerdict:
     """The verdict over a curve from its levels' verdicts (clients -> LevelVerdict): Holm's
     correction for the number of levels, the counts, and the geometric-mean ratio.
 
@@ -410,15 +402,7 @@ def curve_verdict(
         geomean=geomean,
         low=low,
         high=high,
-        summary=verdict_text.curve_summary(
-            counts=counts,
-            geomean=geomean,
-            low=low,
-            high=high,
-            threshold=thresholds.pop(),
-            baseline_label=baseline_label,
-            other_label=other_label,
-        ),
+        threshold=thresholds.pop(),
     )
 
 

@@ -1,0 +1,124 @@
+"""Reads of compare/: every query the comparison, its verdicts, the History page and the host's
+noise make goes through here, and each module states its query count.
+
+- comparisons: the runs a comparison compares, their sets and aggregates (comparison_get), and
+  the selection form's choices (compare_choices);
+- repeats: what the verdicts are made of, the pooled repeats and the host's history;
+- shown: everything a comparison shows, read once for the page and the API (comparison_show);
+- experiments: what has been run of each experiment, and one experiment on one host;
+- history: one series over time (history_get);
+- why: the why section's evidence at one level (why_read; compare.why picks the level);
+- host_noise: a host's run-to-run variation per workload and level (host_noise_rows).
+"""
+
+from benchhub.compare.selectors.comparisons import (
+    MAX_CANDIDATES,
+    MAX_CHOICES,
+    MAX_COMPARED,
+    MAX_POOLED_RUNS,
+    POOLED_COLUMNS,
+    RUN_DEFERRED,
+    Choices,
+    Comparison,
+    ComparisonError,
+    LeftOut,
+    PartialNote,
+    Series,
+    compare_choices,
+    comparison_build,
+    comparison_get,
+    pooled_levels,
+    run_levels,
+    run_threads,
+    runs_compared,
+    runs_pooled,
+    versions_pick,
+    versions_q,
+)
+from benchhub.compare.selectors.experiments import (
+    MAX_EXPERIMENT_RUNS,
+    MAX_INDEX_ROWS,
+    ExperimentResults,
+    Ran,
+    experiment_get,
+    experiment_index,
+    experiment_newest_host,
+)
+from benchhub.compare.selectors.history import (
+    HISTORY_MAX_POINTS,
+    POINT_COLUMNS,
+    History,
+    HistoryPoint,
+    history_get,
+)
+from benchhub.compare.selectors.host_noise import (
+    HOST_NOISE_REPEATS,
+    HOST_NOISE_RESULTS,
+    NoiseRow,
+    host_noise_rows,
+)
+from benchhub.compare.selectors.repeats import (
+    MAX_HISTORY_RESULTS,
+    REPEAT_FIELDS,
+    comparison_history_spreads,
+    comparison_repeats,
+)
+from benchhub.compare.selectors.shown import (
+    ComparisonShown,
+    comparison_show,
+)
+from benchhub.compare.selectors.why import (
+    Why,
+    WhySide,
+    why_read,
+)
+
+__all__ = [
+    "HISTORY_MAX_POINTS",
+    "HOST_NOISE_REPEATS",
+    "HOST_NOISE_RESULTS",
+    "MAX_CANDIDATES",
+    "MAX_CHOICES",
+    "MAX_COMPARED",
+    "MAX_EXPERIMENT_RUNS",
+    "MAX_HISTORY_RESULTS",
+    "MAX_INDEX_ROWS",
+    "MAX_POOLED_RUNS",
+    "POINT_COLUMNS",
+    "POOLED_COLUMNS",
+    "REPEAT_FIELDS",
+    "RUN_DEFERRED",
+    "Choices",
+    "Comparison",
+    "ComparisonError",
+    "ComparisonShown",
+    "ExperimentResults",
+    "History",
+    "HistoryPoint",
+    "LeftOut",
+    "NoiseRow",
+    "PartialNote",
+    "Ran",
+    "Series",
+    "Why",
+    "WhySide",
+    "compare_choices",
+    "comparison_build",
+    "comparison_get",
+    "comparison_history_spreads",
+    "comparison_repeats",
+    "comparison_show",
+    "experiment_get",
+    "experiment_index",
+    "experiment_newest_host",
+    "history_get",
+    "host_noise_rows",
+    "pooled_levels",
+    "run_levels",
+    "run_threads",
+    "runs_compared",
+    "runs_pooled",
+    "versions_pick",
+    "versions_q",
+    "why_read",
+]

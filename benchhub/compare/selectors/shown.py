@@ -1,0 +1,88 @@
+"""Everything a comparison shows, read once for the Compare page and the compare API
+(comparison_show)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from benchhub.compare.selectors.comparisons import Comparison, comparison_get
+from benchhub.compare.selectors.why import Why
+from benchhub.workloads.models import Workload
+
+if TYPE_CHECKING:
+    from benchhub.compare.assessment import Assessment, VersionAssessment
+    from benchhub.compare.presentations import Progress
+    from benchhub.compare.tables import Row, Summary
+
+
+@dataclass
+class ComparisonShown:
+    """Everything a comparison shows, read once for the Compare page and the compare API.
+
+    `comparison` the runs and their sets (comparison_get); `assessment` the verdicts, in
+    numbers and words (compare.assessment); `rows`, `summary`, `captions`, `set_lines`,
+    `unlike_notes`, `pooled_hosts` the tables and lines of compare.tables; `verdict_lines` each
+    version's assessment with its client-bound levels; `presentation` the tables of the
+    workload's presentation (compare.presentations.presentation_tables). What only the page
+    shows, read when asked for (`page`): `why` (compare.why; None without a level) and
+    `progress`, the progress lines of a connections presentation.
+    """
+
+    comparison: Comparison
+    assessment: Assessment
+    rows: list[Row] = field(default_factory=list)
+    summary: list[Summary] = field(default_factory=list)
+    captions: list[str] = field(default_factory=list)
+    set_lines: list[str] = field(default_factory=list)
+    unlike_notes: list[str] = field(default_factory=list)
+    verdict_lines: list[tuple[VersionAssessment, list[int]]] = field(default_factory=list)
+    pooled_hosts: list[str] = field(default_factory=list)
+    presentation: dict[str, Any] = field(default_factory=dict)
+    why: Why | None = None
+    progress: list[Progress] = field(default_factory=list)
+
+
+def comparison_show(
+    *,
+    selection: dict[str, Any],
+    threshold: float,
+    page: bool = False,
+    level: int | None = None,
+    why: int | None = None,
+) -> ComparisonShown:
+    """What a comparison shows: the comparison of `selection` (comparison_get's arguments),
+    assessed at `threshold` (a fraction, 0.02 = 2 %), with its tables and presentation. With
+    `page`, also the why section (at `why` clients when compared, else the level the verdicts
+    pick) and a connections presentation's progress lines (at `level`). The API and the page
+    read the same numbers through it. Queries: comparison_get's, the assessment's two, the
+    presentation's (none for a sweep), and with `page` the why section's two and the
+    progress lines' two (connections only). Raises ComparisonError as comparison_get does."""
+    # The modules that assess and tabulate a comparison import the selectors (its types, its
+    # reads): they are imported here, when the first comparison is shown, not while the
+    # selectors package loads.
+    from benchhub.compare import presentations, tables
+    from benchhub.compare.assessment import comparison_assess
+    from benchhub.compare.why import why_get
+
+    comparison = comparison_get(**selection)
+    assessment = comparison_assess(comparison, threshold=threshold)
+    shown = ComparisonShown(comparison=comparison, assessment=assessment)
+    shown.presentation = presentations.presentation_tables([comparison])
+    if not comparison.series:
+        return shown
+    shown.rows = tables.comparison_rows(comparison, assessment)
+    shown.summary = tables.comparison_summary(comparison, assessment)
+    shown.captions = tables.captions(comparison)
+    shown.set_lines = tables.set_lines(comparison)
+    shown.unlike_notes = tables.unlike_notes(comparison)
+    shown.verdict_lines = [
+        (version, tables.client_bound_levels(comparison, version))
+        for version in assessment.versions
+    ]
+    shown.pooled_hosts = tables.pooled_hosts(comparison)
+    if page:
+        shown.why = why_get(comparison, assessment, asked=why)
+        if shown.presentation["presentation"] == Workload.Presentation.CONNECTIONS:
+            shown.progress = presentations.progress_lines([comparison], level=level)
+    return shown
