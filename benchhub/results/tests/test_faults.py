@@ -38,6 +38,16 @@ def upload(server: str, token: str, payload: dict) -> tuple[int, float]:
         return reply.status, time.monotonic() - started
 
 
+def supervised(worker: processes.Service) -> bool:
+    """Start ``worker`` again if it exited, as its supervisor does in a deployment (compose's
+    restart policy, a Kubernetes Deployment): Celery's worker may exit when its broker goes away
+    (kombu can fail while it closes the lost connection). Always True."""
+    if worker.process is not None and worker.process.poll() is not None:
+        print("--- the worker exited; started again, as its supervisor would ---")
+        worker.start()
+    return True
+
+
 def wait_for(predicate, *, timeout_s: float, what: str) -> None:
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
@@ -83,7 +93,9 @@ def test_it_stores_uploads_while_redis_is_down_and_analyses_them_when_it_is_back
             capture_output=True,
         )
         wait_for(
-            lambda: not Run.objects.filter(aggregated_at__isnull=True).exists(),
+            lambda: (
+                supervised(worker) and not Run.objects.filter(aggregated_at__isnull=True).exists()
+            ),
             timeout_s=60,
             what="the sweep to aggregate the runs uploaded while Redis was down",
         )
