@@ -52,6 +52,16 @@ def patch(name: str, text: str) -> dict[str, str]:
     return {"name": name, "sha256": hashlib.sha256(text.encode()).hexdigest(), "text": text}
 
 
+def agent_once(server: FakeServer, work_dir: Path, *, source_dirs: tuple[Path, ...],
+               **config: Any) -> str:  # fmt: skip
+    """One claim of a real agent against ``server``, building without ccache and taking
+    tarballs from ``source_dirs`` only; its outcome."""
+    settings = BuildSettings(ccache="off", source_dirs=source_dirs)
+    agent_config = Config(server=server.url, token=TOKEN, host="bench-01", work_dir=work_dir,
+                          heartbeat_interval_s=0.2, build=settings, **config)  # fmt: skip
+    return Agent(config=agent_config, client=client_for(server.url)).once()
+
+
 @pytest.fixture
 def server() -> Iterator[FakeServer]:
     fake = FakeServer()
@@ -102,17 +112,8 @@ def test_a_patch_that_does_not_apply_fails_the_job_at_build_with_the_hunk(
     text = stale_patch(pg15_tarball)
     spec = tarball_spec("15.18+stale", pg15_tarball, [patch("stale.patch", text)])
     server.replies = [(200, claim({"15.18+stale": spec}, ["15.18+stale"]))]
-    config = Config(
-        server=server.url,
-        token=TOKEN,
-        host="bench-01",
-        work_dir=work_dir,
-        client_bindir=client_bindir,
-        heartbeat_interval_s=0.2,
-        build=BuildSettings(ccache="off", source_dirs=(pg15_tarball.parent,)),
-    )
-
-    outcome = Agent(config=config, client=client_for(server.url)).once()
+    outcome = agent_once(server, work_dir, source_dirs=(pg15_tarball.parent,),
+                         client_bindir=client_bindir)  # fmt: skip
 
     assert outcome == "failed"
     paths = [path for path, _, _ in server.requests]
@@ -161,16 +162,8 @@ def test_a_tarballs_configure_cannot_read_the_agents_token_into_the_failure(
     spec = {"name": "15.99+x", "source": {"kind": "tarball", "path": str(tarball),
                                           "sha256": sha256}, "patches": []}  # fmt: skip
     server.replies = [(200, claim({"15.99+x": spec}, ["15.99+x"]))]
-    config = Config(
-        server=server.url,
-        token=TOKEN,
-        host="bench-01",
-        work_dir=work_dir,
-        heartbeat_interval_s=0.2,
-        build=BuildSettings(ccache="off", source_dirs=(listed,)),
-    )
     try:
-        outcome = Agent(config=config, client=client_for(server.url)).once()
+        outcome = agent_once(server, work_dir, source_dirs=(listed,))
     finally:
         shutil.rmtree(listed, ignore_errors=True)
 
@@ -197,16 +190,8 @@ def test_a_recipe_cannot_make_the_agent_read_its_token_file_as_a_tarball(
     spec = {"name": "15.99+x", "source": {"kind": "tarball", "path": str(token_file),
                                           "sha256": digest}, "patches": []}  # fmt: skip
     server.replies = [(200, claim({"15.99+x": spec}, ["15.99+x"]))]
-    config = Config(
-        server=server.url,
-        token=TOKEN,
-        host="bench-01",
-        work_dir=work_dir,
-        heartbeat_interval_s=0.2,
-        build=BuildSettings(ccache="off", source_dirs=(listed,)),
-    )
     try:
-        outcome = Agent(config=config, client=client_for(server.url)).once()
+        outcome = agent_once(server, work_dir, source_dirs=(listed,))
     finally:
         shutil.rmtree(listed, ignore_errors=True)
 

@@ -76,14 +76,21 @@ def listing_env(*, server: str, token: str, work_dir: Path, repo: Path) -> dict[
     }
 
 
-def test_it_lists_the_range_through_a_real_agent(server, work_dir, alice, repo):
-    path, shas = repo
+def bisection_queued(alice, path: Path, request: dict = REQUEST) -> str:
+    """The git recipe of ``path``, a bisection of it requested by alice through the API, and a
+    runner token for e2e-host (returned)."""
     recipe_create(name="master", source={"kind": "git", "url": str(path), "ref": "master"})
     _, token = runner_token_create(host_name="e2e-host")
     api = APIClient()
     api.force_login(alice)
-    created = api.post("/api/v1/bisections/", REQUEST, format="json")
+    created = api.post("/api/v1/bisections/", request, format="json")
     assert created.status_code == 201, created.content
+    return token
+
+
+def test_it_lists_the_range_through_a_real_agent(server, work_dir, alice, repo):
+    path, shas = repo
+    token = bisection_queued(alice, path)
     env = listing_env(server=server.url, token=token, work_dir=work_dir, repo=path)
     agent = processes.agent_once(env=env)
     output, _ = agent.communicate(timeout=300)
@@ -107,12 +114,7 @@ def test_it_lists_the_range_through_a_real_agent(server, work_dir, alice, repo):
 
 def test_a_ref_that_does_not_resolve_fails_the_bisection(server, work_dir, alice, repo):
     path, _ = repo
-    recipe_create(name="master", source={"kind": "git", "url": str(path), "ref": "master"})
-    _, token = runner_token_create(host_name="e2e-host")
-    api = APIClient()
-    api.force_login(alice)
-    created = api.post("/api/v1/bisections/", {**REQUEST, "good": "no-such-tag"}, format="json")
-    assert created.status_code == 201, created.content
+    token = bisection_queued(alice, path, {**REQUEST, "good": "no-such-tag"})
     env = listing_env(server=server.url, token=token, work_dir=work_dir, repo=path)
     agent = processes.agent_once(env=env)
     output, _ = agent.communicate(timeout=300)
@@ -131,12 +133,7 @@ def test_a_repository_outside_the_listed_directories_fails_the_listing(
     """The recipe names a repository of the host the agent's configuration does not list: the
     agent, as root, refuses it before git reads it, and the bisection fails at `resolve`."""
     path, _ = repo
-    recipe_create(name="master", source={"kind": "git", "url": str(path), "ref": "master"})
-    _, token = runner_token_create(host_name="e2e-host")
-    api = APIClient()
-    api.force_login(alice)
-    created = api.post("/api/v1/bisections/", REQUEST, format="json")
-    assert created.status_code == 201, created.content
+    token = bisection_queued(alice, path)
     elsewhere = work_dir / "sources" / "x"
     elsewhere.mkdir(parents=True)
     env = listing_env(server=server.url, token=token, work_dir=work_dir, repo=elsewhere)
