@@ -53,7 +53,7 @@ class Toolchain:
         if not self.ccache or self.ccache_dir is None:
             return {}
         # Paths under BASEDIR hash as relative ones, and NOHASHDIR leaves the compile directory
-        # out: the throwaway tree, every kept tree and a second agent's cache share hits.
+        # out: every kept tree and a second agent's cache share hits.
         return {
             "CCACHE_DIR": str(self.ccache_dir),
             "CCACHE_BASEDIR": str(base),
@@ -119,8 +119,8 @@ class Seed:
 
 
 class Compiler:
-    """Builds one spec. ``tree`` is the kept tree of the source (a git repository's, moved from
-    commit to commit, or a tarball's), None for a throwaway tree."""
+    """Builds one spec in ``tree``, the kept tree of its source (a git repository's, moved from
+    commit to commit, or a tarball's)."""
 
     def __init__(
         self,
@@ -129,7 +129,7 @@ class Compiler:
         work: Path,
         account: Account | None,
         toolchain: Toolchain,
-        tree: BuildTree | None = None,
+        tree: BuildTree,
         seed: Seed | None = None,
         seed_key: str | None = None,
     ) -> None:
@@ -140,7 +140,7 @@ class Compiler:
         # ``tree`` itself may seed others (it has no patches).
         self.seed = seed
         self.seed_key = seed_key
-        self.src = tree.src if tree is not None else work / "src"
+        self.src = tree.src
         self.account = account
         self.toolchain = toolchain
         # The arguments of this build's configure, once it succeeded.
@@ -151,8 +151,6 @@ class Compiler:
     ) -> Compiled:
         self._fresh_work()
         tree = self.tree
-        if tree is None:
-            return self._clean(spec, resolved, sources, prefix)
         # What a tree holds: a git commit, or a tarball's digest (a tree that never moves).
         commit = resolved.commit or resolved.digest
         if tree.interrupted():
@@ -196,7 +194,6 @@ class Compiler:
         """Fill the (new) kept tree with a copy of ``seed``'s, objects and timestamps kept, as
         the runner account; (the seed's commit, its configure arguments), or (None, None) when
         the copy failed and the tree is to be built clean."""
-        assert self.tree is not None
         commit, configured = seed.commit(), seed.configure_args()
         if commit is None:
             return None, None
@@ -241,7 +238,6 @@ class Compiler:
         patches applied unless ``patched`` is false, as in a copy of a seed) to the resolved
         commit and build there. The files that differ are read from the mirror of
         ``diff_repository`` (default: the source's own), which holds both commits."""
-        assert self.tree is not None
         target = resolved.commit or resolved.digest
         changed: list[str] = []
         deleted: list[str] = []
@@ -325,8 +321,7 @@ class Compiler:
     def _unpack(self, resolved: ResolvedSource, sources: SourceCache) -> None:
         self.steps.note("unpack", "unpacking the source")
         shutil.rmtree(self.src, ignore_errors=True)
-        if self.tree is not None:
-            shutil.rmtree(self.tree.stage, ignore_errors=True)
+        shutil.rmtree(self.tree.stage, ignore_errors=True)
         self.src.mkdir(parents=True)
         self.src.chmod(0o755)
         self._give(self.src)
@@ -427,15 +422,10 @@ class Compiler:
     def _configure(
         self, spec: BuildSpec, defaults: MajorDefaults | None, prefix: Path
     ) -> list[str]:
-        if self.tree is None:
-            prefix.mkdir(parents=True)
-            prefix.chmod(0o755)
-            self._give(prefix)
-        # A kept tree's prefix is the same for every commit (see trees); its installs move.
-        configured = self.tree.prefix if self.tree is not None else prefix
+        # Every tree's prefix is the same (see trees); its installs are staged and moved.
         # Defaults first: configure lets the last of --with-x/--without-x win, so a spec may
         # turn a default back on ("--with-readline").
-        args = [f"--prefix={configured}", "--enable-depend"]
+        args = [f"--prefix={self.tree.prefix}", "--enable-depend"]
         args += [*(defaults.configure_flags if defaults else ()), *spec.configure_flags]
         args.append(f"CC={self.toolchain.cc_command}")
         if spec.cflags:
@@ -447,9 +437,8 @@ class Compiler:
 
     def _make_vars(self, compiled: Compiled) -> list[str]:
         make_vars = [f"COPT={' '.join(compiled.copt)}"] if compiled.copt else []
-        if self.tree is not None:
-            # Programs and libraries find libpq beside themselves wherever the install moves.
-            make_vars.append("rpathdir=$$ORIGIN/../lib")
+        # Programs and libraries find libpq beside themselves wherever the install moves.
+        make_vars.append("rpathdir=$$ORIGIN/../lib")
         return make_vars
 
     def _make(self, compiled: Compiled) -> None:
@@ -468,19 +457,17 @@ class Compiler:
 
     def _install(self, compiled: Compiled, prefix: Path) -> None:
         make_vars = self._make_vars(compiled)
-        if self.tree is not None:
-            shutil.rmtree(self.tree.stage, ignore_errors=True)
-            self.tree.stage.mkdir()
-            self._give(self.tree.stage)
-            make_vars.append(f"DESTDIR={self.tree.stage}")
+        shutil.rmtree(self.tree.stage, ignore_errors=True)
+        self.tree.stage.mkdir()
+        self._give(self.tree.stage)
+        make_vars.append(f"DESTDIR={self.tree.stage}")
         self.steps.note("install", f"make install into {prefix}")
         jobs = f"-j{self.toolchain.jobs}"
         self.steps.run(["make", jobs, "install", *make_vars], stage="install", cwd=self.src)
         for name in compiled.contrib:
             self.steps.run(["make", "-C", f"contrib/{name}", "install", *make_vars],
                            stage="install", cwd=self.src)  # fmt: skip
-        if self.tree is not None:
-            self._move_install(compiled, prefix)
+        self._move_install(compiled, prefix)
         # Built binaries are code from the source: even --version runs unprivileged.
         out = self.steps.capture([str(prefix / "bin" / "postgres"), "--version"],
                                  stage="install", cwd=self.src)  # fmt: skip
@@ -503,7 +490,6 @@ class Compiler:
 
     def _move_install(self, compiled: Compiled, prefix: Path) -> None:
         """Move a kept tree's staged install (DESTDIR + its configured prefix) to ``prefix``."""
-        assert self.tree is not None
         staged = Path(f"{self.tree.stage}{self._configured_prefix(compiled)}")
         try:
             # lstat: the stage is the runner account's; a link there is never followed.
