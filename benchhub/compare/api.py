@@ -41,7 +41,8 @@ class CompareView(APIView):
     geometric-mean ratio with its 95% interval) and per level the tps and latency ratios with
     95% intervals, the verdict (faster, slower, same within the threshold, inconclusive), the
     Mann-Whitney p and Cliff's delta from 4 repeats a side, and for an inconclusive level the
-    repeats a side likely to settle it; "noise" says what the host lets these repeats see;
+    repeats a side likely to settle it, and the interval's units (`interval_unit`: run_means or
+    repeats_in_one_job, with the page's words); "noise" says what the host lets these repeats see;
     each version's peak; the differences between the runs; and under "presentation" the tables
     of the workload's presentation. docs/statistics.md describes the method."""
 

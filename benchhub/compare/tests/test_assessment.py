@@ -48,6 +48,23 @@ def test_it_pools_every_run_of_a_build_under_its_comparability_key(anon_client, 
     assert (level["tps_ratio_low"], level["tps_ratio_high"]) == pytest.approx(
         tuple(np.exp(test.confidence_interval(0.95)))
     )
+    assert level["interval_unit"] == "run_means"
+    assert level["interval_unit_text"] == "run means (2 runs a side)"
+    assert "Units: run means (2 runs a side)" in level["description"]
+
+
+def test_it_says_an_interval_of_one_run_a_side_sees_only_the_repeats_inside_one_job(
+    anon_client, agent
+):
+    upload(agent, version="13.3", tps={1: [100, 104, 102], 2: [200, 203]})
+    upload(agent, version="15.4", tps={1: [110, 113, 111], 2: [201]})
+    levels = _levels(anon_client.get(URL).json())
+    assert levels[1]["repeats"] == [3, 3]
+    assert levels[1]["interval_unit"] == "repeats_in_one_job"
+    assert levels[1]["interval_unit_text"] == (
+        "repeats inside one job (the interval sees only within-job variation)"
+    )
+    assert "variation between separate jobs is not seen" in levels[1]["description"]
 
 
 def test_it_takes_the_version_marked_baseline_unless_one_is_named(anon_client, agent):
