@@ -1,6 +1,6 @@
 """GET /api/v1/compare/: the comparison table and its verdicts as JSON, or CSV with `format=csv`
-or `Accept: text/csv`; POST /api/v1/compare/settle/: queue more repeats of its inconclusive
-levels. Same query parameters as the Compare page (compare.serializers)."""
+or `Accept: text/csv`; POST /api/v1/compare/settle/: queue more runs or repeats of its
+inconclusive levels. Same query parameters as the Compare page (compare.serializers)."""
 
 import json
 from typing import Any
@@ -41,7 +41,8 @@ class CompareView(APIView):
     geometric-mean ratio with its 95% interval) and per level the tps and latency ratios with
     95% intervals, the verdict (faster, slower, same within the threshold, inconclusive), the
     Mann-Whitney p and Cliff's delta from 4 repeats a side, and for an inconclusive level the
-    repeats a side likely to settle it; "noise" says what the host lets these repeats see;
+    repeats a side likely to settle it, and the interval's units (`interval_unit`: run_means or
+    repeats_in_one_job, with the page's words); "noise" says what the host lets these repeats see;
     each version's peak; the differences between the runs; and under "presentation" the tables
     of the workload's presentation. docs/statistics.md describes the method."""
 
@@ -60,11 +61,12 @@ class CompareView(APIView):
 
 
 class CompareSettleView(APIView):
-    """Settle it: queue one job with more repeats of the comparison's inconclusive levels (after
-    Holm, at the threshold given), for the baseline and the versions concerned, on the baseline
-    run's host with the same builds, workload, length and configuration. The query parameters
-    are the comparison's, as for GET /api/v1/compare/. 201 with the job; 409
-    `nothing_to_settle` when every level has a verdict."""
+    """Settle it: queue more measurements of the comparison's inconclusive levels (after Holm,
+    at the threshold given), for the baseline and the versions concerned, on the baseline run's
+    host with the same builds, workload, length and configuration: separate jobs where a level's
+    interval has one run a side, else one job with more repeats. The query parameters are the
+    comparison's, as for GET /api/v1/compare/. 201 with the first job, `jobs` listing the ids
+    of every job queued; 409 `nothing_to_settle` when every level has a verdict."""
 
     permission_classes = [IsPerson]
 
@@ -74,10 +76,12 @@ class CompareSettleView(APIView):
     def post(self, request: Request) -> Response:
         query = CompareQuerySerializer(data=query_params(request.query_params))
         query.is_valid(raise_exception=True)
-        job = comparison_settle(
+        jobs = comparison_settle(
             comparison=comparison_get(**query.selection()),
             threshold=query.threshold_fraction,
             created_by=request.user,
             permalink=permalink_query(query.validated_data),
         )
-        return Response(JobDetailOutSerializer(job_get(job_id=job.pk)).data, status=201)
+        body = dict(JobDetailOutSerializer(job_get(job_id=jobs[0].pk)).data)
+        body["jobs"] = [job.pk for job in jobs]
+        return Response(body, status=201)

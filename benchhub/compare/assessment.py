@@ -30,13 +30,17 @@ from benchhub.stats.noise import (
     repeats_needed,
 )
 from benchhub.stats.repeats import Repeat
-from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Verdict
+from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Unit, Verdict
 
 DEFAULT_THRESHOLD = verdicts.DEFAULT_THRESHOLD
 # "Settle it" asks for at most this many more repeats a side in one job.
 MAX_SETTLE_REPEATS = 10
 # With one repeat a side the variation is unknown: this many more make an interval possible.
 UNKNOWN_SETTLE_REPEATS = 2
+# With one run a side, repeats cannot show the variation between runs; only runs of separate
+# jobs can. Two more jobs make three runs a side: run means with 4 degrees of freedom, the
+# fewest whose t quantile (2.78) no longer swamps the difference (4.30 at 2).
+SETTLE_JOBS = 2
 
 
 @dataclass
@@ -94,12 +98,13 @@ class Assessment:
 @dataclass(frozen=True)
 class SettlePlan:
     """What "settle it" queues: these versions' runs (baseline first) at these levels, with
-    `repeats` more repeats a side."""
+    `repeats` more repeats a side, in each of `jobs` separate jobs."""
 
     runs: list
     clients: list[int]
     repeats: int
     aa: bool
+    jobs: int = 1
 
 
 def comparison_assess(
@@ -185,25 +190,37 @@ def _noise(
 
 
 def settle_plan(comparison: Comparison, assessment: Assessment) -> SettlePlan | None:
-    """More repeats of the levels left inconclusive (after Holm), for the baseline and each
-    version with such a level: as many more a side as the observed variation says would likely
-    settle the least settled of them (at most MAX_SETTLE_REPEATS). None when none is left."""
+    """More measurements of the levels left inconclusive (after Holm), for the baseline and each
+    version with such a level. Where such a level's interval has one run a side (its units the
+    repeats inside one job), more repeats in one more job cannot show the variation between
+    runs: SETTLE_JOBS separate jobs, each with as many repeats as the runs have. Otherwise one
+    job with as many more repeats a side as the observed variation says would likely settle
+    the least settled level (at most MAX_SETTLE_REPEATS). None when no level is left open."""
     if not comparison.series:
         return None
-    clients: set[int] = set()
-    extra = 0
+    open_rows: list[LevelRow] = []
     runs = [comparison.series[0].run]
     for version in assessment.versions:
-        open_levels = [row for row in version.levels.values() if row.settle]
-        if not open_levels:
-            continue
-        if version.series.run.build_id != runs[0].build_id:
+        found = [row for row in version.levels.values() if row.settle]
+        if found and version.series.run.build_id != runs[0].build_id:
             runs.append(version.series.run)
-        clients.update(row.clients for row in open_levels)
-        extra = max(extra, *(_more_repeats(row.verdict) for row in open_levels))
-    if not clients:
+        open_rows.extend(found)
+    if not open_rows:
         return None
-    return SettlePlan(runs=runs, clients=sorted(clients), repeats=extra, aa=assessment.aa)
+    clients = sorted({row.clients for row in open_rows})
+    open_levels = [row.verdict for row in open_rows]
+    one_run = [level for level in open_levels if level.tps.unit is Unit.REPEATS]
+    if one_run:
+        repeats = max(min(level.repeats) for level in one_run)
+        return SettlePlan(
+            runs=runs,
+            clients=clients,
+            repeats=min(MAX_SETTLE_REPEATS, repeats),
+            aa=assessment.aa,
+            jobs=SETTLE_JOBS,
+        )
+    extra = max(_more_repeats(level) for level in open_levels)
+    return SettlePlan(runs=runs, clients=clients, repeats=extra, aa=assessment.aa)
 
 
 def _more_repeats(level: LevelVerdict) -> int:

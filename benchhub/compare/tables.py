@@ -18,6 +18,7 @@ from benchhub.compare.describe import Difference, hardware_text, length_text
 from benchhub.compare.presentations import tables_data
 from benchhub.compare.selectors import Comparison, ComparisonShown, History, Series
 from benchhub.compare.splits import segment_differences
+from benchhub.compare.verdict_text import interval_unit_text
 from benchhub.results.models import Run
 from benchhub.stats import figures
 
@@ -296,6 +297,8 @@ def _level_data(row: LevelRow, client_bound: bool) -> dict[str, Any]:
         "latency_ratio_high": latency.high if latency else None,
         "repeats": list(level.repeats),
         "run_to_run_cv": level.tps.cv,
+        "interval_unit": level.tps.unit.value if level.tps.low is not None else None,
+        "interval_unit_text": interval_unit_text(level.tps),
         "p_difference": level.p_difference,
         "p_same": level.p_same,
         "mann_whitney_p": level.mann_whitney_p,

@@ -12,7 +12,7 @@ import statistics
 from collections.abc import Sequence
 
 from benchhub.stats.noise import HostNoise, detectable_difference
-from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Ratio, Verdict
+from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Ratio, Unit, Verdict
 
 
 def percent(fraction: float) -> str:
@@ -90,18 +90,30 @@ def _variation_text(tps: Ratio, noise: HostNoise | None) -> str:
     return text + _unit_text(tps)
 
 
-def _unit_text(tps: Ratio) -> str:
-    """What the interval counted as independent: runs share nothing, the repeats of one run
-    share its cluster, data load and hour."""
-    if tps.unit == "repeats in one run a side":
-        return (
-            " One run a side: the interval sees the variation between the repeats inside one "
-            "job, not between separate jobs; runs of further jobs would show it."
-        )
+def interval_unit_text(tps: Ratio) -> str | None:
+    """What the interval counted as independent, in the page's words; None without an
+    interval. Runs share nothing; the repeats of one run share its cluster, data load and hour."""
+    if tps.low is None:
+        return None
+    if tps.unit == Unit.REPEATS:
+        return "repeats inside one job (the interval sees only within-job variation)"
     base, other = tps.runs
-    if tps.history == "not given" and tps.dof is not None and base + other - 2 == tps.dof:
-        return f" Units: the means of {other} runs against {base}, each over its repeats."
-    return ""
+    sides = f"{base} run{'s' if base != 1 else ''} a side"
+    if base != other:
+        sides = f"{other} run{'s' if other != 1 else ''} against {base}"
+    return f"run means ({sides})"
+
+
+def _unit_text(tps: Ratio) -> str:
+    unit = interval_unit_text(tps)
+    if unit is None:
+        return ""
+    if tps.unit == Unit.REPEATS:
+        return (
+            f" Units: {unit}. With one run a side the variation between separate jobs is not "
+            "seen; runs of further jobs would show it, more repeats would not."
+        )
+    return f" Units: {unit}, each run counted as the mean of its repeats."
 
 
 def _verdict_text(
@@ -120,6 +132,8 @@ def _verdict_text(
             "run-to-run variation is unknown; run 3 or more repeats a side."
         )
     text = f"Inconclusive: the interval includes 1 and reaches beyond {band}"
+    if tps.unit == Unit.REPEATS:
+        return text + "; more jobs a side, each a run of its own, would settle it."
     if repeats_needed is not None:
         return text + f"; about {repeats_needed} repeats a side would likely settle it."
     return text + "; the difference is too close to the threshold for more repeats to settle."

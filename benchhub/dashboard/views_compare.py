@@ -140,15 +140,16 @@ def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:
 @login_required
 @require_POST
 def compare_settle(request: HttpRequest) -> HttpResponse:
-    """POST /compare/settle/?<the comparison's query>: "settle it", more repeats of its
-    inconclusive levels (compare.services.comparison_settle); on to the queued job's page."""
+    """POST /compare/settle/?<the comparison's query>: "settle it", more runs or repeats of its
+    inconclusive levels (compare.services.comparison_settle); on to the first queued job's
+    page."""
     selection = CompareQuerySerializer(data=query_params(request.GET))
     back = f"{reverse('compare')}?{request.GET.urlencode()}"
     if not selection.is_valid():
         flash.error(request, "This comparison cannot be settled: its selection is not valid.")
         return redirect(back)
     try:
-        job = comparison_settle(
+        jobs = comparison_settle(
             comparison=comparison_get(**selection.selection()),
             threshold=selection.threshold_fraction,
             created_by=request.user,
@@ -157,7 +158,13 @@ def compare_settle(request: HttpRequest) -> HttpResponse:
     except ApplicationError as exc:
         flash.error(request, exc.detail)
         return redirect(back)
-    return redirect("job", job_id=job.pk)
+    if len(jobs) > 1:
+        flash.info(
+            request,
+            f"Queued {len(jobs)} separate jobs ({', '.join(str(job.pk) for job in jobs)}): with "
+            "one run a side, only runs of separate jobs show the variation between runs.",
+        )
+    return redirect("job", job_id=jobs[0].pk)
 
 
 def history(request: HttpRequest) -> HttpResponse:

@@ -5,7 +5,8 @@ Otava through stats.changepoints) found in one series: the median tps of the run
 comparability key (host, workload, configuration, scale, duration held constant) at one client
 level, in version order. It is unique on (series, first run after the change), so detecting again
 updates it instead of adding another. Its state moves through triage; every move is a
-RegressionEvent (who, when, from, to, note).
+RegressionEvent (who, when, from, to, note). Detection withdraws a stored change whose runs
+before and after lie either side of a split of the series (state `withdrawn`, no actor).
 
 People subscribe to hosts, workloads or everything (Subscription); a detected change is sent to
 each subscriber by email and to each of their webhooks, one Delivery row per recipient, which is
@@ -33,6 +34,10 @@ class Regression(models.Model):
         FIXED = "fixed", "fixed"
         ACCEPTED = "accepted", "accepted"
         FALSE_POSITIVE = "false_positive", "false positive"
+        # Detection's own verdict on a change it stored under an older rule: its runs before and
+        # after lie either side of a split (not like with like). Marked, with the reason in the
+        # note and the log, never deleted.
+        WITHDRAWN = "withdrawn", "withdrawn (not like with like)"
 
     kind = models.CharField(max_length=12, choices=Kind.choices)
     state = models.CharField(max_length=16, choices=State.choices, default=State.NEW)

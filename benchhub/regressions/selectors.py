@@ -145,7 +145,8 @@ def history_markers(
     *, host_id: int, workload: str, clients: int, config_hash: str | None
 ) -> list[Regression]:
     """The changes detected in one history series (the history page's host, workload, level and
-    configuration), oldest first, with the run after each (its start is the marker's place)."""
+    configuration), oldest first, with the run after each (its start is the marker's place);
+    not the withdrawn ones."""
     if config_hash is None:
         return []
     markers = (
@@ -155,6 +156,9 @@ def history_markers(
             clients=clients,
             run_after__config__hash=config_hash,
         )
+        # A withdrawn change spans a split, which the chart marks already: no change is drawn
+        # across one.
+        .exclude(state=Regression.State.WITHDRAWN)
         .select_related("run_after", "run_after__build")
         .order_by("-run_after__started_at", "-id")[:MARKERS_LIMIT]
     )

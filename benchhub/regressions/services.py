@@ -1,8 +1,10 @@
 """Writes for regressions: detection after an upload, triage, subscriptions and webhooks.
 
 Detection (`run_detect`) is idempotent: a change already stored for its series and first run
-after is updated (its figures, if still new), never added twice. Newly found changes are sent to
-their subscribers (regressions.notify) after the transaction commits.
+after is updated (its figures, if still new), never added twice; a stored change whose runs
+before and after lie either side of a split (stored under an older rule) is withdrawn, with the
+reason. Newly found changes are sent to their subscribers (regressions.notify) after the
+transaction commits.
 """
 
 from __future__ import annotations
@@ -88,10 +90,13 @@ def series_detect(
     """Detect the changes of one series (a comparability key at one client level on one host,
     as History draws it, in time order, per segment between its splits) and store each as a
     Regression or Improvement; returns those created now. One transaction; queues their
-    notification on commit (unless `notify` is false: a backfill of old history)."""
-    points, splits, baseline_id = _anchored(
-        series_points(comparability_key=comparability_key, clients=clients, host_id=host_id)
+    notification on commit (unless `notify` is false: a backfill of old history). Withdraws
+    the stored changes of the series that span a split first (series_withdraw_spanning)."""
+    series = series_points(comparability_key=comparability_key, clients=clients, host_id=host_id)
+    series_withdraw_spanning(
+        series=series, comparability_key=comparability_key, clients=clients, host_id=host_id
     )
+    points, splits, baseline_id = _anchored(series)
     found = _changes(points, splits)
     if not found:
         return []
@@ -156,6 +161,60 @@ def _store(
     return regression, created
 
 
+def series_withdraw_spanning(
+    *, series: Series, comparability_key: str, clients: int, host_id: int
+) -> list[Regression]:
+    """Withdraw each stored change of this series (not withdrawn yet) whose run before and run
+    after lie either side of one of its splits: what the runs hold equal changed between them,
+    so the step is no change of PostgreSQL (detection under an older rule called it). Its state
+    becomes `withdrawn` with the reason as its note and a RegressionEvent without an actor (the
+    previous state stays in the log); nothing is deleted. Changes whose runs the series no
+    longer holds (invalid, or older than its newest points) are left as they are. One
+    transaction; returns those withdrawn now."""
+    place = {point.run_id: index for index, point in enumerate(series.points)}
+    withdrawn = []
+    with transaction.atomic():
+        stored = Regression.objects.select_for_update().filter(
+            comparability_key=comparability_key, clients=clients, host_id=host_id
+        )
+        for regression in stored.exclude(state=Regression.State.WITHDRAWN).order_by("id"):
+            before = place.get(regression.run_before_id)
+            after = place.get(regression.run_after_id)
+            if before is None or after is None:
+                continue
+            low, high = sorted((before, after))
+            crossed = [split for split in series.splits if low < split.index <= high]
+            if crossed:
+                _withdraw(regression, reason=_spanning_reason(crossed))
+                withdrawn.append(regression)
+    return withdrawn
+
+
+def _spanning_reason(splits: list[Split]) -> str:
+    where = "; ".join(
+        f"from {split.started_at:%Y-%m-%d %H:%M}: {'; '.join(split.reasons)}" for split in splits
+    )
+    text = (
+        "Withdrawn by detection: the runs before and after this change lie either side of a "
+        f"split of the series, where what they hold equal changed ({where}). No change is "
+        "called across a split."
+    )
+    return text[:MAX_NOTE]
+
+
+def _withdraw(regression: Regression, *, reason: str) -> None:
+    RegressionEvent.objects.create(
+        regression=regression,
+        actor=None,
+        from_state=regression.state,
+        to_state=Regression.State.WITHDRAWN,
+        note=reason,
+    )
+    regression.state, regression.note = Regression.State.WITHDRAWN, reason
+    regression.state_changed_at, regression.state_changed_by = timezone.now(), None
+    regression.save(update_fields=["state", "note", "state_changed_at", "state_changed_by"])
+
+
 def run_detect(*, run_id: int) -> int:
     """Detect changes in every series a run belongs to (its comparability key at each of its
     client levels, on its host); returns how many changes were new. Reads the aggregates, so it
@@ -191,6 +250,30 @@ def history_detect(*, notify: bool = False, limit: int = 100_000) -> tuple[int, 
             series_detect(comparability_key=key, clients=clients, host_id=host_id, notify=notify)
         )
     return count, found
+
+
+def regressions_reexamine(*, limit: int = 100_000) -> tuple[int, int]:
+    """Re-examine the stored changes of every series holding one (at most `limit` series) under
+    the current rule, e.g. once after upgrading from a detector that did not split series:
+    withdraw those that span a split (series_withdraw_spanning). Detects nothing new and tells
+    nobody (`manage.py regressions_detect` detects). Returns (series read, changes withdrawn).
+    Idempotent."""
+    series = (
+        Regression.objects.exclude(state=Regression.State.WITHDRAWN)
+        .values_list("comparability_key", "clients", "host_id")
+        .distinct()
+        .order_by("comparability_key", "clients", "host_id")[:limit]
+    )
+    count = withdrawn = 0
+    for key, clients, host_id in list(series):
+        count += 1
+        points = series_points(comparability_key=key, clients=clients, host_id=host_id)
+        withdrawn += len(
+            series_withdraw_spanning(
+                series=points, comparability_key=key, clients=clients, host_id=host_id
+            )
+        )
+    return count, withdrawn
 
 
 def detect_enqueue(*, run_id: int) -> None:

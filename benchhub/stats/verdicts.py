@@ -71,8 +71,8 @@ class Verdict(StrEnum):
 class Unit(StrEnum):
     """What an interval took as its independent units."""
 
-    RUNS = "runs"  # run means, or repeats that are each a run of their own
-    REPEATS = "repeats in one run a side"  # the variation between runs is not seen
+    RUNS = "run_means"  # run means, or repeats that are each a run of their own
+    REPEATS = "repeats_in_one_job"  # one run a side: the variation between runs is not seen
 
 
 class History(StrEnum):

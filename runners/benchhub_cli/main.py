@@ -277,9 +277,11 @@ def cmd_try(args: argparse.Namespace) -> int:
         settle = _settle(api, verdict)
         if settle is None:
             break
-        runs_aggregated(
-            api, job_follow(api, settle["id"], patience_s=args.patience).get("runs") or []
-        )
+        # With one run a side the server queues separate jobs (`jobs`); every one must end
+        # before the verdict is read again.
+        for settle_id in settle.get("jobs") or [settle["id"]]:
+            followed = job_follow(api, settle_id, patience_s=args.patience)
+            runs_aggregated(api, followed.get("runs") or [])
         verdict = _job_comparison(api, job, args)
     status = exit_status(verdict.body, fail_on=args.fail_on)
     if status == errors.OK and args.settle and inconclusive_levels(verdict.body):
@@ -295,7 +297,9 @@ def _settle(api: Api, verdict: Verdict) -> dict[str, Any] | None:
         if exc.http_status == 409:
             return None
         raise
-    print(f"settling: job {job['id']} measures the inconclusive levels again", file=sys.stderr)
+    ids = [str(i) for i in job.get("jobs") or [job["id"]]]
+    which = f"jobs {', '.join(ids)} measure" if len(ids) > 1 else f"job {ids[0]} measures"
+    print(f"settling: {which} the inconclusive levels again", file=sys.stderr)
     return job  # type: ignore[no-any-return]
 
 

@@ -48,6 +48,23 @@ def test_it_pools_every_run_of_a_build_under_its_comparability_key(anon_client, 
     assert (level["tps_ratio_low"], level["tps_ratio_high"]) == pytest.approx(
         tuple(np.exp(test.confidence_interval(0.95)))
     )
+    assert level["interval_unit"] == "run_means"
+    assert level["interval_unit_text"] == "run means (2 runs a side)"
+    assert "Units: run means (2 runs a side)" in level["description"]
+
+
+def test_it_says_an_interval_of_one_run_a_side_sees_only_the_repeats_inside_one_job(
+    anon_client, agent
+):
+    upload(agent, version="13.3", tps={1: [100, 104, 102], 2: [200, 203]})
+    upload(agent, version="15.4", tps={1: [110, 113, 111], 2: [201]})
+    levels = _levels(anon_client.get(URL).json())
+    assert levels[1]["repeats"] == [3, 3]
+    assert levels[1]["interval_unit"] == "repeats_in_one_job"
+    assert levels[1]["interval_unit_text"] == (
+        "repeats inside one job (the interval sees only within-job variation)"
+    )
+    assert "variation between separate jobs is not seen" in levels[1]["description"]
 
 
 def test_it_takes_the_version_marked_baseline_unless_one_is_named(anon_client, agent):
@@ -95,35 +112,73 @@ def _upload_for_job(agent, job: dict, version: str, tps: dict[int, list[float]])
     return upload(agent, version=version, tps=tps, job={"id": job["id"], "attempt": 1})
 
 
-def test_it_settles_the_inconclusive_levels_and_the_new_runs_pool_in(bob, agent):
+def test_it_settles_levels_of_several_runs_a_side_with_one_job_of_more_repeats(bob, agent):
+    client = APIClient()
+    client.force_login(bob)
+    upload(agent, version="13.3", tps={1: [100, 103], 2: [200, 201]})
+    upload(agent, version="13.3", tps={1: [101, 102], 2: [201, 200]})
+    upload(agent, version="15.4", tps={1: [104, 106], 2: [400, 402]})
+    upload(agent, version="15.4", tps={1: [118, 120], 2: [401, 403]})
+    before = _levels(client.get(URL).json())
+    assert (before[1]["verdict"], before[2]["verdict"]) == ("inconclusive", "faster")
+    assert before[1]["interval_unit"] == "run_means"
+
+    response = _settle(client, "&versions=13.3,15.4")
+    assert response.status_code == 201, response.content
+    job = response.json()
+    assert job["jobs"] == [job["id"]] and Job.objects.count() == 1
+    assert job["versions"] == ["13.3", "15.4"] and job["clients"] == [1]
+    assert job["host"] == "bench-01" and job["duration_s"] == 2.0 and job["created_by"] == "bob"
+    assert 1 <= job["repeats"] <= 10
+    assert "settle it: clients 1" in job["events"][0]["actor"]
+
+    # the agent runs it: more repeats of level 1, one more run a side
+    claimed = agent.client.post("/api/v1/jobs/claim/")
+    assert claimed.status_code == 200 and claimed.json()["id"] == job["id"]
+    _upload_for_job(agent, job, "13.3", {1: [100, 100.5, 99.5, 100.2, 99.8, 100.1]})
+    _upload_for_job(agent, job, "15.4", {1: [110, 110.5, 109.5, 110.2, 109.8, 110.1]})
+    after = _levels(client.get(URL).json())
+    assert after[1]["repeats"] == [10, 10]
+    assert after[1]["interval_unit_text"] == "run means (3 runs a side)"
+    assert after[2]["repeats"] == [4, 4]  # the level not settled keeps its runs
+
+
+def test_it_settles_one_run_a_side_with_separate_jobs_whose_runs_become_the_units(bob, agent):
     client = APIClient()
     client.force_login(bob)
     upload(agent, version="13.3", tps={1: [100, 103], 2: [200, 201]})
     upload(agent, version="15.4", tps={1: [104, 115], 2: [400, 402]})
     before = _levels(client.get(URL).json())
     assert (before[1]["verdict"], before[2]["verdict"]) == ("inconclusive", "faster")
+    assert before[1]["interval_unit"] == "repeats_in_one_job"
 
     response = _settle(client, "&versions=13.3,15.4")
     assert response.status_code == 201, response.content
-    job = response.json()
-    assert job["versions"] == ["13.3", "15.4"] and job["clients"] == [1]
-    assert job["host"] == "bench-01" and job["duration_s"] == 2.0 and job["created_by"] == "bob"
-    assert 1 <= job["repeats"] <= 10
-    assert "settle it: clients 1" in job["events"][0]["actor"]
+    body = response.json()
+    # More repeats in one more job would still leave the variation between jobs unseen: two
+    # separate jobs, each measuring like the runs it settles (their two repeats).
+    jobs = list(Job.objects.order_by("id"))
+    assert body["jobs"] == [job.pk for job in jobs] and len(jobs) == 2
+    assert body["id"] == jobs[0].pk
+    for job in jobs:
+        assert job.versions == ["13.3", "15.4"] and job.clients == [1] and job.repeats == 2
+        assert job.host.name == "bench-01" and job.state == Job.State.QUEUED
 
-    # the agent runs it: more repeats of level 1, tightly spread around +10%
-    claimed = agent.client.post("/api/v1/jobs/claim/")
-    assert claimed.status_code == 200 and claimed.json()["id"] == job["id"]
-    _upload_for_job(agent, job, "13.3", {1: [100, 100.5, 99.5, 100.2, 99.8, 100.1]})
-    _upload_for_job(agent, job, "15.4", {1: [110, 110.5, 109.5, 110.2, 109.8, 110.1]})
+    # their runs land: three runs a side, and the interval's units are the run means
+    for day, (base, other) in enumerate(
+        (([100, 100.4], [110, 110.4]), ([100.2, 99.8], [110.2, 109.8])), 2
+    ):
+        started = f"2026-11-1{day}T10:00:00Z"
+        upload(agent, version="13.3", tps={1: base}, started_at=started)
+        upload(agent, version="15.4", tps={1: other}, started_at=started)
     after = _levels(client.get(URL).json())
-    # Two runs a side now, each one unit (the mean of its repeats), and they agree.
-    assert after[1]["repeats"] == [8, 8] and after[1]["verdict"] == "faster"
-    assert after[2]["repeats"] == [2, 2]  # the level not settled keeps its runs
+    assert after[1]["repeats"] == [6, 6] and after[1]["verdict"] == "faster"
+    assert after[1]["interval_unit"] == "run_means"
+    assert after[1]["interval_unit_text"] == "run means (3 runs a side)"
 
     again = _settle(client, "&versions=13.3,15.4")
     assert again.status_code == 409 and again.json()["error"] == "nothing_to_settle"
-    assert Job.objects.count() == 1
+    assert Job.objects.count() == 2
 
 
 def test_it_refuses_to_settle_for_an_anonymous_caller_or_a_bad_selection(client, bob, agent):

@@ -252,8 +252,8 @@ def test_it_takes_run_means_as_units_when_a_side_has_several_runs():
     other_means = [np.log(run).mean() for run in other]
     low, high = ttest_ind(other_means, base_means, equal_var=True).confidence_interval(0.95)
     assert (verdict.tps.low, verdict.tps.high) == pytest.approx((math.exp(low), math.exp(high)))
-    assert verdict.tps.dof == 4 and verdict.tps.runs == (3, 3) and verdict.tps.unit == "runs"
-    assert "means of 3 runs against 3" in level_description(verdict)
+    assert verdict.tps.dof == 4 and verdict.tps.runs == (3, 3) and verdict.tps.unit == "run_means"
+    assert "Units: run means (3 runs a side)" in level_description(verdict)
     # Taken as nine independent repeats a side, the tight repeats inside each run would have
     # hidden the variation between runs: the old interval is far narrower.
     independent = level_verdict(
@@ -267,9 +267,9 @@ def test_it_says_one_run_a_side_sees_only_the_variation_inside_one_job():
     verdict = level_verdict(
         baseline=in_runs((1000.0, 1010.0, 995.0)), other=in_runs((1100.0, 1090.0, 1105.0), first=5)
     )
-    assert verdict.tps.unit == "repeats in one run a side" and verdict.tps.runs == (1, 1)
+    assert verdict.tps.unit == "repeats_in_one_job" and verdict.tps.runs == (1, 1)
     assert verdict.tps.dof == 4
-    assert "not between separate jobs" in level_description(verdict)
+    assert "variation between separate jobs is not seen" in level_description(verdict)
 
 
 def test_it_pools_a_single_run_with_the_other_sides_runs():
