@@ -1,5 +1,5 @@
 """Years of history, bulk-generated in SQL: runs, results, aggregates, progress samples, raw
-outputs and detected regressions: a performance farm's repository.
+outputs, imported texts and detected regressions: a performance farm's repository.
 
 A run is a sweep of 9 client levels x 3 repeats (27 results) on one of `hosts` hosts (two
 hardware generations), of one of `workloads` workloads (the three pgbench builtins, two custom
@@ -7,10 +7,10 @@ ones, then farm-05, farm-06, ... run as select-only), with one of 30 versions
 (12.0 .. 17.4), one of two configurations per host, started at some moment in the last five
 years, evenly spaced. Every run is aggregated (9 LevelAggregate rows). The newest
 PROGRESS_SHARE of the results carry 120 progress samples and a raw output each, as agent uploads
-do; older history is mostly imported summaries. The detail tables are written in their monthly
-partitions, created for every month of the history as beat creates them as time passes. One
-run in REGRESSION_EVERY has a detected change (a regression or an improvement at 8 clients), for
-the regressions page.
+do; older history is mostly imported runs, each with the text it was read from. The detail
+tables are written in their monthly partitions, created for every month of the history as beat
+creates them as time passes. One run in REGRESSION_EVERY has a detected change (a regression or
+an improvement at 8 clients), for the regressions page.
 
 The generation is repeatable: there is no randomness, every choice is a function of the run's
 number i (multiplicative hashing, so every series is populated), and the identities restart at
@@ -131,7 +131,7 @@ def history_ensure(*, results: int, hosts: int = HOSTS, workloads: int = WORKLOA
         cursor.execute(
             "TRUNCATE results_run, results_result, results_progressseries, "
             "results_resultevidence, results_resultoutput, results_streamoutput, "
-            "results_levelaggregate, results_streamresult, "
+            "results_runimporttext, results_levelaggregate, results_streamresult, "
             "regressions_regression RESTART IDENTITY CASCADE"
         )
         # Every month of the history gets its partitions, as beat creates them as time passes.
@@ -170,14 +170,14 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
             pgbench_version, server_version, init_output, init_timings, comparability_key,
             payload_digest, aggregated_at, build_id, config_id, host_id, host_facts_id,
             workload_id, notes, baseline, invalid, client_limits, level_durations,
-            level_sequence, stop_reason, stop_stage, import_text, settings_translated,
+            level_sequence, stop_reason, stop_stage, settings_translated,
             settings_not_applied, tablespaces)
         SELECT md5('run' || i)::uuid, '{{}}', '{{}}', '{{}}', 100, {levels}, 120, {REPEATS},
             t, t + interval '30 minutes', t + interval '31 minutes', 'completed',
             CASE WHEN i > {runs} * 0.9 THEN 'agent' ELSE 'import' END,
             '16.4', bb.version, '', '{{}}', md5(h || '/' || c || '/' || w) || md5(w || '/' || h),
             repeat('0', 64), t + interval '32 minutes', b, c, h, f, w, '', false, i % 97 = 0,
-            '{{}}', '{{}}', '[]', '', '', '', '{{}}', '{{}}', '[]'
+            '{{}}', '{{}}', '[]', '', '', '{{}}', '{{}}', '[]'
         FROM (
             SELECT i, now() - make_interval(secs => ({runs} - i) * {span_s}.0 / {runs}) AS t,
                 ({hosts})[1 + i % {host_count}] AS h, ({facts})[1 + i % {host_count}] AS f,
@@ -241,6 +241,16 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
               ORDER BY id DESC LIMIT {with_progress}) res
         JOIN results_run run ON run.id = res.run_id
     """
+    # The text each imported run was read from, in the monthly table an import writes
+    # (RunImportText): a line per level, as a pasted table of medians (a few hundred bytes).
+    imported = """
+        INSERT INTO results_runimporttext (run_id, created_at, text)
+        SELECT r.id, r.created_at,
+            string_agg(a.clients || ' clients: tps = ' || a.tps_median, E'\\n' ORDER BY a.clients)
+        FROM results_run r JOIN results_levelaggregate a ON a.run_id = r.id
+        WHERE r.source = 'import'
+        GROUP BY r.id, r.created_at
+    """
     # A change at 8 clients in one run of REGRESSION_EVERY, alternately a regression and an
     # improvement of 5%, detected an hour after the run.
     regression = f"""
@@ -257,4 +267,4 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
             0.00001, r.finished_at + interval '1 hour', r.finished_at + interval '1 hour'
         FROM results_run r WHERE r.id % {REGRESSION_EVERY} = 0
     """
-    return [run, result, aggregate, progress, output, regression]
+    return [run, result, aggregate, progress, output, imported, regression]

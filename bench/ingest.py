@@ -197,7 +197,7 @@ class CopyFloor:
                 " source, pgbench_version, server_version, init_output, init_timings,"
                 " comparability_key, payload_digest, host_id, host_facts_id, build_id,"
                 " config_id, workload_id, notes, baseline, invalid, client_limits,"
-                " level_durations, level_sequence, stop_reason, stop_stage, import_text,"
+                " level_durations, level_sequence, stop_reason, stop_stage,"
                 " settings_translated, settings_not_applied, tablespaces)"
                 " FROM STDIN"
             ) as copy:
@@ -207,7 +207,7 @@ class CopyFloor:
                      p["finished_at"], now, "completed", "agent", p["pgbench_version"],
                      p["server_version"], p["init"]["output"], json.dumps(p["init"]["timings"]),
                      key, "0" * 64, host, facts, build, config, workload, "", False, False, "{}",
-                     "{}", "[]", "", "", "", "{}", "{}", "[]")
+                     "{}", "[]", "", "", "{}", "{}", "[]")
                 )  # fmt: skip
             ids = [
                 row[0]

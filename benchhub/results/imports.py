@@ -5,7 +5,8 @@ obeys every rule of the upload contract. Outputs are parsed by the agent package
 (benchhub_runner.parse), the one parser both sides share; it reads outputs as they are pasted
 (indented, quoted, joined, cut). A published table has no raw output: its runs are stored with
 source "summary" and the pages say so. Every imported run keeps the text it came from
-(`Run.import_text`) and who imported it (`submitted_by`).
+(RunImportText, in a monthly partition that retention drops like the raw outputs) and who
+imported it (`submitted_by`).
 
 Where the text lacks what a run needs, the import asks instead of refusing: ImportIncomplete
 (400, code `incomplete`) names each missing field and carries what was read, so the page or the
@@ -37,7 +38,7 @@ from benchhub.errors import ApplicationError
 from benchhub.results import tables
 from benchhub.results.models import Run
 from benchhub.results.serializers import RunUploadSerializer
-from benchhub.results.services import payload_digest, run_submit
+from benchhub.results.services import payload_digest, run_import_text_set, run_submit
 
 SEPARATOR = re.compile(r"^-{3,}\s*$", re.MULTILINE)
 
@@ -84,8 +85,7 @@ def _store(payload: dict[str, Any], user: User, import_text: str) -> Run:
     with transaction.atomic():
         run = run_submit(data=upload.validated_data, digest=payload_digest(payload), user=user).run
         if run.import_text != import_text:
-            run.import_text = import_text
-            run.save(update_fields=["import_text"])
+            run_import_text_set(run=run, text=import_text)
     return run
 
 

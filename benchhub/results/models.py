@@ -97,10 +97,6 @@ class Run(models.Model):
         "name) and that device's I/O over the run's measurements",
     )
     notes = models.TextField(blank=True, help_text="e.g. where an imported table comes from")
-    import_text = BlobTextField(
-        blank=True,
-        help_text="imported runs: the text as pasted or uploaded (outputs, or the table)",
-    )
     baseline = models.BooleanField(default=False, help_text="marked as a reference by a reviewer")
     invalid = models.BooleanField(
         default=False, help_text="marked invalid by a reviewer: left out of comparisons"
@@ -156,6 +152,16 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.uuid}"
+
+    @property
+    def import_text(self) -> str:
+        """An imported run's text as pasted or uploaded (RunImportText); empty for a run an
+        agent sent, or once retention dropped it. Read with select_related("imported"), or it
+        costs a query."""
+        try:
+            return self.imported.text
+        except RunImportText.DoesNotExist:
+            return ""
 
 
 class Result(models.Model):
@@ -362,6 +368,29 @@ class StreamOutput(models.Model):
 
     def __str__(self) -> str:
         return f"output of stream {self.stream_id}"
+
+
+class RunImportText(models.Model):
+    """The text an imported run was read from, as pasted or uploaded (the outputs, or the
+    published table): kept to show where the numbers came from, read only by the run's page and
+    API. Like the raw outputs it is detail, not a verdict's input: partitioned by month of
+    `created_at` (the run's, copied), so retention drops whole months of it
+    (results.partitions); its primary key is (run, created_at) in the database. With a bucket
+    configured, a large text is an object there and the row holds its reference
+    (benchhub.blobs). No row for a run an agent sent."""
+
+    run = models.OneToOneField(
+        Run, on_delete=models.CASCADE, primary_key=True, related_name="imported"
+    )
+    created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
+    text = BlobTextField()
+
+    class Meta:
+        # Created by SQL in its migration (Django's DDL has no PARTITION BY).
+        db_table = "results_runimporttext"
+
+    def __str__(self) -> str:
+        return f"imported text of {self.run_id}"
 
 
 class ProgressSample(models.Model):

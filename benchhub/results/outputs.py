@@ -1,5 +1,6 @@
-"""The conversion of raw outputs stored in the results' (and streams') own rows into the tables
-of their own, partitioned by month (results.models.ResultOutput, StreamOutput).
+"""The conversion of raw outputs stored in the results' (and streams') own rows, and of imported
+texts stored in the runs' own rows, into tables of their own, partitioned by month
+(results.models.ResultOutput, StreamOutput, RunImportText).
 
 It copies in batches of ids, a transaction each, in id order: no statement holds a lock for
 longer than a batch, and a conversion that was interrupted resumes after the last id it copied
@@ -13,38 +14,47 @@ from django.db import connection, transaction
 
 CONVERT_BATCH = 2000
 
-# (new table, its key column, the old table, the SQL of the run's created_at for a row `o`).
+# (new table, its key column, the old table, the old column, the SQL of the run's created_at
+# for a row `o` of the old table).
 _SOURCES = (
-    ("results_resultoutput", "result_id", "results_result",
+    ("results_resultoutput", "result_id", "results_result", "raw_output",
      "SELECT run.created_at FROM results_run run WHERE run.id = o.run_id"),
-    ("results_streamoutput", "stream_id", "results_streamresult",
+    ("results_streamoutput", "stream_id", "results_streamresult", "raw_output",
      "SELECT run.created_at FROM results_result r JOIN results_run run ON run.id = r.run_id"
      " WHERE r.id = o.result_id"),
 )  # fmt: skip
+# The imported texts, from the runs' own rows to RunImportText: a later migration than the
+# outputs', so converted on its own.
+IMPORT_TEXT_SOURCES = (
+    ("results_runimporttext", "run_id", "results_run", "import_text", "o.created_at"),
+)
 
 
-def outputs_convert_batch(*, table: str, key: str, source: str, created: str,
+def outputs_convert_batch(*, table: str, key: str, source: str, column: str, created: str,
                           after: int, limit: int) -> int:  # fmt: skip
-    """Copy the non-empty raw outputs of the `source` rows with ids in (after, after + limit]
-    in one transaction; returns how many were copied. Idempotent (ON CONFLICT DO NOTHING)."""
-    # Names from _SOURCES, never from input.
+    """Copy the non-empty texts in `column` of the `source` rows with ids in
+    (after, after + limit] in one transaction; returns how many were copied. Idempotent (ON
+    CONFLICT DO NOTHING)."""
+    # Names from the constants above, never from input.
     with transaction.atomic(), connection.cursor() as cursor:
         cursor.execute(
             f"INSERT INTO {table} ({key}, created_at, text) "  # noqa: S608
-            f"SELECT o.id, ({created}), o.raw_output FROM {source} o "
-            f"WHERE o.id > %s AND o.id <= %s AND o.raw_output <> '' "
+            f"SELECT o.id, ({created}), o.{column} FROM {source} o "
+            f"WHERE o.id > %s AND o.id <= %s AND o.{column} <> '' "
             f"ON CONFLICT ({key}, created_at) DO NOTHING",
             [after, after + limit],
         )
         return cursor.rowcount
 
 
-def outputs_convert(*, batch: int = CONVERT_BATCH) -> int:
-    """Copy every raw output still in the old columns, batch by batch from where a previous
-    conversion stopped; returns how many were copied. Must run outside a transaction for its
-    batches to commit one by one."""
+def outputs_convert(
+    *, sources: tuple[tuple[str, str, str, str, str], ...] = _SOURCES, batch: int = CONVERT_BATCH
+) -> int:
+    """Copy every text of `sources` (default: the raw outputs) still in the old columns, batch by
+    batch from where a previous conversion stopped; returns how many were copied. Must run
+    outside a transaction for its batches to commit one by one."""
     total = 0
-    for table, key, source, created in _SOURCES:
+    for table, key, source, column, created in sources:
         with connection.cursor() as cursor:
             cursor.execute(f"SELECT coalesce(max({key}), 0) FROM {table}")  # noqa: S608
             (after,) = cursor.fetchone()
@@ -52,7 +62,14 @@ def outputs_convert(*, batch: int = CONVERT_BATCH) -> int:
             (last,) = cursor.fetchone()
         while after < last:
             total += outputs_convert_batch(
-                table=table, key=key, source=source, created=created, after=after, limit=batch
-            )
+                table=table, key=key, source=source, column=column, created=created,
+                after=after, limit=batch,
+            )  # fmt: skip
             after += batch
     return total
+
+
+def import_texts_convert(*, batch: int = CONVERT_BATCH) -> int:
+    """Copy the imported texts still in the runs' own rows into RunImportText, as
+    `outputs_convert` does the raw outputs; returns how many were copied."""
+    return outputs_convert(sources=IMPORT_TEXT_SOURCES, batch=batch)

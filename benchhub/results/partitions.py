@@ -1,21 +1,21 @@
 """Monthly partitions of the detail tables, and retention that drops whole months of them.
 
 The detail of a result (its per-second progress series, its raw pgbench outputs, its evidence
-with the CPU profile) is what years of nightly runs pile up and what nobody reads after a few
-months; the run's
-results, the level aggregates and each repeat's steady-state means (every verdict's inputs)
-stay in tables that are not partitioned. Each detail table is partitioned by month of
+with the CPU profile) and the text an imported run was read from are what years of nightly runs
+(and imports) pile up and what nobody reads after a few months; the runs, their results, the
+level aggregates and each repeat's steady-state means (every verdict's inputs) stay in tables
+that are not partitioned. Each detail table is partitioned by month of
 `created_at`, the run's, so a month is one table per detail: retention detaches it from its
 parent and drops it, which frees its space at once and never deletes row by row (no dead
 tuples, no vacuum, no long lock). A DEFAULT partition takes a row whose month has no partition
 yet (beat creates them ahead, `partitions_ensure`), so an upload never fails for want of one;
 retention never drops it.
 
-With a bucket for large values (benchhub.blobs), a dropped month's raw outputs and profiles may
-be objects there: retention reads their references before it drops the partition and, once the
-drop has committed, deletes the objects that no remaining row refers to (objects are named by
-content, so another month may share one). A bucket that does not answer then leaves them
-(logged): an object without a row costs space, never a wrong answer.
+With a bucket for large values (benchhub.blobs), a dropped month's raw outputs, profiles and
+imported texts may be objects there: retention reads their references before it drops the
+partition and, once the drop has committed, deletes the objects that no remaining row refers to
+(objects are named by content, so another month may share one). A bucket that does not answer
+then leaves them (logged): an object without a row costs space, never a wrong answer.
 """
 
 import logging
@@ -38,14 +38,15 @@ DETAIL_TABLES = {
     "results_resultoutput": "raw pgbench outputs",
     "results_streamoutput": "raw pgbench outputs",
     "results_resultevidence": "evidence and profiles",
+    "results_runimporttext": "imported texts",
 }
-# Where each detail table (and the one other table holding blobs) keeps a bucket reference: an
-# expression giving the digest (hex) of a row's object, NULL for a value kept in the row.
+# Where each detail table keeps a bucket reference: an expression giving the digest (hex) of a
+# row's object, NULL for a value kept in the row.
 BLOB_REFERENCES = {
     "results_resultoutput": "substring(text FROM '^bhblob:sha256:([0-9a-f]{64})$')",
     "results_streamoutput": "substring(text FROM '^bhblob:sha256:([0-9a-f]{64})$')",
     "results_resultevidence": "substring(profile->>'bhblob' FROM '^sha256:([0-9a-f]{64})$')",
-    "results_run": "substring(import_text FROM '^bhblob:sha256:([0-9a-f]{64})$')",
+    "results_runimporttext": "substring(text FROM '^bhblob:sha256:([0-9a-f]{64})$')",
 }
 MONTHS_AHEAD = 3
 

@@ -17,7 +17,7 @@ def run_list(*, filters: dict[str, Any]) -> QuerySet[Run]:
     """Runs matching the filters (host, version, workload, started_after/before, status),
     with their relations; the caller paginates."""
     runs = Run.objects.select_related(*RUN_RELATIONS).defer(
-        "settings", "setting_sources", "init_output", "import_text"
+        "settings", "setting_sources", "init_output"
     )
     if "host" in filters:
         runs = runs.filter(host__name=filters["host"])
@@ -36,7 +36,7 @@ def run_list(*, filters: dict[str, Any]) -> QuerySet[Run]:
 
 def run_get(*, run_uuid: Any) -> Run | None:
     return (
-        Run.objects.select_related(*RUN_RELATIONS, "build__recipe")
+        Run.objects.select_related(*RUN_RELATIONS, "build__recipe", "imported")
         .prefetch_related(
             Prefetch("aggregates", queryset=LevelAggregate.objects.order_by("clients"))
         )

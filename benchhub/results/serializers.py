@@ -567,6 +567,11 @@ class RunDetailOutSerializer(RunOutSerializer):
     workload_definition = serializers.SerializerMethodField()
     aggregates = AggregateOutSerializer(many=True, read_only=True)
     pruned = serializers.SerializerMethodField()
+    import_text = serializers.CharField(
+        read_only=True,
+        help_text="imported runs: the text as pasted or uploaded; empty for an agent's run, or "
+        "once retention dropped it (`pruned` says so)",
+    )
 
     class Meta(RunOutSerializer.Meta):
         fields = [

@@ -28,6 +28,7 @@ from benchhub.results.models import (
     ResultEvidence,
     ResultOutput,
     Run,
+    RunImportText,
     StreamOutput,
     StreamResult,
 )
@@ -298,6 +299,18 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         (row.pk, run.created_at, r["progress"]) for row, r in zip(rows, results, strict=True)
     )
     return rows
+
+
+def run_import_text_set(*, run: Run, text: str) -> None:
+    """Keep `text` as the imported run's source (RunImportText, in the monthly partition of the
+    run's created_at); replaces the one it had, none when `text` is empty. In the caller's
+    transaction."""
+    if not text:
+        RunImportText.objects.filter(run=run).delete()
+        return
+    RunImportText.objects.update_or_create(
+        run=run, defaults={"created_at": run.created_at, "text": text}
+    )
 
 
 def aggregate_enqueue(*, run_id: int) -> None:

@@ -18,7 +18,14 @@ from django.utils import timezone
 
 from benchhub.blobs import BlobUnavailable
 from benchhub.results.imports import run_import_outputs
-from benchhub.results.models import ProgressSeries, Result, ResultEvidence, ResultOutput, Run
+from benchhub.results.models import (
+    ProgressSeries,
+    Result,
+    ResultEvidence,
+    ResultOutput,
+    Run,
+    RunImportText,
+)
 from benchhub.results.partitions import partitions_ensure, retention_apply
 from benchhub.results.tests.test_backup import backup, scratch_database, snapshot
 from benchhub.results.tests.test_evidence_upload import FOLDED
@@ -156,11 +163,22 @@ def test_it_keeps_an_imported_text_in_the_bucket(bob, bucket):
     run = run_import_outputs(
         texts=[("c4.txt", text)], version="16.1", host="old-box", config_text="", lscpu="", user=bob
     )
-    [stored] = column(f"SELECT import_text FROM results_run WHERE id = {int(run.pk)}")  # noqa: S608
+    [stored] = column(f"SELECT text FROM results_runimporttext WHERE run_id = {int(run.pk)}")  # noqa: S608
     assert stored.startswith("bhblob:sha256:")
     assert Run.objects.get(pk=run.pk).import_text == run.import_text
     assert text in run.import_text
-    assert len(objects(s3, prefix)) >= 1
+    assert stored.removeprefix("bhblob:sha256:") in "".join(objects(s3, prefix))
+
+    # Retention drops the text's month, and its object with it.
+    when = timezone.now() - timedelta(days=8 * 31)
+    partitions_ensure(first=when)
+    Run.objects.filter(pk=run.pk).update(created_at=when)
+    RunImportText.objects.filter(run=run).update(created_at=when)
+    ResultOutput.objects.filter(result__run=run).update(created_at=when)
+    ProgressSeries.objects.filter(result__run=run).update(created_at=when)
+    retention_apply(keep_months=3)
+    assert Run.objects.get(pk=run.pk).import_text == ""
+    assert stored.removeprefix("bhblob:sha256:") not in "".join(objects(s3, prefix))
 
 
 def test_it_keeps_small_values_and_rows_written_before_the_bucket_in_the_database(

@@ -46,7 +46,6 @@ RUN_DEFERRED = (
     "config_overrides",
     "settings_translated",
     "settings_not_applied",
-    "import_text",
 )
 MAX_COMPARED = 12
 MAX_POOLED_RUNS = 50

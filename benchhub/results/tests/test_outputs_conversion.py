@@ -1,13 +1,21 @@
-"""Raw outputs stored in the results' and streams' own rows (the former shape) are copied into
-their monthly tables in batches, resuming after an interruption, with the run's month."""
+"""Raw outputs stored in the results' and streams' own rows, and imported texts stored in the
+runs' own rows (the former shape), are copied into their monthly tables in batches, resuming
+after an interruption, with the run's month."""
 
 import json
 
 from django.db import connection
 
-from benchhub.results.models import ResultOutput, Run, StreamOutput
-from benchhub.results.outputs import _SOURCES, outputs_convert, outputs_convert_batch
-from benchhub.testing.payloads import run_payload, stream
+from benchhub.results.imports import run_import_outputs
+from benchhub.results.models import ResultOutput, Run, RunImportText, StreamOutput
+from benchhub.results.outputs import (
+    _SOURCES,
+    IMPORT_TEXT_SOURCES,
+    import_texts_convert,
+    outputs_convert,
+    outputs_convert_batch,
+)
+from benchhub.testing.payloads import SELECT_ONLY_OUTPUT, run_payload, stream
 
 
 def former_shape() -> Run:
@@ -36,10 +44,10 @@ def test_it_copies_the_outputs_in_batches_and_resumes(agent):
     assert response.status_code == 201, response.content
     run = former_shape()
     ids = sorted(run.results.values_list("id", flat=True))
-    table, key, source, created = _SOURCES[0]
+    table, key, source, column, created = _SOURCES[0]
     # An interrupted conversion: one batch of two results committed, then it stopped.
-    assert outputs_convert_batch(table=table, key=key, source=source, created=created,
-                                 after=ids[0] - 1, limit=2) == 2  # fmt: skip
+    assert outputs_convert_batch(table=table, key=key, source=source, column=column,
+                                 created=created, after=ids[0] - 1, limit=2) == 2  # fmt: skip
 
     assert outputs_convert(batch=1) == 1 + 1  # the result left, and the stream
 
@@ -50,3 +58,35 @@ def test_it_copies_the_outputs_in_batches_and_resumes(agent):
     assert output.text == f"stream output {output.stream_id}"
     assert output.created_at == run.created_at
     assert outputs_convert() == 0  # nothing is copied twice
+
+
+def test_it_copies_the_imported_texts_in_batches_and_resumes(bob):
+    runs = [
+        run_import_outputs(
+            texts=[("c4.txt", SELECT_ONLY_OUTPUT.format(clients=4, transactions=8201, tps=tps,
+                                                        latency=0.975))],
+            version="16.1", host="old-box", config_text="", lscpu="", user=bob,
+        )
+        for tps in (4100.5, 4200.5, 4300.5)
+    ]  # fmt: skip
+    with connection.cursor() as cursor:  # the former shape, as in former_shape()
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("ALTER TABLE results_run ADD COLUMN import_text text NOT NULL DEFAULT ''")
+        cursor.execute("DELETE FROM results_runimporttext")
+        cursor.execute("UPDATE results_run SET import_text = 'imported text ' || id")
+        # A run that was not imported gets no row.
+        cursor.execute("UPDATE results_run SET import_text = '' WHERE id = %s", [runs[1].pk])
+    table, key, source, column, created = IMPORT_TEXT_SOURCES[0]
+    # An interrupted conversion: the batch of the first run committed, then it stopped.
+    assert outputs_convert_batch(table=table, key=key, source=source, column=column,
+                                 created=created, after=runs[0].pk - 1, limit=1) == 1  # fmt: skip
+
+    assert import_texts_convert(batch=1) == 1  # the last run; the second has none
+
+    texts = {t.run_id: t for t in RunImportText.objects.all()}
+    assert {i: t.text for i, t in texts.items()} == {
+        r.pk: f"imported text {r.pk}" for r in (runs[0], runs[2])
+    }
+    assert [texts[r.pk].created_at for r in (runs[0], runs[2])] == [runs[0].created_at,
+                                                                   runs[2].created_at]  # fmt: skip
+    assert import_texts_convert() == 0  # nothing is copied twice

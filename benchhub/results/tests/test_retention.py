@@ -1,6 +1,6 @@
-"""Retention: whole monthly partitions of per-second samples, raw outputs and evidence are
-detached and dropped, the verdicts of the runs they belonged to stay the same, and the run's page
-and API say what was pruned and when."""
+"""Retention: whole monthly partitions of per-second samples, raw outputs, evidence and imported
+texts are detached and dropped, the verdicts of the runs they belonged to stay the same, and the
+run's page and API say what was pruned and when."""
 
 import json
 import re
@@ -13,12 +13,14 @@ from django.utils import timezone
 
 from benchhub.regressions.services import run_detect
 from benchhub.regressions.tests.series import noisy
+from benchhub.results.imports import run_import_outputs
 from benchhub.results.models import (
     DetailPruning,
     ProgressSeries,
     ResultEvidence,
     ResultOutput,
     Run,
+    RunImportText,
 )
 from benchhub.results.partitions import (
     DETAIL_TABLES,
@@ -31,7 +33,7 @@ from benchhub.results.partitions import (
 )
 from benchhub.results.services import run_aggregate
 from benchhub.results.tasks import partitions_maintain
-from benchhub.testing.payloads import evidence, result, run_payload
+from benchhub.testing.payloads import SELECT_ONLY_OUTPUT, evidence, result, run_payload
 
 COMPARE = "/api/v1/compare/?workload=select-only&host=bench-01&versions=13.3,15.4,16.1"
 
@@ -61,15 +63,15 @@ def move_to(runs: list[Run], when) -> None:
     Run.objects.filter(pk__in=ids).update(created_at=when)
     for model in (ProgressSeries, ResultEvidence, ResultOutput):
         model.objects.filter(result__run__in=ids).update(created_at=when)
+    RunImportText.objects.filter(run__in=ids).update(created_at=when)
 
 
 def partitions() -> set[str]:
     with connection.cursor() as cursor:
         cursor.execute(
             "SELECT c.relname FROM pg_inherits i JOIN pg_class c ON c.oid = i.inhrelid "
-            "JOIN pg_class p ON p.oid = i.inhparent "
-            "WHERE p.relname IN ('results_progressseries', 'results_resultevidence',"
-            " 'results_resultoutput', 'results_streamoutput')"
+            "JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = ANY(%s)",
+            [list(DETAIL_TABLES)],
         )
         return {name for (name,) in cursor.fetchall()}
 
@@ -131,6 +133,7 @@ def test_the_pruned_runs_page_and_api_say_what_was_pruned_and_when(anon_client, 
     pruning = DetailPruning.objects.get(month=month)
     assert sorted(pruning.parts) == [
         "evidence and profiles",
+        "imported texts",
         "per-second progress samples",
         "raw pgbench outputs",
     ]
@@ -147,6 +150,36 @@ def test_the_pruned_runs_page_and_api_say_what_was_pruned_and_when(anon_client, 
     assert [r["progress"] for r in results] == [[]] * 6 and results[0]["tps"] == 100
     assert [r["raw_output"] for r in results] == [""] * 6
     assert 'id="pruned"' not in anon_client.get(f"/runs/{recent.uuid}/").content.decode()
+
+
+def imported(bob, *, tps: float) -> Run:
+    text = SELECT_ONLY_OUTPUT.format(clients=4, transactions=8201, tps=tps, latency=0.975)
+    run = run_import_outputs(
+        texts=[("c4.txt", text)], version="16.1", host="old-box", config_text="", lscpu="", user=bob
+    )
+    run_aggregate(run_id=run.pk)
+    return run
+
+
+def test_it_drops_the_texts_imported_runs_were_read_from_with_their_month(anon_client, bob):
+    old, recent = imported(bob, tps=4100.5), imported(bob, tps=4200.5)
+    when = timezone.now() - timedelta(days=8 * 31)
+    partitions_ensure(first=when)
+    move_to([old], when)
+    assert "tps = 4100.5" in anon_client.get(f"/api/v1/runs/{old.uuid}/").json()["import_text"]
+    assert 'id="import-text"' in anon_client.get(f"/runs/{old.uuid}/").content.decode()
+    assert partition_name("results_runimporttext", month_start(when)) in partitions()
+
+    retention_apply(keep_months=3)
+
+    assert list(RunImportText.objects.values_list("run", flat=True)) == [recent.pk]
+    detail = anon_client.get(f"/api/v1/runs/{old.uuid}/").json()
+    assert detail["import_text"] == "" and "imported texts" in detail["pruned"]["parts"]
+    assert detail["aggregates"][0]["tps_median"] == 4100.5  # the run and its figures stay
+    page = anon_client.get(f"/runs/{old.uuid}/").content.decode()
+    assert 'id="pruned"' in page and "imported texts" in page and 'id="import-text"' not in page
+    detail = anon_client.get(f"/api/v1/runs/{recent.uuid}/").json()
+    assert "tps = 4200.5" in detail["import_text"] and detail["pruned"] is None
 
 
 def test_it_keeps_everything_within_the_months_asked(history):

@@ -1,0 +1,21 @@
+"""Copy the imported texts from the runs' rows into their monthly table, in batches that each
+commit (results.outputs): the migration is not atomic, so an interrupted one resumes where it
+stopped when run again, and no lock is held for longer than a batch."""
+
+from django.db import migrations
+
+
+def convert(apps, schema_editor):
+    from benchhub.results.outputs import import_texts_convert
+
+    import_texts_convert()
+
+
+class Migration(migrations.Migration):
+    atomic = False
+
+    dependencies = [
+        ("results", "0020_import_texts_partitioned_by_month"),
+    ]
+
+    operations = [migrations.RunPython(convert, migrations.RunPython.noop)]
