@@ -59,14 +59,18 @@ up: $(STAMP)
 demo: $(STAMP)
 	$(STACK) demo
 
+# The suite runs on several processes, then the few tests marked `alone` by themselves
+# (scripts/test.py); TEST_WORKERS=N sets the processes (default: one per CPU, at most 4).
+TEST := $(STACK) exec -- $(BIN)/python scripts/test.py
+
 test: $(STAMP) tools
-	$(STACK) exec -- $(BIN)/pytest -m "not slow" $(PYTEST_ARGS)
+	$(TEST) "not slow" $(PYTEST_ARGS)
 
 test-slow: $(STAMP) tools
-	$(STACK) exec -- $(BIN)/pytest -m slow $(PYTEST_ARGS)
+	$(TEST) slow $(PYTEST_ARGS)
 
 test-all: $(STAMP) tools
-	$(STACK) exec -- $(BIN)/pytest $(PYTEST_ARGS)
+	$(TEST) "slow or not slow" $(PYTEST_ARGS)
 
 # The self-benchmark (docs/performance.md), in its own database: make bench [BENCH_ARGS="--quick"]
 bench: $(STAMP)

@@ -23,7 +23,7 @@ from benchhub_runner.provision import Installation
 
 from benchhub.testing import builds, installs
 
-pytest_plugins = ["benchhub.testing.ci_checks"]
+pytest_plugins = ["benchhub.testing.ci_checks", "benchhub.testing.parallel"]
 
 
 @pytest.fixture(scope="session")

@@ -40,16 +40,15 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
 
 
 # Modules skipped at collection: reported at the end and fail the session, rather than turned
-# into collection errors, which would interrupt the whole run before its first test.
+# into collection errors, which would interrupt the whole run before its first test. Read from
+# pytest_collectreport, which a parallel run's controller also receives for its workers'
+# skipped modules.
 _skipped_modules: list[pytest.CollectReport] = []
 
 
-@pytest.hookimpl(wrapper=True)
-def pytest_make_collect_report(collector: pytest.Collector):
-    report = yield
+def pytest_collectreport(report: pytest.CollectReport) -> None:
     if _skips_forbidden() and report.skipped:
         _skipped_modules.append(report)
-    return report
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus: int) -> None:
