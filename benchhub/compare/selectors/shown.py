@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from benchhub.compare.selectors.comparisons import Comparison, comparison_get
+from benchhub.compare.selectors.presentations import presentation_read, progress_read
 from benchhub.compare.selectors.why import Why
 from benchhub.workloads.models import Workload
 
@@ -68,7 +69,9 @@ def comparison_show(
     comparison = comparison_get(**selection)
     assessment = comparison_assess(comparison, threshold=threshold)
     shown = ComparisonShown(comparison=comparison, assessment=assessment)
-    shown.presentation = presentations.presentation_tables([comparison])
+    shown.presentation = presentations.presentation_tables(
+        [comparison], presentation_read([comparison])
+    )
     if not comparison.series:
         return shown
     shown.rows = tables.comparison_rows(comparison, assessment)
@@ -84,5 +87,7 @@ def comparison_show(
     if page:
         shown.why = why_get(comparison, assessment, asked=why)
         if shown.presentation["presentation"] == Workload.Presentation.CONNECTIONS:
-            shown.progress = presentations.progress_lines([comparison], level=level)
+            shown.progress = presentations.progress_lines(
+                [comparison], progress_read([comparison], level=level)
+            )
     return shown
