@@ -1,8 +1,10 @@
 """Reads of compare/: every query the comparison, its verdicts, the History page and the host's
 noise make goes through here, and each module states its query count.
 
-- comparisons: the runs a comparison compares, their sets and aggregates (comparison_get), and
-  the selection form's choices (compare_choices);
+- comparisons: the runs a comparison compares, their sets and aggregates (comparison_get);
+- versions: which run stands for a version (versions_q, versions_pick, version_runs);
+- sets: each version's set of runs and its aggregates (runs_pooled, pooled_levels);
+- choices: what the selection form offers (compare_choices);
 - repeats: what the verdicts are made of, the pooled repeats and the host's history;
 - shown: everything a comparison shows, read once for the page and the API (comparison_show);
 - presentations: what an experiment's presentation is built from (presentation_read) and a
@@ -14,29 +16,20 @@ noise make goes through here, and each module states its query count.
 - host_noise: a host's run-to-run variation per workload and level (host_noise_rows).
 """
 
+from benchhub.compare.selectors.choices import MAX_CHOICES, Choices, compare_choices
 from benchhub.compare.selectors.comparisons import (
-    MAX_CANDIDATES,
-    MAX_CHOICES,
     MAX_COMPARED,
-    MAX_POOLED_RUNS,
-    POOLED_COLUMNS,
     RUN_DEFERRED,
-    Choices,
     Comparison,
     ComparisonError,
     LeftOut,
     PartialNote,
     Series,
-    compare_choices,
     comparison_build,
     comparison_get,
-    pooled_levels,
     run_levels,
     run_threads,
     runs_compared,
-    runs_pooled,
-    versions_pick,
-    versions_q,
 )
 from benchhub.compare.selectors.experiments import (
     MAX_EXPERIMENT_RUNS,
@@ -81,11 +74,23 @@ from benchhub.compare.selectors.repeats import (
     comparison_history_spreads,
     comparison_repeats,
 )
+from benchhub.compare.selectors.sets import (
+    MAX_POOLED_RUNS,
+    POOLED_COLUMNS,
+    pooled_levels,
+    runs_pooled,
+)
 from benchhub.compare.selectors.shown import (
     ComparisonShown,
     comparison_show,
 )
 from benchhub.compare.selectors.splits import HELD_COLUMNS, held_runs, with_threads
+from benchhub.compare.selectors.versions import (
+    MAX_CANDIDATES,
+    version_runs,
+    versions_pick,
+    versions_q,
+)
 from benchhub.compare.selectors.why import (
     Why,
     WhySide,
@@ -152,6 +157,7 @@ __all__ = [
     "runs_pooled",
     "stream_values",
     "telemetry_means",
+    "version_runs",
     "versions_pick",
     "versions_q",
     "why_read",
