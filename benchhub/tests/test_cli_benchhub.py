@@ -669,6 +669,7 @@ def test_the_ci_script_leaves_the_pull_request_comment_and_benchhubs_exit_status
     _measure_as_the_agent(world, {"master": BASE, "master+slow-commit": SLOWER})
     out, err = script.communicate(timeout=120)
     assert script.returncode == 1, err
+    assert Job.objects.get().repeats == 1  # BENCHHUB_REPEATS unset: a job's default
     comment = (tmp_path / "benchhub-comment.md").read_text()
     assert comment == out
     assert comment.startswith("### BenchHub: select-only on bench-01")
