@@ -303,7 +303,7 @@ class JobRefSerializer(InSerializer):
 # or a run of an older agent may have measured less than a second, more levels than a job may
 # ask, longer warm-ups or more repeats. These widen the plan's bounds for an upload; every other
 # property of a field (its kind, default, nullability) is the plan's.
-UPLOAD_BOUNDS: dict[str, dict[str, float | None]] = {
+UPLOAD_BOUNDS: dict[str, dict[str, Any]] = {
     "clients": {"maximum": None},
     "duration_s": {"minimum": 0.001, "maximum": None},
     "level_durations": {"minimum": 0.001},

@@ -23,5 +23,9 @@ def test_it_takes_and_answers_each_of_them():
     )
     assert fields["warmup_s"].help_text == plan.PLAN_SPECS["warmup_s"].help
     # A bisection's own: one level, and repeats per step with its own bounds.
-    assert (fields["clients"].max_value, fields["repeats"].min_value) == (100000, 2)
+    bounds = (
+        getattr(fields["clients"], "max_value", None),
+        getattr(fields["repeats"], "min_value", None),
+    )
+    assert bounds == (100000, 2)
     assert set(BISECTION_PLAN_FIELDS) <= set(BisectionOutSerializer.Meta.fields)
