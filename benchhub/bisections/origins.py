@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from benchhub.bisections.models import BISECTION_PLAN_FIELDS
 from benchhub.builds.models import Recipe
 from benchhub.jobs.services import job_request_of
 from benchhub.regressions.models import Regression
@@ -101,11 +102,7 @@ def origin_defaults(origin: Origin, *, clients: int | None = None) -> dict[str, 
         "good": commits[0],
         "bad": commits[1],
         "host": good.host.name,
-        **{
-            key: request[key]
-            for key in ("workload", "scale", "duration_s", "warmup_s", "config_overrides")
-            if key in request
-        },
+        **{key: request[key] for key in ("workload", *BISECTION_PLAN_FIELDS) if key in request},
     }
     if origin.regression is not None and clients in (None, origin.regression.clients):
         defaults["clients"] = origin.regression.clients

@@ -4,13 +4,14 @@ API returns them."""
 import re
 from typing import Any
 
+from benchhub_runner.plan import PLAN_SPECS
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchhub.api.fields import StrictCharField, StrictFloatField, StrictIntegerField
 from benchhub.api.serializers import InSerializer
 from benchhub.bisections.decide import ChangeError, given_change
-from benchhub.bisections.models import Bisection, BisectionCommit
+from benchhub.bisections.models import BISECTION_PLAN_FIELDS, Bisection, BisectionCommit
 from benchhub.bisections.origins import (
     ORIGIN_FIELDS,
     Origin,
@@ -27,7 +28,7 @@ SHA = re.compile(r"^[0-9a-f]{40}\Z")
 MAX_PARENTS = 64
 MAX_FILES = 100
 # The fields of a bisection that are a job's, validated as a job request validates them.
-JOB_FIELDS = ("workload", "scale", "duration_s", "warmup_s", "config_overrides", "host")
+JOB_FIELDS = ("workload", *BISECTION_PLAN_FIELDS, "host")
 
 
 class BisectionInSerializer(InSerializer):
@@ -54,10 +55,6 @@ class BisectionInSerializer(InSerializer):
     workload = serializers.JSONField(
         required=False, help_text="as a job takes it (a catalog entry too)"
     )
-    scale = serializers.JSONField(required=False)
-    duration_s = serializers.JSONField(required=False)
-    warmup_s = serializers.JSONField(required=False)
-    config_overrides = serializers.JSONField(required=False)
     clients = StrictIntegerField(
         min_value=1,
         max_value=100000,
@@ -75,6 +72,14 @@ class BisectionInSerializer(InSerializer):
         help_text="bad / good in tps (0.92: 8% slower); null: measured from the two ends; "
         "from runs: theirs at the level",
     )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        # The plan fields pass through as given: JobInSerializer validates them (validate).
+        plan = {
+            name: serializers.JSONField(required=False, help_text=PLAN_SPECS[name].help or None)
+            for name in BISECTION_PLAN_FIELDS
+        }
+        return {**super().get_fields(), **plan}
 
     def validate_change(self, value: float | None) -> float | None:
         if value is not None:
@@ -298,10 +303,7 @@ class BisectionOutSerializer(serializers.ModelSerializer):
             "regression",
             "host",
             "workload",
-            "scale",
-            "duration_s",
-            "warmup_s",
-            "config_overrides",
+            *BISECTION_PLAN_FIELDS,
             "clients",
             "repeats",
             "max_repeats",

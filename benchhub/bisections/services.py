@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchhub_runner.build import SpecError, git_ref_parse
+from benchhub_runner.plan import plan_default
 from django.db import transaction
 from django.utils import timezone
 
@@ -28,7 +29,7 @@ from benchhub.bisections.decide import (
     measured_change,
     step_verdict,
 )
-from benchhub.bisections.models import Bisection, BisectionCommit
+from benchhub.bisections.models import BISECTION_PLAN_FIELDS, Bisection, BisectionCommit
 from benchhub.bisections.origins import Origin
 from benchhub.bisections.search import Commit, Found, Narrowed, RangeError, next_step
 from benchhub.builds.models import Recipe
@@ -97,8 +98,8 @@ def bisection_create(
     """Start a bisection: store it and queue its listing job, in one transaction.
 
     `job` holds the job fields of its measurements as jobs.serializers.JobInSerializer validated
-    them (versions [recipe name], workload, scale, clients (one level), duration_s, warmup_s,
-    config_overrides, host). `origin`: the runs (and regression) it starts from, kept for the
+    them (versions [recipe name], workload, clients (one level), host, and the plan fields of
+    models.BISECTION_PLAN_FIELDS). `origin`: the runs (and regression) it starts from, kept for the
     page's links. `created_by` needs the right to run jobs on the host: HostForbidden
     (403) otherwise; None is the operator. BisectionError naming the field when the recipe or a
     ref does not fit (refs_check).
@@ -118,10 +119,7 @@ def bisection_create(
             bad_ref=bad,
             host=host,
             workload=job["workload"],
-            scale=job.get("scale"),
-            duration_s=job["duration_s"],
-            warmup_s=job.get("warmup_s"),
-            config_overrides=job.get("config_overrides") or {},
+            **{name: job.get(name, plan_default(name)) for name in BISECTION_PLAN_FIELDS},
             clients=job["clients"][0],
             repeats=repeats,
             max_repeats=max_repeats,
@@ -243,11 +241,8 @@ def _queue(bisection: Bisection, shas: list[str], *, repeats: int, why: str) -> 
         bisection=bisection,
         versions=versions,
         workload=bisection.workload,
-        scale=bisection.scale,
+        **{name: getattr(bisection, name) for name in BISECTION_PLAN_FIELDS},
         clients=[bisection.clients],
-        duration_s=bisection.duration_s,
-        warmup_s=bisection.warmup_s,
-        config_overrides=bisection.config_overrides,
         repeats=repeats,
         host=bisection.host,
     )

@@ -43,8 +43,10 @@ class CompareView(APIView):
     Mann-Whitney p and Cliff's delta from 4 repeats a side, and for an inconclusive level the
     repeats a side likely to settle it, and the interval's units (`interval_unit`: run_means or
     repeats_in_one_job, with the page's words); "noise" says what the host lets these repeats see;
-    each version's peak; the differences between the runs; and under "presentation" the tables
-    of the workload's presentation. docs/statistics.md describes the method."""
+    each version's peak; the differences between the runs; under "presentation" the tables of
+    the workload's presentation; and under "why" the Compare page's why section (at `why`
+    clients, else the level the verdicts pick), or null without a compared level.
+    docs/statistics.md describes the method."""
 
     renderer_classes = [renderers.JSONRenderer, CsvRenderer]
 
@@ -52,7 +54,9 @@ class CompareView(APIView):
     def get(self, request: Request) -> Response:
         query = CompareQuerySerializer(data=query_params(request.query_params))
         query.is_valid(raise_exception=True)
-        shown = comparison_show(selection=query.selection(), threshold=query.threshold_fraction)
+        shown = comparison_show(
+            selection=query.selection(), threshold=query.threshold_fraction, why=query.why_level
+        )
         if request.accepted_renderer.format == "csv":
             response = Response(comparison_csv(shown))
             response["Content-Disposition"] = 'attachment; filename="benchhub-compare.csv"'

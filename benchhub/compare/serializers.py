@@ -1,8 +1,8 @@
 """The compare query parameters, shared by the page and the API, so a permalink means the same
 thing in both: workload, host, versions (comma-separated, first = baseline unless a run is
 marked baseline or `baseline` names a version) or runs (UUIDs), same_hardware, invalid, unlike
-(runs that differ in what a set holds equal kept in it), and the verdicts' practical threshold in
-percent (default 2)."""
+(runs that differ in what a set holds equal kept in it), the verdicts' practical threshold in
+percent (default 2), and the why section's level (why)."""
 
 import uuid
 from typing import Any
@@ -73,6 +73,12 @@ class CompareQuerySerializer(serializers.Serializer):
         max_value=50,
         help_text="percent: differences smaller than this count as the same (default 2)",
     )
+    why = serializers.IntegerField(
+        required=False,
+        min_value=1,
+        help_text="the client level of the why section (default: the largest difference the "
+        "verdicts trust, else the largest level compared)",
+    )
 
     def validate_versions(self, value: str) -> list[str]:
         versions = _split(value)
@@ -121,6 +127,11 @@ class CompareQuerySerializer(serializers.Serializer):
             "include_unlike": bool(data["unlike"]) and not data.get("runs"),
             "baseline": None if data.get("runs") else data.get("baseline") or None,
         }
+
+    @property
+    def why_level(self) -> int | None:
+        """The why section's level asked for, or None for the one the verdicts pick."""
+        return self.validated_data.get("why")
 
     @property
     def threshold_fraction(self) -> float:

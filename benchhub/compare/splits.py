@@ -10,6 +10,9 @@ compiled must not), and pgbench's threads at the level (describe.threads_differe
 splits before each run that differs from the one before it in any of these, or in its
 comparability key (a History of one configuration may span keys); the History chart marks each
 split, and detection runs per segment, so no change point is called across one.
+
+What a point holds is read by compare.selectors (with_threads, held_runs); this module compares
+it and reads nothing.
 """
 
 from __future__ import annotations
@@ -19,8 +22,6 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db.models import OuterRef, QuerySet, Subquery
-
 from benchhub.builds.models import Build
 from benchhub.compare.describe import (
     Difference,
@@ -29,19 +30,6 @@ from benchhub.compare.describe import (
     threads_difference,
 )
 from benchhub.hosts.models import HostFacts
-from benchhub.results.models import Result
-
-# The columns of a series' point (a LevelAggregate row) that the splits read, with `with_threads`.
-HELD_COLUMNS = (
-    "run__pgbench_version",
-    "run__warmup_s",
-    "run__host_facts_id",
-    "run__build_id",
-    "run__tablespaces",
-    "run__started_at",
-    "comparability_key",
-    "point_threads",
-)
 
 
 @dataclass(frozen=True)
@@ -67,43 +55,9 @@ class Split:
     reasons: list[str]
 
 
-def with_threads(aggregates: QuerySet) -> QuerySet:
-    """`aggregates` (LevelAggregate rows) annotated with `point_threads`: pgbench's threads at
-    that level in the run's first repeat that recorded them. A subquery, no extra query."""
-    threads = (
-        Result.objects.filter(
-            run_id=OuterRef("run_id"), clients=OuterRef("clients"), threads__isnull=False
-        )
-        .order_by("repeat")
-        .values("threads")[:1]
-    )
-    return aggregates.annotate(point_threads=Subquery(threads))
-
-
-def held_runs(rows: list[Any]) -> list[HeldRun]:
-    """Each row's HeldRun (rows carry HELD_COLUMNS as attributes). Two queries: the host fact
-    snapshots and the builds the rows name, each read once however many runs share it."""
-    facts = HostFacts.objects.only("kernel", "extra", "sysctl").in_bulk(
-        {row.run__host_facts_id for row in rows}
-    )
-    builds = Build.objects.only("provenance").in_bulk({row.run__build_id for row in rows})
-    return [
-        HeldRun(
-            pgbench_version=row.run__pgbench_version,
-            warmup_s=row.run__warmup_s,
-            host_facts=facts[row.run__host_facts_id],
-            build=builds[row.run__build_id],
-            tablespaces=row.run__tablespaces or [],
-            threads=row.point_threads,
-            key=row.comparability_key,
-        )
-        for row in rows
-    ]
-
-
 def series_splits(rows: list[Any], held: list[HeldRun], *, clients: int) -> list[Split]:
-    """The splits of a series whose points are `rows` (oldest first, with HELD_COLUMNS) and
-    `held` their held_runs."""
+    """The splits of a series whose points are `rows` (oldest first, with the columns of
+    selectors.HELD_COLUMNS) and `held` their selectors.held_runs."""
     splits = []
     for index in range(1, len(held)):
         before, now = held[index - 1], held[index]

@@ -19,6 +19,7 @@ from benchhub.compare.presentations import tables_data
 from benchhub.compare.selectors import Comparison, ComparisonShown, History, Series
 from benchhub.compare.splits import segment_differences
 from benchhub.compare.verdict_text import interval_unit_text
+from benchhub.compare.why import why_data
 from benchhub.results.models import Run
 from benchhub.stats import figures
 
@@ -145,7 +146,7 @@ def _label(series: Series) -> str:
 
 def comparison_data(shown: ComparisonShown) -> dict[str, Any]:
     """What a comparison shows (selectors.comparison_show) as JSON-ready data (the API's
-    body): its runs, rows, summary, verdicts and presentation."""
+    body): its runs, rows, summary, verdicts, presentation and why section."""
     comparison, assessment, rows = shown.comparison, shown.assessment, shown.rows
     base = comparison.baseline
     return {
@@ -200,6 +201,7 @@ def comparison_data(shown: ComparisonShown) -> dict[str, Any]:
         "verdicts": [_version_data(v, comparison) for v in assessment.versions],
         "noise": assessment.noise_text,
         "presentation": tables_data(shown.presentation),
+        "why": why_data(shown.why),
     }
 
 

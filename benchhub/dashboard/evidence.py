@@ -1,83 +1,16 @@
 """The evidence sections as page context: the Compare page's why section
-(compare.why) and the run page's evidence per level (results.evidence), with their figures
-(dashboard.charts_evidence) keyed by element id for the page's JS."""
+(compare.why, whose rows and captions the compare API carries too) and the run page's evidence
+per level (results.evidence), with their figures (dashboard.charts_evidence) keyed by element id
+for the page's JS."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from benchhub.compare.selectors import Comparison
-from benchhub.compare.why import Why, WhySide
+from benchhub.compare.why import Why, level_rows, why_caption
 from benchhub.dashboard import charts_evidence
 from benchhub.results.evidence import LevelEvidence
-
-
-def _measured_on(side: WhySide) -> str:
-    level = side.level
-    run = str(side.series.run.uuid)[:8]
-    repeats = ", ".join(str(r) for r in level.evidence_repeats) or "none"
-    text = (
-        f"{side.series.label}: run {run}, {level.clients} clients, evidence from repeats {repeats}"
-    )
-    if level.wait_samples:
-        text += (
-            f"; waits from {level.wait_samples} active-backend samples every "
-            f"{level.wait_interval_ms:g} ms"
-            if level.wait_interval_ms
-            else f"; waits from {level.wait_samples} active-backend samples"
-        )
-    if level.latency_transactions:
-        rate = f" (sampling rate {level.sampling_rate:g})" if level.sampling_rate else ""
-        text += f"; latency from {level.latency_transactions} logged transactions{rate}"
-    if level.profile:
-        profile = level.profile
-        text += (
-            f"; profile from repeat {level.profile_repeat}'s extra pass "
-            f"({profile.get('tool', '?')}, {profile.get('frequency_hz', '?')} Hz, "
-            f"{profile.get('seconds', '?')} s)"
-        )
-    return text + "."
-
-
-def level_rows(levels: list[LevelEvidence]) -> list[dict[str, Any]]:
-    """The figures side by side: {"name", "unit", "values": one per level, "digits"}."""
-    rows = [
-        ("WAL per transaction", "bytes", "wal_bytes", 0),
-        ("blocks read per transaction", "8 kB blocks", "blocks_read", 3),
-        ("blocks hit per transaction", "8 kB blocks", "blocks_hit", 1),
-        ("context switches per transaction", "host-wide", "context_switches", 2),
-        ("client CPU", "% of one core (pgbench)", "client_cpu_pct", 1),
-    ]
-    out = [
-        {"name": name, "unit": unit, "values": [getattr(lv, attr) for lv in levels], "digits": d}
-        for name, unit, attr, d in rows
-    ]
-    for key, label in (
-        ("cpu_user_pct", "user"),
-        ("cpu_system_pct", "system"),
-        ("cpu_iowait_pct", "iowait"),
-        ("cpu_steal_pct", "steal"),
-        ("cpu_idle_pct", "idle"),
-    ):
-        out.append(
-            {
-                "name": f"host CPU {label}",
-                "unit": "%",
-                "values": [lv.cpu.get(key) for lv in levels],
-                "digits": 1,
-            }
-        )
-    for key in ("p50_ms", "p90_ms", "p99_ms", "p999_ms", "max_ms"):
-        name = key.removesuffix("_ms").replace("p999", "p99.9")
-        out.append(
-            {
-                "name": f"latency {name}",
-                "unit": "ms (sampled log)",
-                "values": [lv.latency.get(key) for lv in levels],
-                "digits": 3,
-            }
-        )
-    return out
 
 
 def why_context(why: Why | None, comparison: Comparison, *, permalink: str) -> dict[str, Any]:
@@ -139,7 +72,7 @@ def why_context(why: Why | None, comparison: Comparison, *, permalink: str) -> d
         "why_figures": figures,
         "why_flames": flames,
         "why_diff_title": diff_title,
-        "why_captions": [_measured_on(side) for side in sides],
+        "why_captions": [why_caption(side) for side in sides],
         "why_permalink": permalink,
         "why_links": [(c, f"{permalink}&why={c}", c == why.clients) for c in comparison.clients],
     }

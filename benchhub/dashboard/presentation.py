@@ -6,7 +6,7 @@ comparison_show) and only draws them here (presentation_section)."""
 from typing import Any
 
 from benchhub.compare.presentations import Progress, presentation_tables, progress_lines
-from benchhub.compare.selectors import Comparison
+from benchhub.compare.selectors import Comparison, presentation_read, progress_read
 from benchhub.compare.tables import captions
 from benchhub.dashboard import charts
 from benchhub.workloads.models import Workload
@@ -18,10 +18,10 @@ def presentation_context(
     """The tables of the comparisons' presentation and its figures: {"tables", "figures":
     [{"id", "title", "captions"}], "figure_data": {id: plotly figure}}. A sweep has charts
     only when `sweep_charts` (the Compare page draws its own)."""
-    tables = presentation_tables(comparisons)
+    tables = presentation_tables(comparisons, presentation_read(comparisons))
     progress: list[Progress] = []
     if tables["presentation"] == Workload.Presentation.CONNECTIONS:
-        progress = progress_lines(comparisons, level=level)
+        progress = progress_lines(comparisons, progress_read(comparisons, level=level))
     return presentation_section(
         comparisons, tables=tables, progress=progress, sweep_charts=sweep_charts
     )

@@ -57,7 +57,7 @@ def compare(request: HttpRequest) -> HttpResponse:
                     threshold=selection.threshold_fraction,
                     page=True,
                     level=query.level(request.GET),
-                    why=query.level(request.GET, "why"),
+                    why=selection.why_level,
                 )
             except ApplicationError as exc:
                 context["errors"] = exc.fields

@@ -9,8 +9,6 @@ from benchhub_runner.plan import (
     MAX_LEVELS,
     PLAN_FIELDS,
     PLAN_SPECS,
-    Spec,
-    plan_default,
     plan_method,
     plan_problems,
 )
@@ -20,12 +18,8 @@ from celery.schedules import crontab as celery_crontab
 from django.db import models
 from rest_framework import serializers
 
-from benchhub.api.fields import (
-    StrictCharField,
-    StrictFloatField,
-    StrictIntegerField,
-    StringMapField,
-)
+from benchhub.api.fields import StrictCharField, StrictIntegerField
+from benchhub.api.plan_fields import plan_field
 from benchhub.api.serializers import InSerializer
 from benchhub.builds.selectors import recipe_names_among
 from benchhub.builds.versions import VersionError, version_parse
@@ -77,64 +71,20 @@ def _check_tablespace(value: str) -> str:
     return value
 
 
-def plan_field(name: str, spec: Spec) -> serializers.Field:
-    """The API's field of plan field `name` (benchhub_runner.plan), as its spec says: bounds,
-    default, help; a choice takes the Job column's choices (their labels are the schema's)."""
-    help_text = spec.help or None
-    if spec.kind == "levels":
-        child = StrictIntegerField(min_value=1, max_value=_bound(spec.maximum))
-        return serializers.ListField(
-            child=child, min_length=1, max_length=MAX_LEVELS, help_text=help_text
-        )
-    if spec.kind in ("count", "seconds"):
-        return _number(name, spec, kind=spec.kind, help_text=help_text)
-    if spec.kind == "choice":
-        column = Job._meta.get_field(name)
-        choices = column.choices if isinstance(column, models.Field) else None
-        return serializers.ChoiceField(
-            choices=choices or [], default=plan_default(name), help_text=help_text
-        )
-    if spec.kind == "text":
-        return StrictCharField(
-            max_length=_bound(spec.maximum),
-            required=False,
-            allow_blank=True,
-            default="",
-            help_text=help_text,
-        )
-    if spec.kind in ("level_counts", "level_seconds"):
-        value = _number(name, spec, kind=spec.kind)
-        return serializers.DictField(child=value, required=False, default=dict, help_text=help_text)
-    if spec.kind == "settings":
-        return StringMapField(required=False, default=dict, max_items=_bound(spec.maximum))
-    raise ValueError(f"No API field for plan field {name} of kind {spec.kind!r}.")
-
-
-def _bound(value: float | None) -> int:
-    return int(value or 0)
-
-
-def _number(name: str, spec: Spec, *, kind: str, help_text: str | None = None) -> serializers.Field:
-    """A count or a number of seconds: a field's own, or each value of a level map (required)."""
-    options: dict[str, Any] = {"min_value": spec.minimum}
-    if spec.maximum is not None:  # else the field's own bound: the integer column's range
-        options["max_value"] = spec.maximum
-    if kind in ("count", "seconds") and spec.nullable:
-        options.update(required=False, allow_null=True)
-    elif kind in ("count", "seconds"):
-        options["default"] = plan_default(name)
-    if help_text:
-        options["help_text"] = help_text
-    if kind in ("count", "level_counts"):
-        return StrictIntegerField(**options)
-    return StrictFloatField(**options)
+def _choices(name: str) -> list[Any] | None:
+    """A choice field's choices: the Job column's (their labels are the schema's)."""
+    column = Job._meta.get_field(name)
+    return list(column.choices or []) if isinstance(column, models.Field) else None
 
 
 class PlanInSerializer(InSerializer):
     """A request's plan: one field per plan field, made from the plan's specs."""
 
     def get_fields(self) -> dict[str, serializers.Field]:
-        plan = {name: plan_field(name, spec) for name, spec in PLAN_SPECS.items()}
+        plan = {
+            name: plan_field(name, spec, choices=_choices(name))
+            for name, spec in PLAN_SPECS.items()
+        }
         return {**plan, **super().get_fields()}
 
 

@@ -10,7 +10,8 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.db.models import Q, QuerySet
 
-from benchhub.compare.splits import HELD_COLUMNS, Split, held_runs, series_splits, with_threads
+from benchhub.compare.selectors import HELD_COLUMNS, held_runs, with_threads
+from benchhub.compare.splits import Split, series_splits
 from benchhub.regressions.models import Delivery, Regression, RegressionEvent, Subscription, Webhook
 from benchhub.results.models import LevelAggregate
 

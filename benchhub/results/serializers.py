@@ -8,10 +8,11 @@ cost of an upload.
 
 import json
 import re
+from dataclasses import replace
 from typing import Any
 
 from benchhub_runner.payload import PROGRESS_FIELDS
-from benchhub_runner.plan import RUN_PLAN_FIELDS
+from benchhub_runner.plan import PLAN_SPECS, RUN_PLAN_FIELDS
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -23,6 +24,7 @@ from benchhub.api.fields import (
     StrictIntegerField,
     StringMapField,
 )
+from benchhub.api.plan_fields import plan_field
 from benchhub.api.serializers import InSerializer
 from benchhub.builds.models import Build
 from benchhub.builds.versions import VersionError, version_parse
@@ -297,6 +299,26 @@ class JobRefSerializer(InSerializer):
     attempt = StrictIntegerField(min_value=1)
 
 
+# A run records what was measured, which a job's plan bounds need not hold: an import, a summary
+# or a run of an older agent may have measured less than a second, more levels than a job may
+# ask, longer warm-ups or more repeats. These widen the plan's bounds for an upload; every other
+# property of a field (its kind, default, nullability) is the plan's.
+UPLOAD_BOUNDS: dict[str, dict[str, Any]] = {
+    "clients": {"maximum": None},
+    "duration_s": {"minimum": 0.001, "maximum": None},
+    "level_durations": {"minimum": 0.001},
+    "repeats": {"maximum": None},
+    "warmup_s": {"maximum": 86400},
+}
+UPLOAD_MAX_LEVELS = 1000
+
+
+def upload_plan_field(name: str) -> serializers.Field:
+    """The upload's field of plan field `name` (one of RUN_PLAN_FIELDS)."""
+    spec = replace(PLAN_SPECS[name], **UPLOAD_BOUNDS.get(name, {}))
+    return plan_field(name, spec, max_levels=UPLOAD_MAX_LEVELS)
+
+
 class RunUploadSerializer(InSerializer):
     run_uuid = serializers.UUIDField()
     job = JobRefSerializer(required=False, help_text="the job and attempt this run belongs to")
@@ -304,27 +326,6 @@ class RunUploadSerializer(InSerializer):
     build = BuildInSerializer()
     configuration = ConfigurationInSerializer()
     workload = WorkloadInSerializer()
-    scale = StrictIntegerField(min_value=1, required=False, allow_null=True)
-    clients = serializers.ListField(
-        child=StrictIntegerField(min_value=1), min_length=1, max_length=1000
-    )
-    duration_s = StrictFloatField(min_value=0.001, required=False, allow_null=True)
-    level_durations = serializers.DictField(
-        child=StrictFloatField(min_value=0.001, max_value=86400),
-        required=False,
-        default=dict,
-        help_text="pgbench -T of the levels that differ from duration_s",
-    )
-    transactions_per_client = StrictIntegerField(
-        min_value=1, max_value=BIGINT_MAX, required=False, allow_null=True
-    )
-    repeats = StrictIntegerField(min_value=1, default=1)
-    warmup_s = StrictFloatField(
-        min_value=0, max_value=86400, required=False, allow_null=True, default=None
-    )
-    shuffle_seed = StrictIntegerField(
-        min_value=0, max_value=2**63 - 1, required=False, allow_null=True, default=None
-    )
     level_sequence = serializers.ListField(
         child=serializers.ListField(
             child=StrictIntegerField(min_value=1), min_length=2, max_length=2
@@ -356,6 +357,14 @@ class RunUploadSerializer(InSerializer):
     results = ResultInSerializer(  # type: ignore[call-arg]
         many=True, allow_empty=False, max_length=MAX_RESULTS
     )
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        fields = super().get_fields()
+        plan = {name: upload_plan_field(name) for name in RUN_PLAN_FIELDS}
+        # The plan fields where the contract lists them: after the workload.
+        at = list(fields).index("workload") + 1
+        items = list(fields.items())
+        return dict([*items[:at], *plan.items(), *items[at:]])
 
     def to_internal_value(self, data: Any) -> Any:
         # Counted before any result is validated: a body of a million samples costs a count.

@@ -7,7 +7,8 @@
 # From the environment: BENCHHUB_SERVER and BENCHHUB_TOKEN (a personal token with the queue
 # scope), BENCHHUB_AGAINST (the recipe or git ref the patches apply to: master, REL_17_STABLE),
 # BENCHHUB_HOST; optional: BENCHHUB_WORKLOAD (tpcb-like), BENCHHUB_CLIENTS (1,8,32),
-# BENCHHUB_DURATION (30), BENCHHUB_REPEATS (3), BENCHHUB_COMMENT (benchhub-comment.md).
+# BENCHHUB_DURATION (30), BENCHHUB_REPEATS (unset: a job's default, as `benchhub try` has it;
+# --settle measures the inconclusive levels again), BENCHHUB_COMMENT (benchhub-comment.md).
 set -u
 comment="${BENCHHUB_COMMENT:-benchhub-comment.md}"
 benchhub try "$@" \
@@ -16,7 +17,7 @@ benchhub try "$@" \
     --workload "${BENCHHUB_WORKLOAD:-tpcb-like}" \
     --clients "${BENCHHUB_CLIENTS:-1,8,32}" \
     --duration "${BENCHHUB_DURATION:-30}" \
-    --repeats "${BENCHHUB_REPEATS:-3}" \
+    ${BENCHHUB_REPEATS:+--repeats "$BENCHHUB_REPEATS"} \
     --settle --format markdown > "$comment"
 status=$?
 cat "$comment"

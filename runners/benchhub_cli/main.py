@@ -30,6 +30,7 @@ from benchhub_cli.verdict import (
     render,
     render_error,
 )
+from benchhub_runner.plan import plan_default
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -110,7 +111,12 @@ def parser() -> argparse.ArgumentParser:
     trial.add_argument("--workload", default="tpcb-like")
     trial.add_argument("--clients", default="1,8,32", type=_levels)
     trial.add_argument("--duration", type=float, default=30.0, metavar="S")
-    trial.add_argument("--repeats", type=int, default=3)
+    trial.add_argument(
+        "--repeats",
+        type=int,
+        default=plan_default("repeats"),
+        help="repeats of each level (default: a job's, %(default)s)",
+    )
     trial.add_argument("--scale", type=int, default=10)
     trial.add_argument("--label", help="the trial recipe's label (default: the patch files' names)")
     trial.add_argument(

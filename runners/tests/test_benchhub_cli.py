@@ -16,10 +16,12 @@ from benchhub_cli.config import config_write, settings_resolve
 from benchhub_cli.errors import CliError
 from benchhub_cli.follow import progress_text
 from benchhub_cli.jobfile import field_line, jobfile_read, unknown_fields
+from benchhub_cli.main import parser
 from benchhub_cli.refs import ref_base, ref_name
 from benchhub_cli.trial import trial_label
 from benchhub_cli.verdict import exit_status, inconclusive_levels, render_error
 from benchhub_runner.job import Step
+from benchhub_runner.plan import plan_default
 from benchhub_runner.versions import version_parse
 
 TOML = """\
@@ -170,6 +172,12 @@ def test_a_trial_is_named_after_its_patch_files():
     assert trial_label([Path("slow-commit.patch")]) == "slow-commit"
     assert trial_label([Path("0001-a b.diff"), Path("x/0002_c.patch")]) == "0001-a-b-0002_c"
     assert trial_label([Path("+++.patch")]) == "patch"
+
+
+def test_a_trial_repeats_each_level_as_a_job_does_unless_told():
+    trial = ["try", "x.patch", "--against", "master", "--host", "bench-01"]
+    assert parser().parse_args(trial).repeats == plan_default("repeats") == 1
+    assert parser().parse_args([*trial, "--repeats", "3"]).repeats == 3
 
 
 def test_without_a_verdict_stdout_says_why_in_markdown_and_json_only():

@@ -1,9 +1,10 @@
 """Each experiment's results the way its authors presented them (Workload.presentation).
 
 Every builder takes comparisons already read (selectors.comparison_get for one workload,
-experiments.experiment_get for several) and adds at most two queries, whatever the number of
-workloads, versions or levels. Columns follow the versions: `labels` lists them, the first is
-the baseline ("old"); a workload without a run of a version has None in that column.
+experiments.experiment_get for several) and what selectors.presentation_read (and, for the
+progress charts, selectors.progress_read) read for them, and makes no query. Columns follow the
+versions: `labels` lists them, the first is the baseline ("old"); a workload without a run of a
+version has None in that column.
 
 Figures are medians over the valid repeats of a level: aborted results (and aborted streams)
 never count, and runs marked invalid were left out by the comparison's selector.
@@ -49,6 +50,7 @@ from benchhub.compare.presentations.improvement import (
 )
 from benchhub.compare.presentations.streams import StreamCell, StreamRow, StreamTable, stream_table
 from benchhub.compare.selectors import Comparison
+from benchhub.compare.selectors.presentations import PresentationRead, presentation_of
 from benchhub.workloads.models import Workload
 
 __all__ = [
@@ -86,14 +88,6 @@ __all__ = [
 ]
 
 
-def presentation_of(comparisons: list[Comparison]) -> str:
-    """The presentation of the compared workloads: the baseline workload's."""
-    for comparison in comparisons:
-        if comparison.series:
-            return comparison.series[0].run.workload.presentation
-    return Workload.Presentation.SWEEP
-
-
 def tables_data(tables: dict[str, Any]) -> dict[str, Any]:
     """Tables built by presentation_tables as JSON-ready data (the compare API's
     "presentation" key)."""
@@ -102,16 +96,23 @@ def tables_data(tables: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def presentation_tables(comparisons: list[Comparison]) -> dict[str, Any]:
+def presentation_tables(comparisons: list[Comparison], read: PresentationRead) -> dict[str, Any]:
     """The tables of the comparisons' presentation (none for a sweep): {"presentation": ...,
-    "improvement" | "streams" | "connections" | "evidence": table}."""
+    "improvement" | "streams" | "connections" | "evidence": table}, from `read`
+    (selectors.presentation_read of the same comparisons)."""
     comparisons = [c for c in comparisons if c.series]
-    kind = presentation_of(comparisons)
+    kind = read.kind
     builders: dict[str, tuple[str, Callable[[list[Comparison]], Any]]] = {
-        Workload.Presentation.IMPROVEMENT: ("improvement", improvement_table),
-        Workload.Presentation.STREAMS: ("streams", stream_table),
-        Workload.Presentation.CONNECTIONS: ("connections", connections_table),
-        Workload.Presentation.EVIDENCE: ("evidence", evidence_table),
+        Workload.Presentation.IMPROVEMENT: (
+            "improvement",
+            lambda c: improvement_table(c, read.threads),
+        ),
+        Workload.Presentation.STREAMS: ("streams", lambda c: stream_table(c, read.streams)),
+        Workload.Presentation.CONNECTIONS: (
+            "connections",
+            lambda c: connections_table(c, read.streams),
+        ),
+        Workload.Presentation.EVIDENCE: ("evidence", lambda c: evidence_table(c, read.telemetry)),
     }
     tables: dict[str, Any] = {"presentation": kind}
     if kind in builders and comparisons:

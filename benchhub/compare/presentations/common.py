@@ -5,9 +5,23 @@ from __future__ import annotations
 import statistics as stats
 
 from benchhub.compare.selectors import Comparison, Series
+from benchhub.compare.selectors.presentations import (
+    MAX_PROGRESS_POINTS,
+    MAX_STREAM_ROWS,
+    run_ids,
+)
 
-MAX_STREAM_ROWS = 20000
-MAX_PROGRESS_POINTS = 50000
+__all__ = [
+    "EVIDENCE_PARAMS",
+    "MAX_PROGRESS_POINTS",
+    "MAX_STREAM_ROWS",
+    "by_label",
+    "level_tps",
+    "median",
+    "run_ids",
+    "version_labels",
+]
+
 EVIDENCE_PARAMS = ("key_type", "prefill_rows", "storage", "index")
 
 
@@ -28,10 +42,6 @@ def by_label(comparison: Comparison, labels: list[str]) -> list[Series | None]:
 
 def median(values: list[float]) -> float | None:
     return stats.median(values) if values else None
-
-
-def run_ids(comparisons: list[Comparison]) -> list[int]:
-    return [s.run.id for c in comparisons for s in c.series]
 
 
 def level_tps(series: Series | None, clients: int) -> float | None:

@@ -6,19 +6,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db.models import Q
-
 from benchhub.compare.presentations.common import (
-    MAX_PROGRESS_POINTS,
     by_label,
     level_tps,
     median,
-    run_ids,
     version_labels,
 )
-from benchhub.compare.presentations.streams import stream_values
 from benchhub.compare.selectors import Comparison
-from benchhub.results.models import ProgressSeries, Result
+from benchhub.compare.selectors.presentations import ProgressRead, StreamValues
 from benchhub.stats.figures import change_pct
 
 
@@ -65,14 +60,14 @@ class ConnectionsTable:
     limits: list[ClientLimits] = field(default_factory=list)
 
 
-def connections_table(comparisons: list[Comparison]) -> ConnectionsTable:
+def connections_table(comparisons: list[Comparison], values: StreamValues) -> ConnectionsTable:
     """Per workload and measured client level: the idle connections the background streams
     held open when the measurement began (`established`, summed over the background streams
     of a repeat, median over valid repeats; 0 for a workload without background streams), and
     each version's median tps with its change against the baseline. Also what the agent
-    raised for each run (Run.client_limits) and the init timings. One query."""
+    raised for each run (Run.client_limits) and the init timings. `values` is
+    selectors.stream_values of the compared runs."""
     labels = version_labels(comparisons)
-    values = stream_values(run_ids(comparisons))
     rows = []
     for comparison in comparisons:
         columns = by_label(comparison, labels)
@@ -148,43 +143,19 @@ class Progress:
     lines: list[ProgressLine]
 
 
-def progress_lines(comparisons: list[Comparison], *, level: int | None = None) -> list[Progress]:
-    """Per workload, the `-P` progress (tps per interval) of each version at one level: the
-    asked `level` when the workload has it, else its largest. The repeat shown is the valid
-    repeat whose tps is the median (the lower middle one for an even number of repeats).
-    Two queries."""
-    chosen = {
-        id(c): (level if level in c.clients else max(c.clients)) for c in comparisons if c.clients
-    }
-    wanted = Q(pk__in=[])
-    for comparison in comparisons:
-        if id(comparison) in chosen:
-            wanted |= Q(
-                run__in=[s.run.id for s in comparison.series], clients=chosen[id(comparison)]
-            )
-    results: dict[int, list[Mapping[str, Any]]] = {}
-    for row in Result.objects.filter(wanted, aborted=False).values("id", "run_id", "repeat", "tps"):
-        results.setdefault(row["run_id"], []).append(row)
-    picked = {run_id: _median_repeat(rows) for run_id, rows in results.items()}
-    samples: dict[int, list[tuple[float, float | None]]] = {}
-    budget = MAX_PROGRESS_POINTS
-    for result_id, t, tps in (
-        ProgressSeries.objects.filter(result__in=[p["id"] for p in picked.values()])
-        .values_list("result_id", "t", "tps")
-        .order_by("result_id")
-    ):
-        samples[result_id] = list(zip(t, tps, strict=True))[: max(budget, 0)]
-        budget -= len(t)
+def progress_lines(comparisons: list[Comparison], read: ProgressRead) -> list[Progress]:
+    """Per workload, the `-P` progress (tps per interval) of each version at the level
+    selectors.progress_read chose, in the repeat it chose (`read`)."""
     charts = []
-    for comparison in comparisons:
-        if id(comparison) not in chosen:
+    for comparison, clients in zip(comparisons, read.levels, strict=True):
+        if clients is None:
             continue
         lines = []
         for s in comparison.series:
-            result = picked.get(s.run.id)
+            result = read.repeats.get(s.run.id)
             if result is None:
                 continue
-            points = samples.get(result["id"], [])
+            points = read.samples.get(result["id"], [])
             lines.append(
                 ProgressLine(
                     label=s.label,
@@ -197,14 +168,9 @@ def progress_lines(comparisons: list[Comparison], *, level: int | None = None) -
         charts.append(
             Progress(
                 workload=workload.name,
-                clients=chosen[id(comparison)],
+                clients=clients,
                 interval_s=workload.progress_s,
                 lines=lines,
             )
         )
     return charts
-
-
-def _median_repeat(rows: list[Mapping[str, Any]]) -> Mapping[str, Any]:
-    ordered = sorted(rows, key=lambda r: (r["tps"], r["repeat"]))
-    return ordered[(len(ordered) - 1) // 2]

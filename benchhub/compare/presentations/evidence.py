@@ -5,17 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import connection
-
 from benchhub.compare.presentations.common import (
     EVIDENCE_PARAMS,
     by_label,
     level_tps,
-    run_ids,
     version_labels,
 )
 from benchhub.compare.selectors import Comparison, Series
-from benchhub.results.models import Result
+from benchhub.compare.selectors.presentations import TelemetryMeans
 
 
 @dataclass
@@ -45,40 +42,19 @@ class EvidenceTable:
     rows: list[EvidenceRow]
 
 
-# Means over the JSON telemetry samples, computed by PostgreSQL so the samples never leave it.
-TELEMETRY_MEANS = f"""
-SELECT r.run_id, r.clients, count(s.sample),
-       avg((s.sample ->> 'cpu_iowait_pct')::float8),
-       avg((s.sample ->> 'disk_util_pct')::float8),
-       avg((s.sample ->> 'disk_write_bytes_per_s')::float8)
-FROM {Result._meta.db_table} r
-CROSS JOIN LATERAL jsonb_array_elements(r.telemetry) AS s(sample)
-WHERE r.run_id = ANY(%s) AND NOT r.aborted AND jsonb_typeof(r.telemetry) = 'array'
-GROUP BY r.run_id, r.clients
-"""  # noqa: S608 - the table name is ours; the run ids are a parameter
-
-
-def _telemetry_means(run_ids: list[int]) -> dict[tuple[int, int], tuple]:
-    if not run_ids:
-        return {}
-    with connection.cursor() as cursor:
-        cursor.execute(TELEMETRY_MEANS, [run_ids])
-        return {(row[0], row[1]): row[2:] for row in cursor.fetchall()}
-
-
 def evidence_params(comparisons: list[Comparison]) -> list[str]:
     """The params shown as columns: the E3 ones first, then any other, in name order."""
     names = {name for c in comparisons for name in c.series[0].run.workload.params}
     return [n for n in EVIDENCE_PARAMS if n in names] + sorted(names - set(EVIDENCE_PARAMS))
 
 
-def evidence_table(comparisons: list[Comparison]) -> EvidenceTable:
+def evidence_table(comparisons: list[Comparison], means: TelemetryMeans) -> EvidenceTable:
     """One row per variant (workload params) and level; per version its median tps, and the
     mean CPU iowait (%), device utilisation (%) and device write rate (MB/s = 10^6 bytes/s)
-    over the measurement, from Result.telemetry. One query."""
+    over the measurement, from Result.telemetry (`means`: selectors.telemetry_means of the
+    compared runs)."""
     labels = version_labels(comparisons)
     params = evidence_params(comparisons)
-    means = _telemetry_means(run_ids(comparisons))
     rows = []
     for comparison in comparisons:
         workload = comparison.series[0].run.workload
@@ -95,7 +71,9 @@ def evidence_table(comparisons: list[Comparison]) -> EvidenceTable:
     return EvidenceTable(labels=labels, params=params, rows=rows)
 
 
-def _evidence_cell(series: Series | None, clients: int, means: dict) -> EvidenceCell | None:
+def _evidence_cell(
+    series: Series | None, clients: int, means: TelemetryMeans
+) -> EvidenceCell | None:
     if series is None or clients not in series.levels:
         return None
     count, iowait, util, write = means.get((series.run.id, clients), (0, None, None, None))

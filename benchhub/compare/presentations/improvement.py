@@ -4,17 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db.models import Max, Min
-
 from benchhub.compare.experiments import model_name
 from benchhub.compare.presentations.common import (
     by_label,
     level_tps,
-    run_ids,
     version_labels,
 )
 from benchhub.compare.selectors import Comparison
-from benchhub.results.models import Result
+from benchhub.compare.selectors.presentations import LevelThreads
 from benchhub.stats.figures import change_pct
 
 
@@ -43,15 +40,16 @@ class ImprovementTable:
     rows: list[ImprovementRow]
 
 
-def improvement_table(comparisons: list[Comparison]) -> ImprovementTable | None:
+def improvement_table(
+    comparisons: list[Comparison], threads: LevelThreads
+) -> ImprovementTable | None:
     """model | connections | threads | tps old | tps new | improvement %, one row per workload
     and client level, from the LevelAggregate medians; threads as pgbench ran them (Result
     threads of the valid results, "a / b" when versions ran the level with different threads).
-    One query."""
+    `threads` is selectors.level_threads of the compared runs."""
     labels = version_labels(comparisons)
     if not labels:
         return None
-    threads = _level_threads(run_ids(comparisons))
     rows = []
     for comparison in comparisons:
         columns = by_label(comparison, labels)
@@ -73,13 +71,3 @@ def improvement_table(comparisons: list[Comparison]) -> ImprovementTable | None:
                 )
             )
     return ImprovementTable(old=labels[0], new=labels[1:], rows=rows)
-
-
-def _level_threads(run_ids: list[int]) -> dict[tuple[int, int], set[int]]:
-    rows = (
-        Result.objects.filter(run__in=run_ids, aborted=False, threads__isnull=False)
-        .values("run_id", "clients")
-        .annotate(low=Min("threads"), high=Max("threads"))
-        .order_by()
-    )
-    return {(r["run_id"], r["clients"]): {r["low"], r["high"]} for r in rows}

@@ -7,14 +7,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchhub.compare.presentations.common import (
-    MAX_STREAM_ROWS,
     by_label,
     median,
-    run_ids,
     version_labels,
 )
 from benchhub.compare.selectors import Comparison
-from benchhub.results.models import StreamResult
+from benchhub.compare.selectors.presentations import StreamValues
 from benchhub.workloads.models import Workload
 
 
@@ -45,35 +43,6 @@ class StreamTable:
     rows: list[StreamRow]
 
 
-StreamValues = dict[tuple[int, int], dict[str, list[Mapping[str, Any]]]]
-
-
-def stream_values(run_ids: list[int]) -> StreamValues:
-    """(run id, clients) -> stream name -> the stream's figures in each valid repeat. A stream
-    counts when neither it nor its level's result aborted. One query."""
-    rows = (
-        StreamResult.objects.filter(result__run__in=run_ids, result__aborted=False, aborted=False)
-        .values(
-            "result_id",
-            "result__run_id",
-            "result__clients",
-            "name",
-            "role",
-            "tps",
-            "latency_avg_ms",
-            "rows_per_transaction",
-            "rows_per_s",
-            "established",
-        )
-        .order_by("result__run_id", "result__clients", "result__repeat", "id")[:MAX_STREAM_ROWS]
-    )
-    found: StreamValues = {}
-    for row in rows:
-        level = found.setdefault((row["result__run_id"], row["result__clients"]), {})
-        level.setdefault(row["name"], []).append(row)
-    return found
-
-
 def _stream_cell(values: list[Mapping[str, Any]]) -> StreamCell:
     def median_of(name: str) -> float | None:
         return median([v[name] for v in values if v[name] is not None])
@@ -102,11 +71,11 @@ def _stream_order(workload: Workload, names: set[str]) -> list[str]:
     return declared + sorted(names - set(declared))
 
 
-def stream_table(comparisons: list[Comparison]) -> StreamTable:
+def stream_table(comparisons: list[Comparison], values: StreamValues) -> StreamTable:
     """Per workload, level and stream: each version's tps, latency (ms) and rows/s (tps x rows
-    per transaction, as published), medians over valid repeats. One query."""
+    per transaction, as published), medians over valid repeats; `values` is
+    selectors.stream_values of the compared runs."""
     labels = version_labels(comparisons)
-    values = stream_values(run_ids(comparisons))
     rows = []
     for comparison in comparisons:
         columns = by_label(comparison, labels)

@@ -20,9 +20,8 @@ from benchhub.compare.selectors.comparisons import (
     run_levels,
     run_threads,
     runs_compared,
-    versions_pick,
-    versions_q,
 )
+from benchhub.compare.selectors.versions import versions_pick, versions_q
 from benchhub.hosts.models import Host
 from benchhub.results.models import Run
 

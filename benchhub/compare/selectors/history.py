@@ -10,19 +10,13 @@ from typing import Any
 from django.db.models import Count, Max
 
 from benchhub.compare.selectors.comparisons import ComparisonError, runs_compared
-from benchhub.compare.splits import (
-    HELD_COLUMNS,
-    HeldRun,
-    Split,
-    held_runs,
-    series_splits,
-    with_threads,
-)
+from benchhub.compare.selectors.splits import HELD_COLUMNS, held_runs, with_threads
+from benchhub.compare.splits import HeldRun, Split, series_splits
 from benchhub.hosts.models import Host
 from benchhub.results.models import LevelAggregate, Run
 
 HISTORY_MAX_POINTS = 500
-# A history point's columns, read by history_get (with compare.splits.HELD_COLUMNS).
+# A history point's columns, read by history_get (with selectors.splits.HELD_COLUMNS).
 POINT_COLUMNS = (
     "run_id",
     "run__build__version",
@@ -67,7 +61,7 @@ class History:
     keys: list[tuple[str, int]] = field(default_factory=list)
     mixed: int = 0
     # Where the line stops being like with like (compare.splits), oldest first, and what each
-    # point holds equal besides its key (compare.splits.held_runs), in the points' order.
+    # point holds equal besides its key (selectors.splits.held_runs), in the points' order.
     splits: list[Split] = field(default_factory=list)
     held: list[HeldRun] = field(default_factory=list)
 

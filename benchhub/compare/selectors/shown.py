@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from benchhub.compare.selectors.comparisons import Comparison, comparison_get
+from benchhub.compare.selectors.presentations import presentation_read, progress_read
 from benchhub.compare.selectors.why import Why
 from benchhub.workloads.models import Workload
 
@@ -24,9 +25,9 @@ class ComparisonShown:
     numbers and words (compare.assessment); `rows`, `summary`, `captions`, `set_lines`,
     `unlike_notes`, `pooled_hosts` the tables and lines of compare.tables; `verdict_lines` each
     version's assessment with its client-bound levels; `presentation` the tables of the
-    workload's presentation (compare.presentations.presentation_tables). What only the page
-    shows, read when asked for (`page`): `why` (compare.why; None without a level) and
-    `progress`, the progress lines of a connections presentation.
+    workload's presentation (compare.presentations.presentation_tables); `why` the why section
+    (compare.why; None without a level). What only the page shows, read when asked for
+    (`page`): `progress`, the progress lines of a connections presentation.
     """
 
     comparison: Comparison
@@ -52,12 +53,12 @@ def comparison_show(
     why: int | None = None,
 ) -> ComparisonShown:
     """What a comparison shows: the comparison of `selection` (comparison_get's arguments),
-    assessed at `threshold` (a fraction, 0.02 = 2 %), with its tables and presentation. With
-    `page`, also the why section (at `why` clients when compared, else the level the verdicts
-    pick) and a connections presentation's progress lines (at `level`). The API and the page
-    read the same numbers through it. Queries: comparison_get's, the assessment's two, the
-    presentation's (none for a sweep), and with `page` the why section's two and the
-    progress lines' two (connections only). Raises ComparisonError as comparison_get does."""
+    assessed at `threshold` (a fraction, 0.02 = 2 %), with its tables, presentation and why
+    section (at `why` clients when compared, else the level the verdicts pick). With `page`,
+    also a connections presentation's progress lines (at `level`). The API and the page read
+    the same numbers through it. Queries: comparison_get's, the assessment's two, the
+    presentation's one (none for a sweep), the why section's two, and with `page` the progress
+    lines' two (connections only). Raises ComparisonError as comparison_get does."""
     # The modules that assess and tabulate a comparison import the selectors (its types, its
     # reads): they are imported here, when the first comparison is shown, not while the
     # selectors package loads.
@@ -68,7 +69,9 @@ def comparison_show(
     comparison = comparison_get(**selection)
     assessment = comparison_assess(comparison, threshold=threshold)
     shown = ComparisonShown(comparison=comparison, assessment=assessment)
-    shown.presentation = presentations.presentation_tables([comparison])
+    shown.presentation = presentations.presentation_tables(
+        [comparison], presentation_read([comparison])
+    )
     if not comparison.series:
         return shown
     shown.rows = tables.comparison_rows(comparison, assessment)
@@ -81,8 +84,10 @@ def comparison_show(
         for version in assessment.versions
     ]
     shown.pooled_hosts = tables.pooled_hosts(comparison)
+    shown.why = why_get(comparison, assessment, asked=why)
     if page:
-        shown.why = why_get(comparison, assessment, asked=why)
         if shown.presentation["presentation"] == Workload.Presentation.CONNECTIONS:
-            shown.progress = presentations.progress_lines([comparison], level=level)
+            shown.progress = presentations.progress_lines(
+                [comparison], progress_read([comparison], level=level)
+            )
     return shown

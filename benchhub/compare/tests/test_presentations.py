@@ -11,6 +11,7 @@ from benchhub.compare.presentations import (
     improvement_table,
     presentation_tables,
     progress_lines,
+    run_ids,
     stream_table,
 )
 from benchhub.compare.selectors import (
@@ -18,6 +19,11 @@ from benchhub.compare.selectors import (
     comparison_get,
     experiment_get,
     experiment_index,
+    level_threads,
+    presentation_read,
+    progress_read,
+    stream_values,
+    telemetry_means,
 )
 from benchhub.compare.tests.experiment_data import (
     e2_idle_upload,
@@ -48,7 +54,8 @@ def test_it_builds_the_improvement_table_of_both_e5_models(agent):
         "e5-read-only",
         "e5-tpcb-like",
     ]
-    table = improvement_table(results.comparisons)
+    comparisons = results.comparisons
+    table = improvement_table(comparisons, level_threads(run_ids(comparisons)))
     assert (table.old, table.new) == ("13.3", ["14beta1"])
     rows = [
         (r.model, r.connections, r.threads, r.old, r.new[0].tps, r.new[0].improvement_pct)
@@ -94,7 +101,8 @@ def test_it_shows_each_stream_with_rows_per_second_leaving_out_aborted_repeats(a
     e4_upload(agent, version="10.1", writer=[1900, 2000, 2100], consumer=[4000, 4200, 4400])
     e4_upload(agent, version="11.1", writer=[2200, 2400], consumer=[4300, 4500], aborted=True)
     results = experiment_get(experiment="e4", host="bench-01", versions=["10.1", "11.1"])
-    table = stream_table(results.comparisons)
+    comparisons = results.comparisons
+    table = stream_table(comparisons, stream_values(run_ids(comparisons)))
     assert table.labels == ["10.1", "11.1"]
     rows = {r.stream: r for r in table.rows}
     assert list(rows) == ["writer", "consumer"]  # the workload's order
@@ -111,7 +119,8 @@ def test_it_counts_idle_and_measured_connections(agent):
     e2_sweep_upload(agent, version="13.3", tps={64: 500, 128: 600})
     e2_sweep_upload(agent, version="14beta1", tps={64: 520, 128: 900})
     results = experiment_get(experiment="e2", host="bench-01", versions=["13.3", "14beta1"])
-    table = connections_table(results.comparisons)
+    comparisons = results.comparisons
+    table = connections_table(comparisons, stream_values(run_ids(comparisons)))
     rows = [
         (r.workload, r.idle, r.clients, r.connections, [c.tps for c in r.cells]) for r in table.rows
     ]
@@ -130,7 +139,10 @@ def test_it_charts_the_progress_of_the_median_repeat_of_the_level(agent):
     comparison = comparison_get(
         workload="e2-idle-connections", host="bench-01", versions=["13.3", "14beta1"]
     )
-    (chart,) = progress_lines([comparison])
+    with CaptureQueriesContext(connection) as queries:
+        read = progress_read([comparison])
+    assert len(queries) == 2
+    (chart,) = progress_lines([comparison], read)
     assert (chart.clients, chart.interval_s) == (128, 2)
     assert [(line.label, line.repeat, line.t, line.tps) for line in chart.lines] == [
         ("13.3", 3, [2.0, 4.0, 6.0], [112.0, 114.0, 116.0]),
@@ -151,7 +163,8 @@ def test_it_puts_the_os_evidence_beside_the_tps_of_each_variant(agent):
     )
     e3_upload(agent, version="9.2.4", workload=int8_full, tps=[76000], iowait=[[1, 2]])
     results = experiment_get(experiment="e3", host="bench-01", versions=["9.2.4"])
-    table = evidence_table(results.comparisons)
+    comparisons = results.comparisons
+    table = evidence_table(comparisons, telemetry_means(run_ids(comparisons)))
     assert table.params == ["key_type", "prefill_rows", "storage", "index"]
     by_key = {r.params[0]: r for r in table.rows}
     uuid_cell = by_key["uuid"].cells[0]
@@ -173,7 +186,10 @@ def test_it_adds_a_bounded_number_of_queries_for_the_presentation(agent):
     versions = ["13.3", "14beta1", "15.1", "16.1"]
     with CaptureQueriesContext(connection) as queries:
         results = experiment_get(experiment="e5", host="bench-01", versions=versions)
-        tables = presentation_tables(results.comparisons)
+        read = presentation_read(results.comparisons)
+    with CaptureQueriesContext(connection) as building:
+        tables = presentation_tables(results.comparisons, read)
+    assert len(building) == 0  # the builders take what the selectors read
     assert len(tables["improvement"].rows) == 6
     assert len(queries) == 5  # host, runs, aggregates, threads; the table's threads
 

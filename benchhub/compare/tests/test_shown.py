@@ -5,6 +5,7 @@ import pytest
 
 from benchhub.compare.selectors import ComparisonError, comparison_show
 from benchhub.compare.tests.uploads import upload
+from benchhub.compare.why import why_data
 
 SELECTION = {"workload": "select-only", "host": "bench-01", "versions": ["13.3", "15.4"]}
 
@@ -25,18 +26,20 @@ def test_it_reads_the_runs_verdicts_rows_and_presentation(agent):
     assert shown.verdict_lines == [(version, [])]
     assert shown.pooled_hosts == ["bench-01"]
     assert shown.presentation == {"presentation": "sweep"}
-    assert shown.why is None  # only the page asks for its why section
+    assert shown.progress == []  # only the page asks for a connections presentation's progress
 
 
-def test_it_reads_the_why_section_when_the_page_asks(agent):
+def test_it_reads_the_why_section_for_the_page_and_the_api_alike(agent):
     upload(agent, version="13.3", tps={1: [100, 101, 99], 4: [100, 101, 99]})
     upload(agent, version="15.4", tps={1: [130, 131, 129], 4: [100, 102, 98]})
 
-    chosen = comparison_show(selection=SELECTION, threshold=0.02, page=True)
-    asked = comparison_show(selection=SELECTION, threshold=0.02, page=True, why=4)
+    chosen = comparison_show(selection=SELECTION, threshold=0.02)
+    asked = comparison_show(selection=SELECTION, threshold=0.02, why=4)
+    page = comparison_show(selection=SELECTION, threshold=0.02, page=True, why=4)
 
     assert chosen.why is not None and chosen.why.clients == 1
     assert asked.why is not None and asked.why.clients == 4
+    assert why_data(page.why) == why_data(asked.why)
 
 
 def test_it_shows_an_empty_comparison_as_a_sweep_with_nothing_in_it(agent):

@@ -7,6 +7,7 @@ import re
 import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
+from django.utils.html import escape
 
 from benchhub.compare.tests.uploads import upload, upload_evidence, upload_results
 from benchhub.results.models import Run
@@ -74,6 +75,32 @@ def test_it_shows_each_version_figures_per_transaction_side_by_side(client, comp
     assert "evidence from repeats 1, 2, 3" in html
     assert "profile from repeat 1&#x27;s extra pass (perf, 99 Hz, 10.0 s)" in html
     assert "SELECT abalance FROM pgbench_accounts WHERE aid = $1" in html
+
+
+@pytest.mark.parametrize("asked", ["", "&why=32"])
+def test_it_gives_the_api_the_why_section_the_page_shows(client, anon_client, compared, asked):
+    page = client.get(PERMALINK + asked)
+    html = page.content.decode()
+    why = anon_client.get(PERMALINK.replace("/compare/", "/api/v1/compare/") + asked).json()["why"]
+
+    assert (why["clients"], why["reason"]) == (
+        page.context["why"].clients,
+        page.context["why"].reason,
+    )
+    assert f'data-clients="{why["clients"]}"' in html and escape(why["reason"]) in html
+    assert why["clients"] == (32 if asked else 8)
+    assert why["rows"] == page.context["why_rows"]
+    assert (
+        [side["label"] for side in why["sides"]] == page.context["why_labels"] == ["13.3", "15.4"]
+    )
+    assert [side["caption"] for side in why["sides"]] == page.context["why_captions"]
+    assert all(escape(side["caption"]) in html for side in why["sides"])
+    assert [side["checkpoints"] for side in why["sides"]] == page.context["why_checkpoints"]
+    waits = [side["waits"] for side in why["sides"]]
+    assert waits == [pytest.approx(WAITS_13), pytest.approx(WAITS_15)]
+    statements = why["sides"][0]["statements"]
+    assert statements and all(escape(s["query"]) in html for s in statements)
+    assert [side["profiled"] for side in why["sides"]] == [True, True]
 
 
 def test_it_shows_the_level_asked_for(client, compared):

@@ -4,9 +4,11 @@ stored, shown on the run page, and compared at the levels they completed only.""
 import json
 
 import pytest
+from benchhub_runner import plan
 
 from benchhub.compare.tests.uploads import upload
 from benchhub.results.models import Result, Run
+from benchhub.results.serializers import RunUploadSerializer
 from benchhub.testing.payloads import run_payload
 
 URL = "/api/v1/runs/"
@@ -95,3 +97,23 @@ def test_it_compares_a_partial_run_at_its_completed_levels_only(agent, anon_clie
     ).content.decode()
     assert "14.1 is a partial run: its sweep stopped at 4 clients" in page
     assert "Compared only at the levels every partial run completed: 1, 2 clients" in page
+
+
+def test_the_upload_takes_the_plan_fields_a_run_records_with_wider_bounds():
+    fields = RunUploadSerializer().fields
+    assert [name for name in fields.keys() if name in plan.RUN_PLAN_FIELDS] == list(
+        plan.RUN_PLAN_FIELDS
+    )
+    assert (
+        fields["transactions_per_client"].help_text
+        == plan.PLAN_SPECS["transactions_per_client"].help
+    )
+    assert fields["repeats"].default == plan.plan_default("repeats")
+    # What a job may not ask, a run may have measured (an import, an older agent).
+    assert (
+        getattr(fields["duration_s"], "min_value", None)
+        == 0.001
+        < plan.PLAN_SPECS["duration_s"].minimum
+    )
+    assert getattr(fields["warmup_s"], "max_value", None) == 86400 > plan.MAX_WARMUP_S
+    assert getattr(fields["clients"], "max_length", None) == 1000 > plan.MAX_LEVELS
