@@ -60,7 +60,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     if config.getvalue("dist") != "loadscope":
         return None
-    from xdist.scheduler import LoadScopeScheduling
+    from xdist.scheduler import LoadScopeScheduling  # type: ignore[import-untyped]
 
     class ByModuleAndBuilds(LoadScopeScheduling):
         def _split_scope(self, nodeid: str) -> str:

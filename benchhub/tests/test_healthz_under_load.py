@@ -53,7 +53,9 @@ def percentile(values: list[float], share: float) -> float:
     return ordered[min(len(ordered) - 1, int(share * len(ordered)))]
 
 
+# Alone: its latency bound is for the readers' load, not for that plus another test's.
 @pytest.mark.slow
+@pytest.mark.alone
 def test_it_answers_healthz_within_a_second_while_20_readers_read_the_largest_run(
     web_with_the_largest_run,
 ):
