@@ -421,15 +421,20 @@ def test_wait_rides_out_a_server_restart_and_gives_up_after_its_patience(world, 
 
 @pytest.fixture
 def master(world):
+    return _recipe(world, "master", "master")
+
+
+def _recipe(world: World, name: str, ref: str) -> str:
+    """A git recipe, as `try --against <name>` finds one."""
     recipe: dict[str, Any] = {
-        "name": "master",
-        "source": {"kind": "git", "url": "https://example.org/pg.git", "ref": "master"},
+        "name": name,
+        "source": {"kind": "git", "url": "https://example.org/pg.git", "ref": ref},
     }
     answer = requests.post(
         f"{world.url}/api/v1/recipes/", json=recipe, headers=_bearer(world.queue_token), timeout=30
     )
     assert answer.status_code == 201, answer.text
-    return "master"
+    return name
 
 
 def test_try_defines_the_recipe_queues_one_job_and_reports_its_failure(
@@ -594,8 +599,8 @@ def _measure_as_the_agent(
     return job["versions"]
 
 
-def _try(world, home, patch: Path, *extra: str) -> subprocess.Popen:
-    argv = ["try", str(patch), "--against", "master", "--host", "bench-01"]
+def _try(world, home, patch: Path, *extra: str, against: str = "master") -> subprocess.Popen:
+    argv = ["try", str(patch), "--against", against, "--host", "bench-01"]
     return subprocess.Popen(
         [BENCHHUB, *argv, "--workload", "select-only", "--clients", "1,4", *extra],
         env=env_for(world, home), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
@@ -615,22 +620,22 @@ def test_try_prints_slower_as_a_pull_request_comment_and_exits_1(world, home, tm
     assert "versions=master%2Cmaster%2Bslow-commit&baseline=master)" in out
 
 
-def test_try_settle_exits_3_when_the_extra_jobs_leave_a_level_inconclusive(
-    world, home, tmp_path, master
-):
-    """One run a side: settle queues separate jobs (only they narrow an interval over run
-    means), the command waits for every one of them, and runs whose means scatter either way
-    leave the level inconclusive."""
+def test_try_settle_exits_3_when_the_extra_jobs_leave_a_level_inconclusive(world, home, tmp_path):
+    """One run a side (a base no other test measured): settle queues separate jobs, since
+    only they narrow an interval over run means; the command waits for every one of them, and
+    runs whose means scatter either way leave the level inconclusive."""
+    base = _recipe(world, "master@5e771e5ab0c1", "5e771e5ab0c1")
     patch = tmp_path / "maybe.patch"
     patch.write_text("--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n")
-    trial = _try(world, home, patch, "--clients", "1", "--settle", "--settle-rounds", "1")
+    trial = _try(world, home, patch, "--clients", "1", "--settle", "--settle-rounds", "1",
+                 against=base)  # fmt: skip
     runs = [
-        {"master": {1: [1000.0, 1100.0]}, "master+maybe": {1: [950.0, 1090.0]}},
-        {"master": {1: [1100.0, 1150.0]}, "master+maybe": {1: [1000.0, 1040.0]}},
-        {"master": {1: [950.0, 1000.0]}, "master+maybe": {1: [1080.0, 1120.0]}},
+        {base: {1: [1000.0, 1100.0]}, f"{base}+maybe": {1: [950.0, 1090.0]}},
+        {base: {1: [1100.0, 1150.0]}, f"{base}+maybe": {1: [1000.0, 1040.0]}},
+        {base: {1: [950.0, 1000.0]}, f"{base}+maybe": {1: [1080.0, 1120.0]}},
     ]
     for tps in runs:
-        assert set(_measure_as_the_agent(world, tps)) == {"master", "master+maybe"}
+        assert set(_measure_as_the_agent(world, tps)) == {base, f"{base}+maybe"}
     out, err = trial.communicate(timeout=120)
     assert trial.returncode == 3, out + err
     assert "settling: jobs " in err
