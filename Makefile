@@ -60,11 +60,12 @@ demo: $(STAMP)
 	$(STACK) demo
 
 # The suite runs on several processes, then the few tests marked `alone` by themselves
-# (scripts/test.py); TEST_WORKERS=N sets the processes (default: one per CPU, at most 4).
+# (scripts/test.py); TEST_WORKERS=N sets the processes (default: 2 per CPU for the fast tests,
+# which mostly wait, 1 per CPU for the slow ones, at most 4).
 TEST := $(STACK) exec -- $(BIN)/python scripts/test.py
 
 test: $(STAMP) tools
-	$(TEST) "not slow" $(PYTEST_ARGS)
+	$(TEST) --per-cpu 2 "not slow" $(PYTEST_ARGS)
 
 test-slow: $(STAMP) tools
 	$(TEST) slow $(PYTEST_ARGS)

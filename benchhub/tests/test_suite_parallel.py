@@ -127,6 +127,13 @@ def test_the_runner_runs_the_parallel_part_then_the_alone_tests(
                             "-x"]  # fmt: skip
     assert alone[1:] == ["-m", "(not slow) and alone", "-x"]
     assert Path(parallel[0]).name == "pytest"
+    monkeypatch.setenv("TEST_WORKERS", "auto")
+    monkeypatch.setattr("os.cpu_count", lambda: 2)
+    assert (runner.workers(), runner.workers(per_cpu=2), runner.workers(per_cpu=3)) == (
+        "2",
+        "4",
+        "4",
+    )
     monkeypatch.setenv("TEST_WORKERS", "many")
     with pytest.raises(SystemExit, match="TEST_WORKERS"):
         runner.workers()
