@@ -330,38 +330,43 @@ class StreamResult(models.Model):
             return ""
 
 
-class ResultOutput(models.Model):
-    """What pgbench printed for one result, kept apart from the result's figures: a result's
-    raw output is most of its bytes and is read only by the run page and the API of samples.
-    Partitioned by month of `created_at` (the run's, copied) like the progress series, so
-    retention drops whole months of outputs (results.partitions); its primary key is
-    (result, created_at) in the database. With a bucket configured, a large text is an object
-    there and the row holds its reference (benchhub.blobs). No row when pgbench printed nothing.
-    """
+class DetailText(models.Model):
+    """A text kept apart from the figures it belongs to, in a table partitioned by month of
+    `created_at` (the run's, copied), so retention drops whole months of it
+    (results.partitions). With a bucket configured, a large text is an object there and the row
+    holds its reference (benchhub.blobs). Each table is created by SQL in its migration
+    (Django's DDL has no PARTITION BY), its primary key (owner, created_at)."""
 
-    result = models.OneToOneField(
-        Result, on_delete=models.CASCADE, primary_key=True, related_name="output"
-    )
     created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
     text = BlobTextField()
 
     class Meta:
-        # Created by SQL in its migration (Django's DDL has no PARTITION BY).
+        abstract = True
+
+
+class ResultOutput(DetailText):
+    """What pgbench printed for one result, kept apart from the result's figures: a result's
+    raw output is most of its bytes and is read only by the run page and the API of samples.
+    No row when pgbench printed nothing."""
+
+    result = models.OneToOneField(
+        Result, on_delete=models.CASCADE, primary_key=True, related_name="output"
+    )
+
+    class Meta:
         db_table = "results_resultoutput"
 
     def __str__(self) -> str:
         return f"output of {self.result_id}"
 
 
-class StreamOutput(models.Model):
+class StreamOutput(DetailText):
     """What one stream's pgbench printed: as ResultOutput, for a stream of a multi-stream
     level."""
 
     stream = models.OneToOneField(
         StreamResult, on_delete=models.CASCADE, primary_key=True, related_name="output"
     )
-    created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
-    text = BlobTextField()
 
     class Meta:
         db_table = "results_streamoutput"
@@ -370,23 +375,16 @@ class StreamOutput(models.Model):
         return f"output of stream {self.stream_id}"
 
 
-class RunImportText(models.Model):
+class RunImportText(DetailText):
     """The text an imported run was read from, as pasted or uploaded (the outputs, or the
     published table): kept to show where the numbers came from, read only by the run's page and
-    API. Like the raw outputs it is detail, not a verdict's input: partitioned by month of
-    `created_at` (the run's, copied), so retention drops whole months of it
-    (results.partitions); its primary key is (run, created_at) in the database. With a bucket
-    configured, a large text is an object there and the row holds its reference
-    (benchhub.blobs). No row for a run an agent sent."""
+    API; detail, not a verdict's input. No row for a run an agent sent."""
 
     run = models.OneToOneField(
         Run, on_delete=models.CASCADE, primary_key=True, related_name="imported"
     )
-    created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
-    text = BlobTextField()
 
     class Meta:
-        # Created by SQL in its migration (Django's DDL has no PARTITION BY).
         db_table = "results_runimporttext"
 
     def __str__(self) -> str:

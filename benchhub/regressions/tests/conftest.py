@@ -3,6 +3,7 @@ from rest_framework.test import APIClient
 
 from benchhub.compare.tests.uploads import upload
 from benchhub.regressions.models import Regression
+from benchhub.regressions.tests.series import regression_stored
 
 
 @pytest.fixture
@@ -11,23 +12,7 @@ def regression(agent) -> Regression:
     one (its figures written here: the detection tests check how they are found)."""
     before = upload(agent, version="14.1", tps={4: [1000.0]}, started_at="2026-10-01T10:00:00Z")
     after = upload(agent, version="14.2", tps={4: [800.0]}, started_at="2026-10-02T10:00:00Z")
-    return Regression.objects.create(
-        kind="regression",
-        comparability_key=after.comparability_key,
-        clients=4,
-        host=after.host,
-        workload=after.workload,
-        run_before=before,
-        run_after=after,
-        before_tps=1000.0,
-        after_tps=800.0,
-        before_runs=8,
-        after_runs=6,
-        change=-0.2,
-        change_low=-0.21,
-        change_high=-0.19,
-        p_value=1e-9,
-    )
+    return regression_stored(before, after, before_runs=8)
 
 
 @pytest.fixture

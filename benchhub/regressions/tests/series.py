@@ -1,10 +1,12 @@
-"""A history of runs with chosen medians, uploaded as an agent does and aggregated."""
+"""A history of runs with chosen medians, uploaded as an agent does and aggregated, and a
+change between two of them stored as detection stores one."""
 
 from typing import Any
 
 import numpy as np
 
 from benchhub.compare.tests.uploads import upload
+from benchhub.regressions.models import Regression
 from benchhub.results.models import Run
 
 
@@ -25,3 +27,28 @@ def history(agent: Any, values: list[float], *, clients: int = 4) -> list[Run]:
         )
         for i, value in enumerate(values, start=1)
     ]
+
+
+def regression_stored(
+    before: Run, after: Run, *, before_runs: int, state: str = "new"
+) -> Regression:
+    """A 20% fall at 4 clients between these runs, stored as detection stores one (its figures
+    written here: the tests that call this check how it is found, triaged or withdrawn)."""
+    return Regression.objects.create(
+        kind="regression",
+        state=state,
+        comparability_key=after.comparability_key,
+        clients=4,
+        host=after.host,
+        workload=after.workload,
+        run_before=before,
+        run_after=after,
+        before_tps=1000.0,
+        after_tps=800.0,
+        before_runs=before_runs,
+        after_runs=6,
+        change=-0.2,
+        change_low=-0.21,
+        change_high=-0.19,
+        p_value=1e-9,
+    )

@@ -15,6 +15,7 @@ from django.db import transaction
 
 from benchhub.regressions.models import Regression, RegressionEvent
 from benchhub.regressions.services import run_detect
+from benchhub.regressions.tests.series import regression_stored
 from benchhub.regressions.tests.test_splits import BEFORE, HISTORY, _series
 from benchhub.results.models import Run
 
@@ -23,25 +24,8 @@ REASON = "from 2026-10-09 10:00: kernel 6.8.0-40-generic (not 6.1.0-26-amd64)"
 
 
 def _stored(before: Run, after: Run, *, state: str = "new") -> Regression:
-    """A change as the detector before splits stored it: a 20% fall between these runs."""
-    return Regression.objects.create(
-        kind="regression",
-        state=state,
-        comparability_key=after.comparability_key,
-        clients=4,
-        host=after.host,
-        workload=after.workload,
-        run_before=before,
-        run_after=after,
-        before_tps=1000.0,
-        after_tps=800.0,
-        before_runs=len(BEFORE),
-        after_runs=6,
-        change=-0.2,
-        change_low=-0.21,
-        change_high=-0.19,
-        p_value=1e-9,
-    )
+    """A change as the detector before splits stored it."""
+    return regression_stored(before, after, before_runs=len(BEFORE), state=state)
 
 
 def _reexamine() -> str:
