@@ -1,16 +1,17 @@
-"""Years of history, bulk-generated in SQL: runs, results, aggregates, progress samples, raw
-outputs, imported texts and detected regressions: a performance farm's repository.
+"""Years of history, bulk-generated in SQL: runs, results, aggregates, progress samples, OS
+telemetry, raw outputs, imported texts and detected regressions: a performance farm's
+repository.
 
 A run is a sweep of 9 client levels x 3 repeats (27 results) on one of `hosts` hosts (two
 hardware generations), of one of `workloads` workloads (the three pgbench builtins, two custom
 ones, then farm-05, farm-06, ... run as select-only), with one of 30 versions
 (12.0 .. 17.4), one of two configurations per host, started at some moment in the last five
 years, evenly spaced. Every run is aggregated (9 LevelAggregate rows). The newest
-PROGRESS_SHARE of the results carry 120 progress samples and a raw output each, as agent uploads
-do; older history is mostly imported runs, each with the text it was read from. The detail
-tables are written in their monthly partitions, created for every month of the history as beat
-creates them as time passes. One run in REGRESSION_EVERY has a detected change (a regression or
-an improvement at 8 clients), for the regressions page.
+PROGRESS_SHARE of the results carry 120 progress samples, 120 seconds of OS telemetry and a raw
+output each, as agent uploads do; older history is mostly imported runs, each with the text it
+was read from. The detail tables are written in their monthly partitions, created for every
+month of the history as beat creates them as time passes. One run in REGRESSION_EVERY has a
+detected change (a regression or an improvement at 8 clients), for the regressions page.
 
 The generation is repeatable: there is no randomness, every choice is a function of the run's
 number i (multiplicative hashing, so every series is populated), and the identities restart at
@@ -131,8 +132,8 @@ def history_ensure(*, results: int, hosts: int = HOSTS, workloads: int = WORKLOA
         cursor.execute(
             "TRUNCATE results_run, results_result, results_progressseries, "
             "results_resultevidence, results_resultoutput, results_streamoutput, "
-            "results_runimporttext, results_levelaggregate, results_streamresult, "
-            "regressions_regression RESTART IDENTITY CASCADE"
+            "results_runimporttext, results_resulttelemetry, results_levelaggregate, "
+            "results_streamresult, regressions_regression RESTART IDENTITY CASCADE"
         )
         # Every month of the history gets its partitions, as beat creates them as time passes.
         partitions_ensure(first=timezone.now() - timedelta(days=YEARS * 365 + 1))
@@ -192,13 +193,12 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
     result = f"""
         INSERT INTO results_result (run_id, clients, repeat, threads, tps, transactions,
             failed_transactions, latency_avg_ms, latency_stddev_ms, aborted, errors,
-            statements, comparability_key, telemetry, steady_tps, steady_tps_se,
-            steady_latency_ms, steady_latency_se_ms, steady_seconds, steady_block)
+            statements, comparability_key, steady_tps, steady_tps_se, steady_latency_ms,
+            steady_latency_se_ms, steady_seconds, steady_block)
         SELECT r.id, c, rep, c, tps, (tps * 120)::bigint, 0, 1000.0 * c / tps,
             100.0 * c / tps, false, '{{}}',
             '[{{"latency_ms": 0.1, "command": "SELECT abalance FROM pgbench_accounts WHERE aid = :aid;"}}]',
-            r.comparability_key, '[]', tps, tps / 100, 1000.0 * c / tps, 10.0 * c / tps,
-            108, 3
+            r.comparability_key, tps, tps / 100, 1000.0 * c / tps, 10.0 * c / tps, 108, 3
         FROM results_run r, unnest({levels}) AS c, generate_series(1, {REPEATS}) AS rep,
             LATERAL (SELECT 800.0 * least(c, 32) * (1 + (r.id % 13) / 50.0) + rep AS tps) x
     """  # noqa: E501
@@ -228,6 +228,21 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
             array_fill(NULL::bigint, ARRAY[{n}]), array_fill(NULL::float8, ARRAY[{n}])
         FROM (SELECT id, run_id, tps, latency_avg_ms, latency_stddev_ms FROM results_result
               ORDER BY id DESC LIMIT {with_progress}) res
+        JOIN results_run run ON run.id = res.run_id
+    """
+    # The agent's OS samples of those results, one JSON object a second, in the monthly table
+    # an upload writes (ResultTelemetry). The same seconds for each: the array is built once
+    # (an uncorrelated subquery) and stored per row, as an upload's would be.
+    telemetry = f"""
+        INSERT INTO results_resulttelemetry (result_id, created_at, samples)
+        SELECT res.id, run.created_at, (
+            SELECT jsonb_agg(jsonb_build_object(
+                't', s::float8, 'cpu_user_pct', 40 + s % 5, 'cpu_system_pct', 8.0,
+                'cpu_iowait_pct', s % 3, 'cpu_idle_pct', 50 - s % 5 - s % 3,
+                'disk_util_pct', 20 + s % 7, 'disk_write_bytes_per_s', 4e6 + 1000 * (s % 11),
+                'client_cpu_pct', 35.0) ORDER BY s)
+            FROM generate_series(1, {n}) AS s)
+        FROM (SELECT id, run_id FROM results_result ORDER BY id DESC LIMIT {with_progress}) res
         JOIN results_run run ON run.id = res.run_id
     """
     # What pgbench printed, for the results that carry progress (agent uploads; imported
@@ -267,4 +282,4 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
             0.00001, r.finished_at + interval '1 hour', r.finished_at + interval '1 hour'
         FROM results_run r WHERE r.id % {REGRESSION_EVERY} = 0
     """
-    return [run, result, aggregate, progress, output, imported, regression]
+    return [run, result, aggregate, progress, telemetry, output, imported, regression]

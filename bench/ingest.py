@@ -227,20 +227,31 @@ class CopyFloor:
             "COPY results_result (id, run_id, clients, repeat, threads, tps, transactions,"
             " failed_transactions, latency_avg_ms, latency_stddev_ms,"
             " initial_connection_time_ms, aborted, errors, statements,"
-            " comparability_key, telemetry, steady_seconds, steady_block) FROM STDIN"
+            " comparability_key, steady_seconds, steady_block) FROM STDIN"
         ) as copy:
             for result_id, r in zip(ids, self.payload["results"], strict=True):
                 copy.write_row(
                     (result_id, run_id, r["clients"], r["repeat"], r["threads"], r["tps"],
                      r["transactions"], r["failed_transactions"], r["latency_avg_ms"],
                      r["latency_stddev_ms"], r["initial_connection_time_ms"], False, [],
-                     json.dumps(r["statements"]), key, "[]", 0, 0)
+                     json.dumps(r["statements"]), key, 0, 0)
                 )  # fmt: skip
         # The raw outputs in their monthly table, as the upload writes them.
         with cur.copy("COPY results_resultoutput (result_id, created_at, text) FROM STDIN") as copy:
             for result_id, r in zip(ids, self.payload["results"], strict=True):
                 if r["raw_output"]:
                     copy.write_row((result_id, created_at, r["raw_output"]))
+        # The OS telemetry in its monthly table, a row per result that has any, as the upload
+        # writes it (results.copying.details_copy): no COPY when no result has any.
+        results = zip(ids, self.payload["results"], strict=True)
+        telemetry = [(result_id, r.get("telemetry") or []) for result_id, r in results]
+        if any(samples for _, samples in telemetry):
+            with cur.copy(
+                "COPY results_resulttelemetry (result_id, created_at, samples) FROM STDIN"
+            ) as copy:
+                for result_id, samples in telemetry:
+                    if samples:
+                        copy.write_row((result_id, created_at, json.dumps(samples)))
 
     def _copy_progress(self, cur, ids: list[int], created_at: datetime) -> None:
         """A row of arrays per result, as the upload stores them (results.models.ProgressSeries)."""

@@ -73,10 +73,11 @@ def progress_figure(
 
 def telemetry_figure(results: Sequence[Result], clients: int) -> dict[str, Any] | None:
     """CPU and disk utilisation in % (left axis) and disk writes in MB/s (right axis) over the
-    seconds of each repeat; None when the agent sent no telemetry."""
+    seconds of each repeat; None when the agent sent no telemetry. The results are read with
+    their telemetry joined (results.selectors.result_list, with_telemetry)."""
     data = []
     for result in results:
-        samples = result.telemetry or []
+        samples = result.telemetry
         if not samples:
             continue
         # Every step-th sample: a line of at most MAX_CHART_POINTS points.

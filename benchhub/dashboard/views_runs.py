@@ -81,8 +81,10 @@ def _rerunnable(run: Run) -> bool:
 def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
     run = _get_run(run_uuid)
     # The page draws progress bucket-averaged to a bounded number of points, never every
-    # sample a run holds.
-    results = list(selectors.result_list(run=run, with_progress=False, with_output=True))
+    # sample a run holds; the OS telemetry (thinned by the chart) is joined to the results.
+    results = list(
+        selectors.result_list(run=run, with_progress=False, with_output=True, with_telemetry=True)
+    )
     points = selectors.progress_points(result_ids=[r.pk for r in results], run_uuid=run.uuid)
     levels, charts = _levels(results, selectors.evidence_by_result(run=run), points)
     context = {

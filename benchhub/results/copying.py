@@ -1,5 +1,5 @@
-"""Rows written with COPY inside the caller's transaction: an upload's results and progress
-series.
+"""Rows written with COPY inside the caller's transaction: an upload's results, progress
+series, OS telemetry and raw outputs.
 
 An upload carries thousands of progress samples and tens of results. A model instance per
 sample for bulk_create took most of an upload's time (and a row per sample most of the COPY's:
@@ -17,7 +17,7 @@ from typing import Any, cast
 from benchhub_runner.payload import PROGRESS_FIELDS
 from django.db import connection, models
 
-from benchhub.results.models import ProgressSeries, ResultOutput, StreamOutput
+from benchhub.results.models import ProgressSeries, ResultOutput, ResultTelemetry, StreamOutput
 
 
 def instances_copy(instances: Sequence[models.Model]) -> None:
@@ -71,21 +71,27 @@ def series_arrays(samples: list[dict[str, Any]]) -> list[list[Any]]:
     return [[sample[name] for sample in ordered] for name in PROGRESS_FIELDS]
 
 
-def outputs_copy(
-    model: type[ResultOutput] | type[StreamOutput], outputs: Iterable[tuple[int, datetime, str]]
+def details_copy(
+    model: type[ResultOutput] | type[StreamOutput] | type[ResultTelemetry],
+    values: Iterable[tuple[int, datetime, Any]],
+    *,
+    field: str = "text",
 ) -> None:
-    """Write raw outputs (ResultOutput or StreamOutput rows) with COPY, in the caller's
-    transaction: (result or stream id, the run's created_at, the text). The text is prepared by
-    its field, so a large one goes to the bucket when one is configured; an empty text gets no
-    row."""
+    """Write one detail row per owner with COPY, in the caller's transaction: (result or stream
+    id, the run's created_at, the value of `field`): raw outputs (ResultOutput, StreamOutput;
+    a large text goes to the bucket when one is configured) or OS samples (ResultTelemetry,
+    `samples`, kept in the order sent). Each value is prepared by its field; an empty one gets
+    no row, and none at all (every import's telemetry) no COPY."""
+    rows = [row for row in values if row[2]]
+    if not rows:
+        return
     meta = model._meta
-    text = meta.get_field("text")
-    columns = f"{meta.pk.column}, created_at, text"
+    prepared = cast(models.Field, meta.get_field(field))  # a concrete column, not a relation
+    columns = f"{meta.pk.column}, created_at, {field}"
     with (
         connection.wrap_database_errors,
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY {meta.db_table} ({columns}) FROM STDIN") as copy,
     ):
-        for owner_id, created_at, value in outputs:
-            if value:
-                copy.write_row((owner_id, created_at, text.get_db_prep_save(value, connection)))
+        for owner_id, created_at, value in rows:
+            copy.write_row((owner_id, created_at, prepared.get_db_prep_save(value, connection)))

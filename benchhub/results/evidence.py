@@ -142,7 +142,7 @@ def _telemetry(level: LevelEvidence, results: Sequence[Result]) -> None:
     switches, client = [], []
     splits: dict[str, list[float]] = {name: [] for name in CPU_FIELDS}
     for result in results:
-        samples = result.telemetry or []
+        samples = result.telemetry
         for name in CPU_FIELDS:
             values = [s[name] for s in samples if s.get(name) is not None]
             if values:
@@ -165,8 +165,9 @@ def _telemetry(level: LevelEvidence, results: Sequence[Result]) -> None:
 def level_evidence(
     *, clients: int, results: Sequence[Result], evidence: dict[int, ResultEvidence]
 ) -> LevelEvidence:
-    """The evidence of one level from its results (aborted ones left out) and their evidence
-    rows by result id (ResultEvidence.result_id)."""
+    """The evidence of one level from its results (aborted ones left out, their OS telemetry
+    joined: select_related("os_telemetry")) and their evidence rows by result id
+    (ResultEvidence.result_id)."""
     valid = [r for r in results if not r.aborted]
     level = LevelEvidence(clients=clients, repeats=[r.repeat for r in valid])
     rows = [(r, evidence[r.pk]) for r in valid if r.pk in evidence]

@@ -8,6 +8,7 @@ when their keys are equal, the version being the compared axis.
 """
 
 import uuid
+from typing import Any
 
 from benchhub_runner.payload import PROGRESS_FIELDS
 from django.conf import settings as django_settings
@@ -190,9 +191,6 @@ class Result(models.Model):
     aborted = models.BooleanField(default=False)
     errors = ArrayField(models.TextField(), default=list, blank=True)
     statements = models.JSONField(default=list, blank=True)
-    telemetry = models.JSONField(
-        default=list, blank=True, help_text="OS samples taken every second while pgbench ran"
-    )
     client_bound = models.BooleanField(
         null=True, blank=True, help_text="the pgbench client was the bottleneck"
     )
@@ -247,6 +245,16 @@ class Result(models.Model):
             return self.output.text
         except ResultOutput.DoesNotExist:
             return ""
+
+    @property
+    def telemetry(self) -> list[dict[str, Any]]:
+        """The agent's per-second OS samples (ResultTelemetry); empty when it sent none or
+        retention dropped them. Read with select_related("os_telemetry"), or it costs a
+        query."""
+        try:
+            return self.os_telemetry.samples
+        except ResultTelemetry.DoesNotExist:
+            return []
 
 
 class ResultEvidence(models.Model):
@@ -389,6 +397,29 @@ class RunImportText(DetailText):
 
     def __str__(self) -> str:
         return f"imported text of {self.run_id}"
+
+
+class ResultTelemetry(models.Model):
+    """The OS samples the agent took every second while one result's pgbench ran
+    (runners/benchhub_runner/telemetry.py), as the upload sent them: one JSON object a second.
+    Per-second detail like the progress series, so a row of its own, partitioned by month of
+    `created_at` (the run's, copied) for retention to drop whole months (results.partitions);
+    read only by the run page, the samples API, and a comparison's why section and evidence
+    table. No row when the agent sent none (imports never do)."""
+
+    result = models.OneToOneField(
+        Result, on_delete=models.CASCADE, primary_key=True, related_name="os_telemetry"
+    )
+    # The primary key in the database is (result, created_at), as for the other detail tables.
+    created_at = models.DateTimeField(help_text="the run's: the month partition it lives in")
+    samples = models.JSONField(help_text="OS samples taken every second while pgbench ran")
+
+    class Meta:
+        # Created by SQL in its migration (Django's DDL has no PARTITION BY).
+        db_table = "results_resulttelemetry"
+
+    def __str__(self) -> str:
+        return f"telemetry of {self.result_id}"
 
 
 class ProgressSample(models.Model):

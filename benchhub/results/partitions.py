@@ -1,10 +1,10 @@
 """Monthly partitions of the detail tables, and retention that drops whole months of them.
 
-The detail of a result (its per-second progress series, its raw pgbench outputs, its evidence
-with the CPU profile) and the text an imported run was read from are what years of nightly runs
-(and imports) pile up and what nobody reads after a few months; the runs, their results, the
-level aggregates and each repeat's steady-state means (every verdict's inputs) stay in tables
-that are not partitioned. Each detail table is partitioned by month of
+The detail of a result (its per-second progress series and OS telemetry, its raw pgbench
+outputs, its evidence with the CPU profile) and the text an imported run was read from are what
+years of nightly runs (and imports) pile up and what nobody reads after a few months; the runs,
+their results, the level aggregates and each repeat's steady-state means (every verdict's
+inputs) stay in tables that are not partitioned. Each detail table is partitioned by month of
 `created_at`, the run's, so a month is one table per detail: retention detaches it from its
 parent and drops it, which frees its space at once and never deletes row by row (no dead
 tuples, no vacuum, no long lock). A DEFAULT partition takes a row whose month has no partition
@@ -39,6 +39,7 @@ DETAIL_TABLES = {
     "results_streamoutput": "raw pgbench outputs",
     "results_resultevidence": "evidence and profiles",
     "results_runimporttext": "imported texts",
+    "results_resulttelemetry": "per-second OS telemetry",
 }
 # Where each detail table keeps a bucket reference: an expression giving the digest (hex) of a
 # row's object, NULL for a value kept in the row.

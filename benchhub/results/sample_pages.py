@@ -5,13 +5,14 @@ SAMPLE_PAGE_MAX of them. The samples are numbered across the run: each result in
 client level, then repeat), its progress samples (by `t`) then its telemetry samples. A page is
 the window `offset .. offset + limit` of that numbering: every result with a sample in it, each
 with the samples of the window alone; results without samples ride on the first page.
-The results come from `selectors.result_list` (the raw output loaded); the samples are counted
-and sliced in the database (`selectors.progress_lengths`, `selectors.progress_window`).
+The results come from `selectors.result_list` (the raw output loaded); the samples of both kinds
+are counted in one query and sliced in the database (`selectors.sample_lengths`,
+`selectors.progress_window`, `selectors.telemetry_window`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from rest_framework import serializers
@@ -48,32 +49,40 @@ class SamplePageOutSerializer(serializers.Serializer):
     results = ResultWithProgressOutSerializer(many=True)
 
 
-def _window(items: Sequence[Any], start: int, offset: int, limit: int) -> list[Any]:
-    """The items numbered `start`, `start + 1`, ... that fall in `offset .. offset + limit`."""
-    return list(items[max(0, offset - start) : max(0, offset + limit - start)])
-
-
 def samples_page(results: Sequence[Result], *, offset: int, limit: int) -> tuple[list[dict], int]:
-    """(rows of the page, samples of the run). Counts each result's progress in the database
+    """(rows of the page, samples of the run). Counts each result's samples in the database
     and fetches only the slices inside the window."""
-    lengths = selectors.progress_lengths(result_ids=[result.pk for result in results])
+    lengths = selectors.sample_lengths(result_ids=[result.pk for result in results])
     rows, start = [], 0
     for result in results:
-        n_progress = lengths.get(result.pk, 0)
-        telemetry = result.telemetry or []
-        lo, hi = max(0, offset - start), max(0, min(n_progress, offset + limit - start))
-        progress_page = (
-            selectors.progress_window(result_id=result.pk, start=lo, stop=hi) if lo < hi else []
+        n_progress, n_telemetry = lengths.get(result.pk, (0, 0))
+        progress_page = _slice(selectors.progress_window, result, start, n_progress, offset, limit)
+        start += n_progress
+        telemetry_page = _slice(
+            selectors.telemetry_window, result, start, n_telemetry, offset, limit
         )
-        telemetry_page = _window(telemetry, start + n_progress, offset, limit)
-        start += n_progress + len(telemetry)
-        if progress_page or telemetry_page or (offset == 0 and not (n_progress or telemetry)):
+        start += n_telemetry
+        if progress_page or telemetry_page or (offset == 0 and not (n_progress or n_telemetry)):
             row = dict(ResultOutSerializer(result).data)
             row["progress"] = ProgressOutSerializer(progress_page, many=True).data
             row["telemetry"] = telemetry_page
             row["raw_output"] = result.raw_output
             rows.append(row)
     return rows, start
+
+
+def _slice(
+    window: Callable[..., list[dict[str, Any]]],
+    result: Result,
+    start: int,
+    count: int,
+    offset: int,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """The result's samples numbered `start` .. `start + count` - 1 across the run that fall in
+    `offset .. offset + limit`, read by `window` (none read when none fall in it)."""
+    lo, hi = max(0, offset - start), max(0, min(count, offset + limit - start))
+    return window(result_id=result.pk, start=lo, stop=hi) if lo < hi else []
 
 
 def samples_page_out(

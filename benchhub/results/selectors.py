@@ -1,5 +1,6 @@
 """Reads for runs and results. Every list is bounded and fetches its relations up front."""
 
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,32 +47,47 @@ def run_get(*, run_uuid: Any) -> Run | None:
 
 
 def result_list(
-    *, run: Run, with_progress: bool, with_evidence: bool = False, with_output: bool = False
+    *,
+    run: Run,
+    with_progress: bool,
+    with_evidence: bool = False,
+    with_output: bool = False,
+    with_telemetry: bool = False,
 ) -> QuerySet[Result]:
     """The run's results by level and repeat; `with_progress` joins every progress sample
-    (and the raw output), `with_output` the raw output alone. Each is a row of its own table,
-    joined in the same query."""
+    (with the OS telemetry and the raw output), `with_output` the raw output alone,
+    `with_telemetry` the OS telemetry. Each is a row of its own table, joined in the same
+    query."""
     results = Result.objects.filter(run=run).order_by("clients", "repeat")
     if with_evidence:
         results = results.select_related("evidence")
     if with_progress:
-        return results.select_related("progress_series", "output")
-    return results.select_related("output") if with_output else results
+        return results.select_related("progress_series", "os_telemetry", "output")
+    if with_output:
+        results = results.select_related("output")
+    return results.select_related("os_telemetry") if with_telemetry else results
 
 
 _PROGRESS_COLUMNS = ("t", "tps", "latency_ms", "stddev_ms", "failed", "skipped", "lag_ms")
 
 
-def progress_lengths(*, result_ids: list[int]) -> dict[int, int]:
-    """Progress samples each result holds (results without a series are absent), read without
-    fetching the series themselves."""
+def sample_lengths(*, result_ids: list[int]) -> dict[int, tuple[int, int]]:
+    """(progress samples, OS telemetry samples) each result holds (results with neither are
+    absent), read in one query without fetching the samples themselves."""
     with connection.cursor() as cursor:
+        # Each table searched once for all the ids (an index scan per partition), not once per
+        # id as a join from the ids would.
         cursor.execute(
-            "SELECT result_id, cardinality(t) FROM results_progressseries"
-            " WHERE result_id = ANY(%s)",
-            [result_ids],
+            "SELECT result_id, sum(progress)::int, sum(telemetry)::int FROM ("
+            " SELECT result_id, cardinality(t) AS progress, 0 AS telemetry"
+            " FROM results_progressseries WHERE result_id = ANY(%s)"
+            " UNION ALL SELECT result_id, 0, jsonb_array_length(samples)"
+            " FROM results_resulttelemetry WHERE result_id = ANY(%s)"
+            ") AS lengths GROUP BY result_id",
+            [result_ids, result_ids],
         )
-        return {result_id: n for result_id, n in cursor.fetchall()}
+        rows = cursor.fetchall()
+    return {result_id: (progress, telemetry) for result_id, progress, telemetry in rows}
 
 
 def progress_window(*, result_id: int, start: int, stop: int) -> list[dict[str, Any]]:
@@ -87,6 +103,21 @@ def progress_window(*, result_id: int, start: int, stop: int) -> list[dict[str, 
     if row is None:
         return []
     return [dict(zip(_PROGRESS_COLUMNS, values, strict=True)) for values in zip(*row, strict=True)]
+
+
+def telemetry_window(*, result_id: int, start: int, stop: int) -> list[dict[str, Any]]:
+    """The result's OS samples numbered `start` .. `stop` - 1 (from 0, in the order sent),
+    sliced in the database as progress_window slices the progress."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT jsonb_agg(s.sample ORDER BY s.i) FROM results_resulttelemetry m,"
+            " jsonb_array_elements(m.samples) WITH ORDINALITY AS s(sample, i)"
+            " WHERE m.result_id = %s AND s.i > %s AND s.i <= %s",
+            [result_id, start, stop],
+        )
+        (samples,) = cursor.fetchone()
+    # Django's connection hands jsonb over as its text, for JSONField to parse.
+    return json.loads(samples) if samples else []
 
 
 # Points of one line of a chart: more than a page's width in pixels adds nothing to see.

@@ -473,6 +473,11 @@ class ProgressOutSerializer(serializers.Serializer):
 
 class ResultWithProgressOutSerializer(ResultOutSerializer):
     progress = serializers.SerializerMethodField()
+    telemetry = serializers.JSONField(
+        read_only=True,
+        help_text="the agent's OS samples, one a second, as the upload gave them; empty once "
+        "retention dropped them",
+    )
     raw_output = serializers.CharField(
         read_only=True, help_text="what pgbench printed; empty once retention dropped it"
     )

@@ -18,7 +18,7 @@ from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.results.comparability import comparability_key
-from benchhub.results.copying import instances_copy, outputs_copy, progress_copy
+from benchhub.results.copying import details_copy, instances_copy, progress_copy
 from benchhub.results.hooks import job_check, run_aggregated
 from benchhub.results.models import (
     DetailPruning,
@@ -27,6 +27,7 @@ from benchhub.results.models import (
     Result,
     ResultEvidence,
     ResultOutput,
+    ResultTelemetry,
     Run,
     RunImportText,
     StreamOutput,
@@ -244,18 +245,19 @@ def _run_create(
     return run
 
 
-def _client_bound(row: Result) -> bool | None:
+def _client_bound(row: Result, telemetry: list[dict[str, Any]]) -> bool | None:
     """The agent's flag, or the agent's rule (benchhub_runner.telemetry.client_bound: pgbench's
-    CPU per thread and the host's idle CPU) applied here to the telemetry it sent, so a run of
-    an agent with an older rule is judged as today's: either finding it client-bound flags it."""
-    judged = client_bound(row.telemetry or [], client_threads=row.threads)
+    CPU per thread and the host's idle CPU) applied here to the telemetry the request carries,
+    so a run of an agent with an older rule is judged as today's: either finding it
+    client-bound flags it."""
+    judged = client_bound(telemetry, client_threads=row.threads)
     if judged or row.client_bound:
         return True
     return judged if judged is not None else row.client_bound
 
 
 # What an uploaded result carries beside its own row: written to tables of their own.
-DETAIL_KEYS = ("progress", "streams", "evidence", "raw_output")
+DETAIL_KEYS = ("progress", "telemetry", "streams", "evidence", "raw_output")
 
 
 def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
@@ -268,7 +270,7 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         for r in results
     ]
     for row, r in zip(rows, results, strict=True):
-        row.client_bound = _client_bound(row)
+        row.client_bound = _client_bound(row, r["telemetry"])
         # Written by the COPY below; the bootstrap of their standard errors is the worker's.
         samples = [(s["t"], s.get("tps"), s.get("latency_ms")) for s in r["progress"]]
         _steady_set(row, _steady(run, row, samples, replicates=0) if _measured(row) else None)
@@ -284,19 +286,24 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         for s in r.get("streams", [])
     ]
     StreamResult.objects.bulk_create(stream for stream, _ in streams)
-    outputs_copy(
+    details_copy(
         ResultOutput,
         (
             (row.pk, run.created_at, r.get("raw_output", ""))
             for row, r in zip(rows, results, strict=True)
         ),
     )
-    outputs_copy(
+    details_copy(
         StreamOutput,
         ((stream.pk, run.created_at, s.get("raw_output", "")) for stream, s in streams),
     )
     progress_copy(
         (row.pk, run.created_at, r["progress"]) for row, r in zip(rows, results, strict=True)
+    )
+    details_copy(
+        ResultTelemetry,
+        ((row.pk, run.created_at, r["telemetry"]) for row, r in zip(rows, results, strict=True)),
+        field="samples",
     )
     return rows
 

@@ -51,7 +51,7 @@ def evidence_params(comparisons: list[Comparison]) -> list[str]:
 def evidence_table(comparisons: list[Comparison], means: TelemetryMeans) -> EvidenceTable:
     """One row per variant (workload params) and level; per version its median tps, and the
     mean CPU iowait (%), device utilisation (%) and device write rate (MB/s = 10^6 bytes/s)
-    over the measurement, from Result.telemetry (`means`: selectors.telemetry_means of the
+    over the measurement, from the OS telemetry (`means`: selectors.telemetry_means of the
     compared runs)."""
     labels = version_labels(comparisons)
     params = evidence_params(comparisons)

@@ -16,7 +16,7 @@ from django.db import connection
 from django.db.models import Max, Min, Q
 
 from benchhub.compare.selectors.comparisons import Comparison
-from benchhub.results.models import ProgressSeries, Result, StreamResult
+from benchhub.results.models import ProgressSeries, Result, ResultTelemetry, StreamResult
 from benchhub.workloads.models import Workload
 
 MAX_STREAM_ROWS = 20000
@@ -119,17 +119,19 @@ def stream_values(run_ids: list[int]) -> StreamValues:
     return found
 
 
-# Means over the JSON telemetry samples, computed by PostgreSQL so the samples never leave it.
+# Means over the JSON telemetry samples (ResultTelemetry, a row per result), computed by
+# PostgreSQL so the samples never leave it.
 TELEMETRY_MEANS = f"""
 SELECT r.run_id, r.clients, count(s.sample),
        avg((s.sample ->> 'cpu_iowait_pct')::float8),
        avg((s.sample ->> 'disk_util_pct')::float8),
        avg((s.sample ->> 'disk_write_bytes_per_s')::float8)
 FROM {Result._meta.db_table} r
-CROSS JOIN LATERAL jsonb_array_elements(r.telemetry) AS s(sample)
-WHERE r.run_id = ANY(%s) AND NOT r.aborted AND jsonb_typeof(r.telemetry) = 'array'
+JOIN {ResultTelemetry._meta.db_table} m ON m.result_id = r.id
+CROSS JOIN LATERAL jsonb_array_elements(m.samples) AS s(sample)
+WHERE r.run_id = ANY(%s) AND NOT r.aborted AND jsonb_typeof(m.samples) = 'array'
 GROUP BY r.run_id, r.clients
-"""  # noqa: S608 - the table name is ours; the run ids are a parameter
+"""  # noqa: S608 - the table names are ours; the run ids are a parameter
 
 
 def telemetry_means(run_ids: list[int]) -> TelemetryMeans:

@@ -46,11 +46,11 @@ def why_read(comparison: Comparison, *, clients: int, reason: str) -> Why:
     compare.why.why_level for `reason`), from the evidence its agent sent and its OS
     telemetry, and every level's latency percentiles and profiles. Two queries whatever the
     number of versions or levels: the compared runs' results at the level with their evidence
-    joined, and the latency percentiles of every level of those runs."""
+    and OS telemetry joined, and the latency percentiles of every level of those runs."""
     run_ids = [s.run.id for s in comparison.series]
     results = list(
         Result.objects.filter(run_id__in=run_ids, clients=clients)
-        .select_related("evidence")
+        .select_related("evidence", "os_telemetry")
         .only(
             "id",
             "run_id",
@@ -59,8 +59,8 @@ def why_read(comparison: Comparison, *, clients: int, reason: str) -> Why:
             "aborted",
             "tps",
             "transactions",
-            "telemetry",
             "client_bound",
+            "os_telemetry__samples",
             *(f"evidence__{name}" for name in EVIDENCE_FIELDS),
         )
         .order_by("run_id", "repeat")

@@ -40,9 +40,12 @@ def test_it_runs_charts_admin_and_api_docs_under_the_csp(live_server, page, agen
     scaled = {c: [v * 1.1 for v in values] for c, values in CLIENTS.items()}
     run = upload(agent, version="13.3", tps=CLIENTS)
     upload(agent, version="15.4", tps=scaled)
-    from benchhub.results.models import Result
+    from benchhub.results.models import Result, ResultTelemetry
 
-    Result.objects.filter(run=run).update(telemetry=telemetry())
+    ResultTelemetry.objects.bulk_create(
+        ResultTelemetry(result=result, created_at=run.created_at, samples=telemetry())
+        for result in Result.objects.filter(run=run)
+    )
     console = _watch(page)
     checks = [
         ("/compare/?workload=select-only&host=bench-01&versions=13.3,15.4", "#tps-chart .main-svg"),

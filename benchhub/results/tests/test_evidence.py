@@ -3,14 +3,21 @@
 import pytest
 
 from benchhub.results.evidence import level_evidence
-from benchhub.results.models import Result, ResultEvidence
+from benchhub.results.models import Result, ResultEvidence, ResultTelemetry
 from benchhub.testing.payloads import evidence as evidence_payload
 
 
-def _result(pk: int, repeat: int, *, transactions: int = 1000, **fields) -> Result:
-    return Result(
+def _result(
+    pk: int, repeat: int, *, transactions: int = 1000, telemetry: list | None = None, **fields
+) -> Result:
+    """A result as read with its OS telemetry joined (ResultTelemetry), none when not given."""
+    result = Result(
         pk=pk, clients=8, repeat=repeat, tps=transactions / 10, transactions=transactions, **fields
     )
+    row = ResultTelemetry(result=result, samples=telemetry) if telemetry is not None else None
+    # Cached as select_related("os_telemetry") leaves it: nothing is read from the database.
+    Result.os_telemetry.related.set_cached_value(result, row)
+    return result
 
 
 def _evidence(pk: int, **parts) -> ResultEvidence:

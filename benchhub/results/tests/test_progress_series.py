@@ -140,6 +140,6 @@ def test_the_series_table_is_partitioned_by_month(db):
         cursor.execute(
             "SELECT relkind FROM pg_class WHERE relname IN "
             "('results_progressseries', 'results_resultevidence', 'results_resultoutput',"
-            " 'results_streamoutput', 'results_runimporttext')"
+            " 'results_streamoutput', 'results_runimporttext', 'results_resulttelemetry')"
         )
-        assert [kind for (kind,) in cursor.fetchall()] == ["p"] * 5
+        assert [kind for (kind,) in cursor.fetchall()] == ["p"] * 6

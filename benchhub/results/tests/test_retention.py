@@ -1,6 +1,6 @@
-"""Retention: whole monthly partitions of per-second samples, raw outputs, evidence and imported
-texts are detached and dropped, the verdicts of the runs they belonged to stay the same, and the
-run's page and API say what was pruned and when."""
+"""Retention: whole monthly partitions of per-second samples (progress and OS telemetry), raw
+outputs, evidence and imported texts are detached and dropped, the verdicts of the runs they
+belonged to stay the same, and the run's page and API say what was pruned and when."""
 
 import json
 import re
@@ -19,6 +19,7 @@ from benchhub.results.models import (
     ProgressSeries,
     ResultEvidence,
     ResultOutput,
+    ResultTelemetry,
     Run,
     RunImportText,
 )
@@ -33,18 +34,19 @@ from benchhub.results.partitions import (
 )
 from benchhub.results.services import run_aggregate
 from benchhub.results.tasks import partitions_maintain
-from benchhub.testing.payloads import SELECT_ONLY_OUTPUT, evidence, result, run_payload
+from benchhub.testing.payloads import SELECT_ONLY_OUTPUT, evidence, result, run_payload, telemetry
 
 COMPARE = "/api/v1/compare/?workload=select-only&host=bench-01&versions=13.3,15.4,16.1"
 
 
 def upload(agent, *, version: str, tps: dict[int, list[float]], **overrides) -> Run:
     """A run whose repeats have 12 progress seconds each (enough for steady-state means drawn
-    from the samples), a raw output and evidence on every result."""
+    from the samples), 3 seconds of OS telemetry, a raw output and evidence on every result."""
     payload = run_payload(version=version, host=agent.host_name, clients=tuple(tps),
                           repeats=max(len(v) for v in tps.values()), **overrides)  # fmt: skip
+    os_samples = telemetry(iowait_pct=[1.0, 2.0, 3.0])
     payload["results"] = [
-        result(c, r, value, samples=12, evidence=evidence())
+        result(c, r, value, samples=12, evidence=evidence(), telemetry=os_samples)
         for c, values in tps.items()
         for r, value in enumerate(values, 1)
     ]
@@ -61,7 +63,7 @@ def move_to(runs: list[Run], when) -> None:
     """Date the runs, and their detail rows with them, as if stored at `when`."""
     ids = [r.pk for r in runs]
     Run.objects.filter(pk__in=ids).update(created_at=when)
-    for model in (ProgressSeries, ResultEvidence, ResultOutput):
+    for model in (ProgressSeries, ResultEvidence, ResultOutput, ResultTelemetry):
         model.objects.filter(result__run__in=ids).update(created_at=when)
     RunImportText.objects.filter(run__in=ids).update(created_at=when)
 
@@ -96,6 +98,7 @@ def test_it_drops_whole_months_and_keeps_the_verdicts(anon_client, history):
     assert before.json()["rows"][0]["versions"][1]["verdict"] == "faster"  # worth keeping
     old_parts = {partition_name(t, month) for t in DETAIL_TABLES}
     assert old_parts <= partitions()
+    assert partition_name("results_resulttelemetry", month) in old_parts
 
     call_command("retention", keep_detail_months=3)
 
@@ -109,9 +112,11 @@ def test_it_drops_whole_months_and_keeps_the_verdicts(anon_client, history):
     assert not ProgressSeries.objects.filter(result__run__in=old).exists()
     assert not ResultEvidence.objects.filter(result__run__in=old).exists()
     assert not ResultOutput.objects.filter(result__run__in=old).exists()
+    assert not ResultTelemetry.objects.filter(result__run__in=old).exists()
     assert ProgressSeries.objects.filter(result__run=recent).count() == 6
     assert ResultEvidence.objects.filter(result__run=recent).count() == 6
     assert ResultOutput.objects.filter(result__run=recent).count() == 6
+    assert ResultTelemetry.objects.filter(result__run=recent).count() == 6
     # The worker aggregating a pruned run again (a retried task) keeps its stored means.
     for run in old:
         run_aggregate(run_id=run.pk)
@@ -134,6 +139,7 @@ def test_the_pruned_runs_page_and_api_say_what_was_pruned_and_when(anon_client, 
     assert sorted(pruning.parts) == [
         "evidence and profiles",
         "imported texts",
+        "per-second OS telemetry",
         "per-second progress samples",
         "raw pgbench outputs",
     ]
@@ -144,12 +150,15 @@ def test_the_pruned_runs_page_and_api_say_what_was_pruned_and_when(anon_client, 
     page = anon_client.get(f"/runs/{old[0].uuid}/").content.decode()
     assert 'id="pruned"' in page and "per-second progress samples" in page
     assert "raw pgbench outputs" in page and "pgbench output, repeat" not in page
+    assert "per-second OS telemetry" in page and 'id="chart-telemetry-1"' not in page
     assert f"{month:%B %Y}" in page
     results = anon_client.get(f"/api/v1/runs/{old[0].uuid}/results/", {"progress": "1"}).json()
     results = results["results"]
     assert [r["progress"] for r in results] == [[]] * 6 and results[0]["tps"] == 100
     assert [r["raw_output"] for r in results] == [""] * 6
-    assert 'id="pruned"' not in anon_client.get(f"/runs/{recent.uuid}/").content.decode()
+    assert [r["telemetry"] for r in results] == [[]] * 6
+    page = anon_client.get(f"/runs/{recent.uuid}/").content.decode()
+    assert 'id="pruned"' not in page and 'id="chart-telemetry-1"' in page
 
 
 def imported(bob, *, tps: float) -> Run:
@@ -253,7 +262,8 @@ def test_a_history_over_months_answers_the_same_verdicts_after_retention(anon_cl
     for url, response in before.items():
         assert verdicts_of(anon_client.get(url)) == verdicts_of(response), url
     oldest = anon_client.get(f"/api/v1/runs/{runs[0].uuid}/").json()
-    assert "raw pgbench outputs" in oldest["pruned"]["parts"]
+    assert {"raw pgbench outputs", "per-second OS telemetry"} <= set(oldest["pruned"]["parts"])
     assert anon_client.get(f"/api/v1/runs/{runs[-1].uuid}/").json()["pruned"] is None
-    assert not ResultOutput.objects.filter(result__run=runs[0]).exists()
-    assert ResultOutput.objects.filter(result__run=runs[-1]).exists()
+    for model in (ResultOutput, ResultTelemetry):
+        assert not model.objects.filter(result__run=runs[0]).exists()
+        assert model.objects.filter(result__run=runs[-1]).exists()
