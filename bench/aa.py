@@ -12,10 +12,11 @@ share nothing, which is the variation the verdicts' run-level interval must cove
 Each repeat counts as its steady-state mean (stats.repeats.run_mean after the warm-up;
 pgbench's own tps below 10 steady seconds) and carries its run, and the comparison gets the
 verdicts the compare page shows: per level (level_verdict: run means as units) and over the
-curve (curve_verdict: Holm, geometric-mean interval). A comparison is called different at the
-whole-curve level when any level is faster or slower after Holm, or when the geometric-mean
-interval excludes 1. Goal: at most 5% of comparisons, reported with the Clopper-Pearson interval
-of that rate. `--runs 1` is what one A/A job does (one run a side, repeats as units).
+curve (curve_verdict: the geometric mean and its interval, Holm over the levels and the
+geometric mean together). A comparison is called different at the whole-curve level when any
+level or the geometric mean is faster or slower after Holm. Goal: at most 5% of comparisons,
+reported with the Clopper-Pearson interval of that rate. `--runs 1` is what one A/A job does
+(one run a side, repeats as units).
 
     .venv/bin/python -m bench.aa --comparisons 40 --runs 2 --repeats 2 --duration 2
 """
@@ -34,7 +35,7 @@ from scipy.stats import binomtest
 
 from benchhub.compare.verdict_text import curve_summary
 from benchhub.stats.repeats import Repeat, run_mean, steady_state
-from benchhub.stats.verdicts import CurveVerdict, Verdict, curve_verdict, level_verdict
+from benchhub.stats.verdicts import CurveVerdict, curve_verdict, level_verdict
 
 VERSION = "14"
 
@@ -117,9 +118,9 @@ def _run(
 
 
 def different(curve: CurveVerdict) -> bool:
-    moved = curve.counts[Verdict.FASTER] + curve.counts[Verdict.SLOWER]
-    excludes_one = curve.low is not None and (curve.low > 1 or (curve.high or 0) < 1)
-    return bool(moved) or excludes_one
+    """Called faster or slower anywhere on the curve: a level or the geometric mean, after
+    Holm's correction over all of them (CurveVerdict.called)."""
+    return curve.called
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -34,7 +34,7 @@ def test_it_scores_detectors_on_steps_and_flat_series():
     assert "false alarms per 1,000 points" in detection.table(result)
 
 
-def test_it_calls_an_a_a_curve_different_only_on_a_moved_level_or_an_interval_off_one():
+def test_it_calls_an_a_a_curve_different_only_when_a_level_or_the_mean_moved():
     from bench.aa import different
     from benchhub.stats.repeats import Repeat, RunMean
     from benchhub.stats.verdicts import curve_verdict, level_verdict

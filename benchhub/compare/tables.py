@@ -278,6 +278,8 @@ def _version_data(version: VersionAssessment, comparison: Comparison) -> dict[st
         "geomean_ratio": curve.geomean if curve else None,
         "geomean_low": curve.low if curve else None,
         "geomean_high": curve.high if curve else None,
+        "geomean_verdict": curve.verdict.value if curve else None,
+        "called_different": curve.called if curve else None,
         "levels": [_level_data(row, row.clients in bound) for row in version.levels.values()],
     }
 

@@ -143,7 +143,7 @@ def curve_summary(
     curve: CurveVerdict, *, baseline_label: str = "the baseline", other_label: str = "this version"
 ) -> str:
     """One sentence: counts of levels per verdict after Holm (in the order of `curve.counts`),
-    and the geometric-mean ratio."""
+    and the geometric-mean ratio with its own verdict, from the same Holm family."""
     counts, geomean, low, high = curve.counts, curve.geomean, curve.low, curve.high
     total = sum(counts.values())
     named = {"same": f"the same within \u00b1{percent(curve.threshold)}"}
@@ -153,7 +153,10 @@ def curve_summary(
     if total > 1:
         text += " (Holm-corrected)"
     if geomean is not None:
-        text += f"; geometric-mean tps ratio {geomean:.3f} ({signed_percent(geomean)}"
+        text += "; "
+        if total > 1 and low is not None:
+            text += f"{named.get(curve.verdict, curve.verdict)} over the curve: "
+        text += f"geometric-mean tps ratio {geomean:.3f} ({signed_percent(geomean)}"
         text += f", {interval_text(low, high)})" if low is not None else ")"
     return text + "."
 

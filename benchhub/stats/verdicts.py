@@ -29,9 +29,14 @@ The verdict reads the interval: `same` when it lies inside +-threshold (two one-
 repeats a side a rank test cannot reach p < 0.05, which is why the verdict is not a bare test;
 Mann-Whitney's p and Cliff's delta are added from four repeats a side, as information.
 
-Over the curve, Holm's correction for the number of levels is applied to both families of
-p-values (difference and sameness) before counting, and the geometric mean of the level ratios
-gets an interval that treats the levels as independent measurements.
+Over the curve, the geometric mean of the level ratios gets an interval and a verdict of its
+own: with runs as units when every run measured every level (a run's levels share its cluster,
+so their errors move together), else treating the levels as independent measurements. Holm's
+correction is applied to both families of p-values (difference and sameness) over the levels
+and the geometric mean together, before counting: a curve is called different when any of them
+is, so a version compared with itself is called different on its whole curve at most 5% of the
+time, however the levels move together (Holm holds under any dependence). With one level the
+geometric mean is that level.
 
 Student's t and Fisher's F probabilities are scipy.special's `stdtr`, `stdtrit` and `fdtrc`: the
 functions scipy.stats' `t` and `f` distributions evaluate, called without their argument
@@ -120,7 +125,9 @@ class LevelVerdict:
     `repeats_needed` (per side) is set for an inconclusive level when it can be estimated.
     What it was made of, for the words that explain it (compare.verdict_text): `seconds` and
     `blocks` are each repeat's steady-state seconds and bootstrap block (s; 0 when unknown),
-    baseline first; `noise` the host's history given for tps.
+    baseline first; `noise` the host's history given for tps. `run_logs` maps each side's runs
+    to the mean log tps of their repeats here, when every repeat names its run: the geometric
+    mean over levels takes runs as its units with it (`curve_verdict`).
     """
 
     verdict: Verdict
@@ -136,6 +143,7 @@ class LevelVerdict:
     seconds: tuple[int, ...] = ()
     blocks: tuple[int, ...] = ()
     noise: HostNoise | None = None
+    run_logs: tuple[dict[Hashable, float], dict[Hashable, float]] | None = None
 
 
 @dataclass(frozen=True)
@@ -144,7 +152,8 @@ class CurveVerdict:
 
     `levels` maps clients to the corrected verdict; `counts` has a key per Verdict value;
     `geomean` is the geometric mean of the tps ratios, `low`/`high` its 95% interval (None when
-    a level's variation is unknown); `threshold` the levels' practical threshold.
+    a level's variation is unknown) and `verdict` its corrected verdict; `threshold` the levels'
+    practical threshold.
     """
 
     levels: dict[int, Verdict]
@@ -153,6 +162,14 @@ class CurveVerdict:
     low: float | None
     high: float | None
     threshold: float = DEFAULT_THRESHOLD
+    verdict: Verdict = Verdict.INCONCLUSIVE
+
+    @property
+    def called(self) -> bool:
+        """Whether anything on the curve is called faster or slower: a level or the geometric
+        mean. One family under Holm, so at most ALPHA of A/A curves."""
+        moved = (Verdict.FASTER, Verdict.SLOWER)
+        return self.verdict in moved or any(self.counts[v] for v in moved)
 
 
 def level_verdict(
@@ -210,7 +227,24 @@ def level_verdict(
         seconds=tuple(r.tps.seconds for r in (*baseline, *other)),
         blocks=tuple(r.tps.block for r in (*baseline, *other)),
         noise=tps_noise,
+        run_logs=_run_logs(baseline, other),
     )
+
+
+def _run_logs(
+    baseline: Sequence[Repeat], other: Sequence[Repeat]
+) -> tuple[dict[Hashable, float], dict[Hashable, float]] | None:
+    """Each side's runs -> the mean log tps of their repeats; None unless every repeat names
+    its run."""
+    if any(r.run is None for r in (*baseline, *other)):
+        return None
+    sides = []
+    for repeats in (baseline, other):
+        logs: dict[Hashable, list[float]] = {}
+        for r in repeats:
+            logs.setdefault(r.run, []).append(math.log(r.tps.value))
+        sides.append({run: float(np.mean(values)) for run, values in logs.items()})
+    return sides[0], sides[1]
 
 
 def ratio(
@@ -382,7 +416,7 @@ def _rank_test(
 
 def curve_verdict(*, levels: Mapping[int, LevelVerdict]) -> CurveVerdict:
     """The verdict over a curve from its levels' verdicts (clients -> LevelVerdict): Holm's
-    correction for the number of levels, the counts, and the geometric-mean ratio.
+    correction over the levels and the geometric mean, the counts, and the geometric-mean ratio.
 
     Raises ValueError without levels or when their thresholds differ.
     """
@@ -391,18 +425,20 @@ def curve_verdict(*, levels: Mapping[int, LevelVerdict]) -> CurveVerdict:
     thresholds = {v.threshold for v in levels.values()}
     if len(thresholds) > 1:
         raise ValueError("the levels of one curve must share their threshold")
-    corrected = _holm(levels)
+    threshold = thresholds.pop()
+    mean = _run_geomean(levels) or levels_geomean([v.tps for v in levels.values()])
+    corrected, overall = _holm(levels, mean, threshold)
     counts = {v: 0 for v in Verdict}
     for verdict in corrected.values():
         counts[verdict] += 1
-    geomean, low, high = _geomean([v.tps for v in levels.values()])
     return CurveVerdict(
         levels=corrected,
         counts=counts,
-        geomean=geomean,
-        low=low,
-        high=high,
-        threshold=thresholds.pop(),
+        geomean=mean.value,
+        low=mean.low,
+        high=mean.high,
+        threshold=threshold,
+        verdict=overall,
     )
 
 
@@ -418,35 +454,91 @@ def holm(pvalues: Sequence[float]) -> np.ndarray:
     return adjusted
 
 
-def _holm(levels: Mapping[int, LevelVerdict]) -> dict[int, Verdict]:
+def _holm(
+    levels: Mapping[int, LevelVerdict], mean: Ratio, threshold: float
+) -> tuple[dict[int, Verdict], Verdict]:
+    """The levels' verdicts and the geometric mean's, from one Holm family per kind of p-value.
+    With one level the geometric mean is the same test as the level, so it is not counted
+    twice."""
     tested = sorted(c for c, v in levels.items() if v.p_difference is not None)
     corrected = {c: Verdict.INCONCLUSIVE for c in levels}
     if not tested:
-        return corrected
+        return corrected, Verdict.INCONCLUSIVE
+    p_mean = _p_values(mean, threshold) if len(levels) > 1 else (None, None)
+    with_mean = p_mean[0] is not None and p_mean[1] is not None
     families = []
-    for name in ("p_difference", "p_same"):
-        families.append(holm([getattr(levels[c], name) for c in tested]))
-    for clients, p_difference, p_same in zip(tested, *families, strict=True):
+    for index, name in enumerate(("p_difference", "p_same")):
+        pvalues = [getattr(levels[c], name) for c in tested]
+        families.append(holm(pvalues + ([p_mean[index]] if with_mean else [])))
+    for position, clients in enumerate(tested):
         corrected[clients] = verdict_from(
-            p_difference=float(p_difference),
-            p_same=float(p_same),
+            p_difference=float(families[0][position]),
+            p_same=float(families[1][position]),
             log_ratio=levels[clients].tps.log_value,
             alpha=ALPHA,
         )
-    return corrected
+    if len(levels) == 1:
+        return corrected, corrected[tested[0]]
+    if not with_mean:
+        return corrected, Verdict.INCONCLUSIVE
+    overall = verdict_from(
+        p_difference=float(families[0][-1]),
+        p_same=float(families[1][-1]),
+        log_ratio=mean.log_value,
+        alpha=ALPHA,
+    )
+    return corrected, overall
 
 
-def _geomean(ratios: Sequence[Ratio]) -> tuple[float, float | None, float | None]:
+def _run_geomean(levels: Mapping[int, LevelVerdict]) -> Ratio | None:
+    """The geometric mean with runs as units: each run's mean log tps over the levels, then
+    Student's pooled t interval over those run means, as `ratio` does for one level. The levels
+    of one run share its cluster, data load and hour, so their errors move together, which an
+    interval over independent levels would not see. None unless every run of each side has
+    every level, and each side at least two runs."""
+    if len(levels) < 2 or any(v.run_logs is None for v in levels.values()):
+        return None
+    sides = []
+    for side in (0, 1):
+        logs = [v.run_logs[side] for v in levels.values() if v.run_logs is not None]
+        runs = set(logs[0])
+        if len(runs) < 2 or any(set(level) != runs for level in logs):
+            return None
+        sides.append(np.array([np.mean([level[run] for level in logs]) for run in runs]))
+    base, other = sides
+    squares = float(np.sum((base - base.mean()) ** 2) + np.sum((other - other.mean()) ** 2))
+    within = float(np.mean([v.tps.within_cv**2 for v in levels.values()])) / len(levels)
+    return _t_ratio(
+        float(other.mean() - base.mean()),
+        squares=squares,
+        dof=len(base) + len(other) - 2,
+        within=within,
+        sizes=(len(base), len(other)),
+        history=History.NOT_GIVEN,
+        runs=(len(base), len(other)),
+    )
+
+
+def levels_geomean(ratios: Sequence[Ratio]) -> Ratio:
     """Geometric mean of the ratios, and its 95% t interval with Welch-Satterthwaite degrees of
-    freedom, treating each level as an independent measurement."""
+    freedom, treating each level as an independent measurement (low, high, log_se and dof None
+    when a level's variation is unknown)."""
     n = len(ratios)
     log_mean = sum(r.log_value for r in ratios) / n
+    value = math.exp(log_mean)
+    unknown = Ratio(value, None, None, None, None, None, 0.0, History.NOT_GIVEN)
     if any(r.log_se is None or r.dof is None for r in ratios):
-        return math.exp(log_mean), None, None
+        return unknown
     variances = [(r.log_se or 0.0) ** 2 / n**2 for r in ratios]
     total = sum(variances)
     if total == 0:
-        return math.exp(log_mean), math.exp(log_mean), math.exp(log_mean)
+        return dataclasses.replace(unknown, low=value, high=value, log_se=0.0, dof=math.inf)
     dof = total**2 / sum(v**2 / (r.dof or 1.0) for v, r in zip(variances, ratios, strict=True))
     half = float(stdtrit(dof, 1 - ALPHA / 2)) * math.sqrt(total)
-    return math.exp(log_mean), math.exp(log_mean - half), math.exp(log_mean + half)
+    return dataclasses.replace(
+        unknown,
+        low=math.exp(log_mean - half),
+        high=math.exp(log_mean + half),
+        log_se=math.sqrt(total),
+        dof=dof,
+    )

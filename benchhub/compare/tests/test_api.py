@@ -36,7 +36,15 @@ def test_it_answers_with_the_stored_medians_and_changes(anon_client, two_version
     assert levels[1]["tps_ratio"] == pytest.approx(math.sqrt(200 * 210 / (100 * 110)))
     assert (levels[1]["tps_ratio_low"], levels[1]["tps_ratio_high"]) == pytest.approx((low, high))
     assert levels[4]["repeats"] == [2, 2] and levels[4]["mann_whitney_p"] is None
-    assert body["verdicts"][0]["summary"].startswith("15.4 against 13.3: faster at 1")
+    verdict = body["verdicts"][0]
+    assert verdict["summary"].startswith("15.4 against 13.3: faster at 1")
+    # A level is faster after Holm over both levels and the geometric mean, so the curve is
+    # called different; the mean's own verdict is the one its sentence states.
+    assert verdict["called_different"] is True
+    assert f"; {verdict['geomean_verdict']} over the curve: geometric-mean" in verdict["summary"]
+    assert verdict["geomean_ratio"] == pytest.approx(
+        math.sqrt(levels[1]["tps_ratio"] * levels[4]["tps_ratio"])
+    )
     assert body["threshold_pct"] == 2 and body["aa"] is False
     assert body["summary"][1]["peak_clients"] == 4
     assert body["differences"][0]["name"] == "source"

@@ -68,17 +68,14 @@ def _holm(pvalues: list[float]) -> list[float]:
     return adjusted
 
 
-def _expected(base_runs: dict, other_runs: dict) -> dict:
+def _expected(base_runs: dict, other_runs: dict) -> tuple[dict, str]:
     levels = {}
     for clients in LEVELS:
         base = np.array([np.mean(s[WARMUP:]) for s in base_runs[clients]])
         other = np.array([np.mean(s[WARMUP:]) for s in other_runs[clients]])
         ratio, low, high, se, dof = _interval(other, base)
         log_ratio = math.log(ratio)
-        p_difference = float(2 * student_t.sf(abs(log_ratio) / se, dof))
-        above_low = student_t.sf((log_ratio - math.log1p(-THRESHOLD)) / se, dof)
-        below_high = student_t.cdf((log_ratio - math.log1p(THRESHOLD)) / se, dof)
-        p_same = float(min(1.0, 2 * max(above_low, below_high)))
+        p_difference, p_same = _p(log_ratio, se, dof)
         latency = [
             np.array([np.mean(1000.0 * clients / np.array(s[WARMUP:])) for s in runs[clients]])
             for runs in (base_runs, other_runs)
@@ -91,24 +88,38 @@ def _expected(base_runs: dict, other_runs: dict) -> dict:
             "se": (se, dof),
             "mann_whitney": mannwhitneyu(other, base, alternative="two-sided").pvalue,
         }
+    # One Holm family per kind of p-value: the levels and the geometric mean over them (one
+    # run a side, so the mean treats the levels as independent measurements).
     order = list(levels)
-    corrected = zip(
-        _holm([levels[c]["p"][0] for c in order]),
-        _holm([levels[c]["p"][1] for c in order]),
-        strict=True,
-    )
-    for c, (p_difference, p_same) in zip(order, corrected, strict=True):
-        levels[c]["holm"] = _verdict(p_difference, p_same, math.log(levels[c]["ratio"][0]))
-    return levels
+    log_mean = _geomean_log(levels)[0]
+    mean = _p(*_geomean_log(levels))
+    differences = _holm([levels[c]["p"][0] for c in order] + [mean[0]])
+    sameness = _holm([levels[c]["p"][1] for c in order] + [mean[1]])
+    for i, c in enumerate(order):
+        levels[c]["holm"] = _verdict(differences[i], sameness[i], math.log(levels[c]["ratio"][0]))
+    return levels, _verdict(differences[-1], sameness[-1], log_mean)
 
 
-def _geomean(levels: dict) -> tuple[float, float, float]:
+def _p(log_ratio: float, se: float, dof: float) -> tuple[float, float]:
+    """Two-sided p of no difference, and the doubled two one-sided tests' p of sameness."""
+    p_difference = float(2 * student_t.sf(abs(log_ratio) / se, dof))
+    above_low = student_t.sf((log_ratio - math.log1p(-THRESHOLD)) / se, dof)
+    below_high = student_t.cdf((log_ratio - math.log1p(THRESHOLD)) / se, dof)
+    return p_difference, float(min(1.0, 2 * max(above_low, below_high)))
+
+
+def _geomean_log(levels: dict) -> tuple[float, float, float]:
+    """The geometric mean's log, standard error and Welch-Satterthwaite degrees of freedom."""
     m = len(levels)
     log_mean = sum(math.log(v["ratio"][0]) for v in levels.values()) / m
     parts = [(v["se"][0] ** 2 / m**2, v["se"][1]) for v in levels.values()]
     total = sum(p for p, _ in parts)
-    dof = total**2 / sum(p**2 / d for p, d in parts)
-    half = student_t.ppf(0.975, dof) * math.sqrt(total)
+    return log_mean, math.sqrt(total), total**2 / sum(p**2 / d for p, d in parts)
+
+
+def _geomean(levels: dict) -> tuple[float, float, float]:
+    log_mean, se, dof = _geomean_log(levels)
+    half = student_t.ppf(0.975, dof) * se
     return math.exp(log_mean), math.exp(log_mean - half), math.exp(log_mean + half)
 
 
@@ -125,7 +136,7 @@ def test_it_states_the_verdicts_and_intervals_computed_from_the_uploaded_seconds
     other_runs = _runs(12, {c: ratio for c, (_, ratio, _) in LEVELS.items()})
     upload_seconds(agent, version="13.3", seconds=base_runs)
     upload_seconds(agent, version="15.4", seconds=other_runs)
-    expected = _expected(base_runs, other_runs)
+    expected, overall = _expected(base_runs, other_runs)
     verdicts = {v["verdict"] for v in expected.values()}
     assert verdicts == {"faster", "inconclusive", "same"}  # the data covers three verdicts
 
@@ -157,6 +168,8 @@ def test_it_states_the_verdicts_and_intervals_computed_from_the_uploaded_seconds
             word = "the same within \u00b12.0%" if verdict == "same" else verdict
             assert f"{word} at {count}" in sentence
     assert "of 3 client levels (Holm-corrected)" in sentence
+    word = "the same within \u00b12.0%" if overall == "same" else overall
+    assert f"; {word} over the curve: geometric-mean tps ratio" in sentence
     geomean = _numbers(sentence.split("ratio")[1])
     assert [geomean[0], geomean[-2], geomean[-1]] == pytest.approx(_geomean(expected), abs=0.0015)
     assert "not reliably visible with 4 repeats a side" in page.inner_text("#noise-line")

@@ -189,14 +189,19 @@ def test_it_corrects_for_the_number_of_levels_with_holm():
     assert curve.levels[1] is Verdict.INCONCLUSIVE
 
 
-def test_it_keeps_clear_levels_through_holm_and_takes_the_geometric_mean():
-    levels = {
+def clear_gain_levels() -> dict[int, LevelVerdict]:
+    """Three levels 15 to 20% faster over five repeats a side."""
+    return {
         c: level_verdict(
             baseline=simulated(10 + c, tps=1000, count=5),
             other=simulated(50 + c, tps=1000 * gain, count=5),
         )
         for c, gain in ((1, 1.15), (2, 1.20), (4, 1.15))
     }
+
+
+def test_it_keeps_clear_levels_through_holm_and_takes_the_geometric_mean():
+    levels = clear_gain_levels()
     curve = curve_verdict(levels=levels)
     assert curve.counts == {
         Verdict.FASTER: 3,
@@ -209,6 +214,31 @@ def test_it_keeps_clear_levels_through_holm_and_takes_the_geometric_mean():
     assert curve.low < expected < curve.high and curve.low > 1.1
     summary = curve_summary(curve, baseline_label="13.23", other_label="14.23")
     assert summary.startswith("14.23 against 13.23: faster at 3 of 3 client levels")
+
+
+def test_it_gives_the_geometric_mean_a_verdict_from_the_same_holm_family():
+    levels = clear_gain_levels()
+    curve = curve_verdict(levels=levels)
+    assert curve.verdict is Verdict.FASTER and curve.called
+    assert "faster over the curve: geometric-mean tps ratio" in curve_summary(curve)
+    # One level: the geometric mean is that level, tested once, not twice.
+    alone = curve_verdict(levels={1: borderline_levels()[1]})
+    assert alone.verdict is Verdict.FASTER and alone.levels[1] is Verdict.FASTER
+    assert "over the curve" not in curve_summary(alone)
+
+
+def test_it_corrects_the_levels_for_the_geometric_mean_tested_beside_them():
+    # One level faster at p between 0.05/3 and 0.05/2, one far from it: Holm over the two
+    # levels alone would keep the first; over three tests (the mean too) it does not.
+    level = level_verdict(
+        baseline=runs(1000.0, 1020.0, 990.0, 1010.0, 1000.0),
+        other=runs(1031.0, 1046.0, 1016.0, 1031.0, 1011.0),
+    )
+    noisy = level_verdict(baseline=runs(1000.0, 1100.0, 950.0), other=runs(990.0, 1110.0, 940.0))
+    assert 0.05 / 3 < level.p_difference < 0.05 / 2
+    curve = curve_verdict(levels={1: level, 2: noisy})
+    assert curve.levels[1] is Verdict.INCONCLUSIVE
+    assert curve.verdict is Verdict.INCONCLUSIVE and not curve.called
 
 
 def test_it_has_no_curve_interval_when_a_level_has_none():
