@@ -44,3 +44,15 @@ def test_an_agents_upload_digests_as_before():
     assert json_digest(payload) == canonical_digest(payload, default=str)
     del payload["notes"]
     assert json_digest(payload) == canonical_digest(payload, default=str)
+
+
+def test_a_run_uuid_and_strings_that_look_like_small_numbers_digest_as_before():
+    from benchhub.testing.payloads import run_payload
+
+    payload = json.loads(json.dumps(run_payload()))
+    payload["run_uuid"] = "b5da8dfa-94be-49fe-9096-57d3acdc0e1f"
+    assert json_digest(payload) == canonical_digest(payload, default=str)
+    payload["notes"] = '[1e-5,{"x":0.00001}]'
+    payload["samples"] = [1e-05, [2.5e-07, -3e-9], 0.0001, 1e16]
+    assert json_digest(payload) == canonical_digest(payload, default=str)
+    assert json_digest(1e-05) == canonical_digest(1e-05, default=str)
