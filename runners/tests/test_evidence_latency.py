@@ -68,25 +68,36 @@ def _sample(lines: list[str], rate: float, path: Path) -> dict[str, Any]:
     return sampled
 
 
+def _within_sampling_error(every: list[float], value: float, percent: float, n: int) -> tuple:
+    """Where a sampled percentile falls in the full, sorted log: its rank (with the log's
+    microsecond resolution either side) must come within four standard errors of the percentile.
+    A relative bound on the latency itself fails by chance on a loaded machine, where the
+    distribution is flat around the percentile and a small shift of rank moves the value far."""
+    q = percent / 100
+    error = 4 * math.sqrt(q * (1 - q) / n)
+    low = bisect.bisect_left(every, value - 0.0005) / len(every)
+    high = bisect.bisect_right(every, value + 0.0005) / len(every)
+    return low - error <= q <= high + error, (percent, low, high, error)
+
+
 def test_it_agrees_with_the_full_log_from_a_sample_of_it(full_log, tmp_path):
-    every = latency.read_latencies(full_log)
-    full = latency.summary(every, sampling_rate=1.0)
-    assert full is not None and len(every) > 20_000
+    every = sorted(latency.read_latencies(full_log))
+    assert len(every) > 20_000
     lines = [line for path in full_log for line in path.read_text().splitlines()]
 
     # The median and p90 from a tenth of the log, the rate of a level's first measurement.
     sampled = _sample(lines, 0.1, tmp_path / "sampled.1")
     assert sampled["transactions"] == pytest.approx(len(every) * 0.1, rel=0.1)
-    for key in ("p50_ms", "p90_ms"):
-        assert sampled[key] == pytest.approx(full[key], rel=0.05), (key, len(every))
+    for key, percent in (("p50_ms", 50.0), ("p90_ms", 90.0)):
+        agrees, where = _within_sampling_error(
+            every, sampled[key], percent, sampled["transactions"]
+        )
+        assert agrees, (key, where)
 
 
 def test_it_pins_the_tail_percentiles_by_rank_from_a_sample(full_log, tmp_path):
-    """The tail of a short run on this shared machine has gaps (a client or the server
-    descheduled), where a latency moves far on a small shift of rank, so the tail is held to
-    what sampling promises: the sampled percentile's rank in the full log within four standard
-    errors of the percentile, with the sample as large as the agent's rates make it (~100 lines
-    above the p99.9)."""
+    """The tail is sampled as densely as the agent's rates make it (~100 lines above the
+    p99.9) and held to the same rank bound as the median."""
     every = sorted(latency.read_latencies(full_log))
     lines = [line for path in full_log for line in path.read_text().splitlines()]
     for key, percent in (("p99_ms", 99.0), ("p999_ms", 99.9)):
@@ -94,11 +105,10 @@ def test_it_pins_the_tail_percentiles_by_rank_from_a_sample(full_log, tmp_path):
         if rate >= 1.0:
             continue  # too short a run to sample for this percentile
         sampled = _sample(lines, rate, tmp_path / f"sampled-{key}.1")
-        q = percent / 100
-        error = 4 * math.sqrt(q * (1 - q) / sampled["transactions"])
-        low = bisect.bisect_left(every, sampled[key] - 0.0005) / len(every)
-        high = bisect.bisect_right(every, sampled[key] + 0.0005) / len(every)
-        assert low - error <= q <= high + error, (key, rate, low, high, error)
+        agrees, where = _within_sampling_error(
+            every, sampled[key], percent, sampled["transactions"]
+        )
+        assert agrees, (key, rate, where)
 
 
 def test_it_takes_percentiles_by_nearest_rank():
