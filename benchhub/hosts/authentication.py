@@ -13,7 +13,7 @@ runner tokens are a host's, and hosts already builds on accounts' token base.
 """
 
 from dataclasses import dataclass
-from typing import NoReturn
+from typing import NoReturn, cast
 
 from django.utils import timezone
 from drf_spectacular.extensions import OpenApiAuthenticationExtension
@@ -87,7 +87,9 @@ class TokenAuthentication(authentication.BaseAuthentication):
         kind, prefix = parts
         model = RunnerToken if kind == RUNNER_KIND else PersonalToken
         related = "host" if model is RunnerToken else "user"
-        token = model.objects.select_related(related).filter(prefix=prefix).first()
+        # The prefix is unique: no ORDER BY for first() to compile on every request.
+        found = model.objects.select_related(related).filter(prefix=prefix)
+        token = cast(RunnerToken | PersonalToken | None, next(iter(found), None))
         if token is None or not token_matches(plaintext.strip(), token.digest):
             _failed(request, "Invalid token.")
         if not token.is_usable():

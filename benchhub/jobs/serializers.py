@@ -1,7 +1,8 @@
 """Validation of job requests, heartbeats and finishes; shapes of jobs as the API returns them."""
 
+import copy
 import re
-from typing import Any
+from typing import Any, ClassVar
 
 from benchhub_runner.jobcode import Refusal, check_settings, job_code_check
 from benchhub_runner.plan import (
@@ -304,6 +305,9 @@ class JobOutSerializer(serializers.ModelSerializer):
         ]
 
     def get_runs(self, job: Job) -> list[str]:
+        claimed = getattr(job, "run_uuids", None)  # a claim reads them along (jobs.services)
+        if claimed is not None:
+            return claimed
         return [str(run.uuid) for run in job.runs.all()]
 
 
@@ -319,6 +323,19 @@ class JobClaimOutSerializer(JobOutSerializer):
 
     class Meta(JobOutSerializer.Meta):
         fields = [*JobOutSerializer.Meta.fields, "builds", "bisect_range"]
+
+    # A claim is the request a fleet's agents make most, and a ModelSerializer builds its
+    # forty-odd fields from the model for every instance (a third of a claim's reply). These
+    # fields hold no nested serializer and no per-instance state until bound, so they are
+    # built once and each reply binds shallow copies.
+    _templates: ClassVar[dict[str, serializers.Field] | None] = None
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        cls = type(self)
+        templates = cls.__dict__.get("_templates")
+        if templates is None:
+            templates = cls._templates = super().get_fields()
+        return {name: copy.copy(field) for name, field in templates.items()}
 
     def to_representation(self, instance: Job) -> dict[str, Any]:
         data = super().to_representation(instance)

@@ -7,11 +7,14 @@ from datetime import timedelta
 import pytest
 from django.db import connection
 from django.utils import timezone
+from rest_framework import serializers
+from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
 from benchhub.hosts.models import Host, RunnerToken
 from benchhub.hosts.services import runner_token_create
 from benchhub.jobs.models import Job
+from benchhub.jobs.serializers import JobClaimOutSerializer
 from benchhub.jobs.services import job_claim, jobs_expire_leases
 from benchhub.results.models import Run
 from benchhub.testing.payloads import run_payload
@@ -244,3 +247,32 @@ def test_it_queues_again_the_job_a_stopping_agent_releases(bob_client, agent):
     stored = Job.objects.get(pk=job["id"])
     assert (stored.state, stored.attempt, stored.claimed_by) == ("queued", 1, None)
     assert "SIGTERM" in stored.events.last().message
+
+
+class _BuiltPerReply(JobClaimOutSerializer):
+    """The claim's reply as DRF builds it: fields from the model for every instance, runs read
+    through the relation."""
+
+    def get_fields(self):
+        return serializers.ModelSerializer.get_fields(self)
+
+    def get_runs(self, job):
+        return [str(run.uuid) for run in job.runs.all()]
+
+
+def test_a_claim_replies_with_what_drf_makes_of_the_stored_job(bob_client, agent, other_agent):
+    first = queue(bob_client)
+    claimed = claim(agent).json()
+    assert _upload_for(agent, claimed, "13.23").status_code == 201
+    assert _upload_for(agent, claimed, "14.20").status_code == 201
+    # Queued again with its runs kept: the reply carries them, in the relation's order.
+    Job.objects.filter(pk=first["id"]).update(state="queued", claimed_by=None)
+    named = queue(bob_client, host="bench-02")
+
+    for runner, expected in ((agent, first["id"]), (other_agent, named["id"])):
+        reply = claim(runner).json()
+        stored = Job.objects.get(pk=expected)
+        assert reply == json.loads(JSONRenderer().render(_BuiltPerReply(stored).data))
+        assert (reply["id"], reply["created_by"]) == (expected, "bob")
+        assert reply["claimed_host"] == runner.host_name
+    assert len(set(_BuiltPerReply(Job.objects.get(pk=first["id"])).data["runs"])) == 2
