@@ -16,6 +16,7 @@ class Reply:
     status: int
     body: bytes
     elapsed_ms: float
+    server_ms: float | None = None  # the response's Server-Timing "app" duration
 
     def json(self) -> Any:
         return json.loads(self.body) if self.body else None
@@ -39,7 +40,25 @@ def request(
         data = response.read()
     finally:
         conn.close()
-    return Reply(response.status, data, (time.perf_counter() - started) * 1000)
+    elapsed_ms = (time.perf_counter() - started) * 1000
+    return Reply(
+        response.status, data, elapsed_ms, server_timing(response.getheader("Server-Timing"))
+    )
+
+
+def server_timing(header: str | None) -> float | None:
+    """The "app" metric's duration in a Server-Timing header (`app;dur=12.3`), or None."""
+    for metric in (header or "").split(","):
+        name, *params = (part.strip() for part in metric.split(";"))
+        if name == "app":
+            for param in params:
+                key, _, value = param.partition("=")
+                if key.strip() == "dur":
+                    try:
+                        return float(value)
+                    except ValueError:
+                        return None
+    return None
 
 
 def post_json(url: str, data: Any, *, token: str) -> Reply:

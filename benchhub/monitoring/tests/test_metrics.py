@@ -160,6 +160,19 @@ def test_it_times_requests_by_url_pattern(client, agent, metrics_on):
     assert (count(run, "404"), count("healthz", "200")) == (before[0] + 2, before[1] + 1)
 
 
+def test_each_response_says_how_long_django_took_in_server_timing(client, db):
+    """Every response, an API error's too, carries its time in Django: at most what the caller
+    waited."""
+    for path, status in (("/healthz", 200), (f"/api/v1/runs/{uuid.uuid4()}/", 404)):
+        started = time.perf_counter()
+        response = client.get(path)
+        waited_ms = (time.perf_counter() - started) * 1000
+        assert response.status_code == status
+        name, duration = response["Server-Timing"].split(";")
+        assert name == "app" and duration.startswith("dur=")
+        assert 0 < float(duration.removeprefix("dur=")) <= waited_ms
+
+
 def _writers(metrics_dir: Path) -> set[str]:
     """The processes that wrote into a multiprocess directory (files are <kind>_<pid>.db)."""
     return {path.stem.rsplit("_", 1)[-1] for path in metrics_dir.glob("*.db")}
