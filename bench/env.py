@@ -83,12 +83,15 @@ def free_port() -> int:
 
 
 class WebServer:
-    """gunicorn serving BenchHub on the bench database, as `make up` runs it (sync workers)."""
+    """gunicorn serving BenchHub on the bench database with `workers` processes of `threads`
+    threads each (gunicorn's gthread worker, as docker-compose.yml and `make up` serve it; one
+    thread is its sync worker)."""
 
-    def __init__(self, *, workers: int, log: Path) -> None:
+    def __init__(self, *, workers: int, log: Path, threads: int = 1) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.workers = workers
+        self.threads = threads
         self.log = log
         self.process: subprocess.Popen | None = None
 
@@ -100,6 +103,8 @@ class WebServer:
             f"127.0.0.1:{self.port}",
             "--workers",
             str(self.workers),
+            "--threads",
+            str(self.threads),
             "--backlog",
             "512",
             "--graceful-timeout",

@@ -51,6 +51,7 @@ class QueueOptions:
 @dataclass
 class Tally:
     claims_ms: list[tuple[float, float]]  # (sent at, monotonic s; milliseconds)
+    claims_server_ms: list[tuple[float, float]]  # the same claims' time in Django
     heartbeats_ms: list[tuple[float, float]]
     claimed: list[tuple[int, int]]  # (job id, attempt)
     errors: list[str]
@@ -65,6 +66,8 @@ def _agent(server: str, token: str, options: QueueOptions, tally: Tally, stop) -
         reply = request(f"{server}/api/v1/jobs/claim/", method="POST", token=token)
         with tally.lock:
             tally.claims_ms.append((sent, reply.elapsed_ms))
+            if reply.server_ms is not None:
+                tally.claims_server_ms.append((sent, reply.server_ms))
         if reply.status == 204:
             time.sleep(options.poll_s)
             continue
@@ -125,7 +128,7 @@ def queue_bench(*, server: str, options: QueueOptions) -> list[Figure]:
         Host.objects.filter(pk=token.host_id).update(tags=[tag])
         tokens.append(plaintext)
     _queue_jobs(options.jobs, tag)
-    tally = Tally([], [], [], [], threading.Lock())
+    tally = Tally([], [], [], [], [], threading.Lock())
     stop = threading.Event()
     agents = [
         threading.Thread(target=_agent, args=(server, t, options, tally, stop), daemon=True)
@@ -162,6 +165,17 @@ def queue_bench(*, server: str, options: QueueOptions) -> list[Figure]:
         Figure.measured("queue", f"claim p50, {rhythm}", percentile_interval(rounds=claims, q=50),
                         "ms"),
     ]  # fmt: skip
+    in_django = windows(tally.claims_server_ms, seconds=options.poll_s)
+    if in_django:
+        # What the claims spent in Django (Server-Timing) against what the agents waited: the
+        # difference is the wait for a free worker, the connection and the client's own threads.
+        figures += [
+            Figure.measured("queue", f"claim p95 in Django, {rhythm}",
+                            percentile_interval(rounds=in_django, q=95), "ms",
+                            note="the responses' Server-Timing"),
+            Figure.measured("queue", f"claim p50 in Django, {rhythm}",
+                            percentile_interval(rounds=in_django, q=50), "ms"),
+        ]  # fmt: skip
     if beats:
         figures.append(Figure.measured("queue", f"heartbeat p95, {rhythm}",
                                        percentile_interval(rounds=beats, q=95), "ms"))  # fmt: skip

@@ -1,6 +1,7 @@
 """`make bench`: measure BenchHub against its floors and targets; print a table, write JSON.
 
     python -m bench.run [--quick] [--results N] [--hosts N] [--workloads N] [--agents N]
+                        [--agent-pairs N] [--agent-seconds S] [--agent-contrast]
                         [--sections ingest,compare,queue,agent,statistics]
                         [--database NAME] [--output bench/results.json]
 
@@ -23,10 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from bench import env
+from bench.agent import AgentOptions
 from bench.figures import Figure, machine, table, write_results
 from bench.queueing import AGENTS as QUEUE_AGENTS
 
 SECTIONS = ("ingest", "compare", "queue", "agent", "statistics")
+# gunicorn's threads per worker where BenchHub is deployed (docker-compose.yml, the Dockerfile,
+# `make up`): the bench serves as they do unless told otherwise.
+DEPLOYED_THREADS = 8
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -47,23 +52,54 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--agents", type=int, default=None,
         help=f"agents claiming at the agent's rhythm (default {QUEUE_AGENTS})",
     )  # fmt: skip
+    parser.add_argument(
+        "--agent-pairs", type=int, default=None,
+        help=f"the agent section's interleaved pairs (default {AgentOptions.pairs})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--agent-seconds", type=float, default=None,
+        help=f"the agent section's seconds a pass (default {AgentOptions.duration_s:g})",
+    )  # fmt: skip
+    parser.add_argument(
+        "--agent-contrast", action="store_true",
+        help="the agent section also runs the agent with its collectors inside the pass",
+    )  # fmt: skip
     parser.add_argument("--sections", default=",".join(SECTIONS))
     parser.add_argument("--database", default="benchhub_bench")
     parser.add_argument("--output", type=Path, default=env.ROOT / "bench" / "results.json")
-    parser.add_argument("--workers", type=int, default=2 * (os.cpu_count() or 1))
+    parser.add_argument(
+        "--workers", type=int, default=2 * (os.cpu_count() or 1),
+        help="gunicorn worker processes (default 2 x CPUs)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--threads", type=int, default=DEPLOYED_THREADS,
+        help=f"threads per gunicorn worker (default {DEPLOYED_THREADS}, as deployed; 1: sync)",
+    )  # fmt: skip
     args = parser.parse_args(argv)
     if args.results is None:
         args.results = 20_000 if args.quick else 1_000_000
     if args.agents is None:
         args.agents = 20 if args.quick else QUEUE_AGENTS
+    for name, value, least in (("pairs", args.agent_pairs, 2), ("seconds", args.agent_seconds, 1)):
+        if value is not None and value < least:
+            parser.error(f"--agent-{name}: at least {least}")
     unknown = set(args.sections.split(",")) - set(SECTIONS)
     if unknown:
         parser.error(f"unknown sections: {', '.join(sorted(unknown))}")
     return args
 
 
+def agent_options(args: argparse.Namespace) -> AgentOptions:
+    agent = AgentOptions.quick() if args.quick else AgentOptions()
+    if args.agent_pairs is not None:
+        agent = replace(agent, pairs=args.agent_pairs)
+    if args.agent_seconds is not None:
+        agent = replace(agent, duration_s=args.agent_seconds)
+    return replace(agent, contrast=args.agent_contrast)
+
+
 def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
-    from bench.agent import AgentOptions, agent_bench
+    from bench.agent import agent_bench
 
     wanted = args.sections.split(",")
     figures: list[Figure] = []
@@ -71,7 +107,7 @@ def run_sections(args: argparse.Namespace, url: str, log: Path) -> list[Figure]:
         figures += _web_sections(args, url, log, wanted)
     if "agent" in wanted:
         # Against a cluster of its own: no web server.
-        agent = AgentOptions.quick() if args.quick else AgentOptions()
+        agent = agent_options(args)
         figures += _section("agent", lambda: agent_bench(options=agent))
     if "statistics" in wanted:
         figures += _section("statistics", lambda: _statistics(quick=args.quick))
@@ -84,7 +120,7 @@ def _web_sections(args: argparse.Namespace, url: str, log: Path, wanted: list[st
     from bench.queueing import QueueOptions, queue_bench
 
     figures: list[Figure] = []
-    with env.WebServer(workers=args.workers, log=log) as web:
+    with env.WebServer(workers=args.workers, threads=args.threads, log=log) as web:
         if "ingest" in wanted:
             ingest = IngestOptions.quick() if args.quick else IngestOptions()
             figures += _section("ingest", lambda: ingest_bench(
@@ -150,9 +186,13 @@ def main(argv: list[str] | None = None) -> int:
         "hosts": args.hosts,
         "workloads": args.workloads,
         "agents": args.agents,
+        "agent_pairs": args.agent_pairs,
+        "agent_seconds": args.agent_seconds,
+        "agent_contrast": args.agent_contrast,
         "sections": args.sections,
         "database": args.database,
         "gunicorn_workers": args.workers,
+        "gunicorn_threads": args.threads,
         "started_at": started.isoformat(),
         "finished_at": datetime.now(UTC).isoformat(),
     }

@@ -63,6 +63,12 @@ def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
     assert all(f["low"] is not None for f in report["figures"] if f["name"].endswith("p95"))
     double = next(f for f in report["figures"] if f["name"] == "double claims, stress rhythm")
     assert double["value"] == 0
+    # Each claim's time in Django (its Server-Timing) is part of what the agent waited, so
+    # every percentile of the one is at most the same percentile of the other.
+    claims = {f["name"]: f["value"] for f in report["figures"] if f["name"].startswith("claim")}
+    in_django = claims["claim p95 in Django, stress rhythm"]
+    assert 0 < in_django <= claims["claim p95, 20 agents, stress rhythm"]
+    assert 0 < claims["claim p50 in Django, stress rhythm"] <= claims["claim p50, stress rhythm"]
     floors = [f for f in report["figures"] if f["section"] == "ingest" and f["floor"]]
     assert floors, "the ingest figures carry their COPY floor"
 
@@ -76,3 +82,17 @@ def test_it_reports_agent_overhead(tmp_path):
     ratio = next(f for f in report["figures"] if f["name"] == "agent tps / bare tps")
     assert ratio["op"] == "within" and (ratio["target"], ratio["target_high"]) == (0.97, 1.03)
     assert ratio["low"] is not None and ratio["low"] <= ratio["value"] <= ratio["high"]
+
+
+def test_it_serves_with_the_threads_of_the_deployment():
+    """The bench measures gunicorn as docker-compose.yml and `make up` run it."""
+    import yaml
+
+    from bench.run import DEPLOYED_THREADS, parse_args
+
+    services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
+    command = services["web"]["command"]
+    assert int(command[command.index("--threads") + 1]) == DEPLOYED_THREADS
+    stack = (ROOT / "scripts" / "stack.py").read_text()
+    assert f'["--threads", "{DEPLOYED_THREADS}"]' in stack
+    assert parse_args([]).threads == DEPLOYED_THREADS
