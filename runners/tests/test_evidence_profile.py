@@ -43,6 +43,17 @@ def test_it_folds_samples_into_stacks_outermost_first():
     }
 
 
+def test_it_names_a_thread_whose_fork_perf_lost_after_the_server():
+    # A loaded host overflows perf's buffer: the samples survive, the backend's fork event
+    # does not, and perf names the thread by its id.
+    script = SCRIPT.replace("postgres\n", ":6909\n", 1)
+
+    assert profile.fold(script, process="postgres") == profile.fold(SCRIPT)
+    assert ":6909;PostgresMain;LockAcquireExtended;hash_search_with_hash_value" in profile.fold(
+        script
+    )
+
+
 def test_it_keeps_the_most_frequent_stacks_within_the_limits():
     stacks = profile.fold(SCRIPT)
     stacks.update({f"postgres;f{n}": 1 for n in range(3000)})

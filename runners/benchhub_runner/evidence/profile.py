@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from typing import Any
 
 FREQUENCY_HZ = 99
 MAX_LINES = 2000
+UNNAMED = re.compile(r":\d+")
 MAX_BYTES = 1_000_000
 SCRIPT_TIMEOUT_S = 300
 
@@ -29,12 +31,13 @@ class ProfileError(Exception):
     """perf is missing, not permitted, or failed; the message says which, for `unavailable`."""
 
 
-def fold(script: str) -> Counter[str]:
+def fold(script: str, *, process: str | None = None) -> Counter[str]:
     """Stacks of `perf script` output as {"comm;outer;...;inner": samples}.
 
     A sample is a header line ("postgres 1234 [000] 12.3: 10101010 cpu-clock:") followed by
     one line per frame, innermost first ("\\t  55d0c2 ExecScan+0x12 (/usr/bin/postgres)"),
-    and a blank line.
+    and a blank line. perf names a thread whose fork or comm event it lost (its buffer
+    overflows on a loaded host) ":<tid>"; given `process`, such a sample is that process's.
     """
     stacks: Counter[str] = Counter()
     comm: str | None = None
@@ -54,6 +57,8 @@ def fold(script: str) -> Counter[str]:
         else:
             flush()
             comm, frames = _clean(line.split(None, 1)[0]), []
+            if process is not None and UNNAMED.fullmatch(comm):
+                comm = _clean(process)
     flush()
     return stacks
 
@@ -118,6 +123,7 @@ class Profiler:
         self.errors = work / "perf.err"
         self._perf: subprocess.Popen[bytes] | None = None
         self._started = 0.0
+        self._process: str | None = None
 
     @staticmethod
     def available() -> str | None:
@@ -130,6 +136,9 @@ class Profiler:
         why = self.available()
         if why is not None:
             raise ProfileError(why)
+        # Every process recorded is the postmaster or a fork of it (no exec): one name.
+        with contextlib.suppress(OSError):
+            self._process = Path(f"/proc/{postmaster}/comm").read_text().strip() or None
         # perf -p refuses the whole list when one pid is gone, and the warm-up's backends are
         # still exiting when the pass starts: list the children again and retry.
         for attempt in range(ATTACH_TRIES):
@@ -178,7 +187,7 @@ class Profiler:
         if done.returncode != 0:
             err = done.stderr.decode(errors="replace").strip()[-300:]
             raise ProfileError(f"perf script exit {done.returncode}: {err}")
-        folded = folded_text(fold(done.stdout.decode(errors="replace")))
+        folded = folded_text(fold(done.stdout.decode(errors="replace"), process=self._process))
         if not folded:
             raise ProfileError("perf recorded no samples of the server")
         return {
