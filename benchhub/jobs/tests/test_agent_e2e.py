@@ -111,6 +111,9 @@ def test_it_runs_a_queued_job_on_two_provisioned_versions(server, work_dir):
 def test_it_reruns_the_job_of_a_killed_agent_once_and_keeps_one_set_of_results(
     server, work_dir, settings
 ):
+    """What only this test proves: an agent killed mid-job (SIGKILL, no goodbye) leaves a job
+    whose lease expiry requeues it, and a second agent's run of it is the one set of results
+    kept, with no server left running."""
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(
         actor="test", **{**SMALL_JOB, "versions": ["14"], "clients": [1, 2, 4], "duration_s": 3.0}
@@ -139,6 +142,8 @@ def test_it_reruns_the_job_of_a_killed_agent_once_and_keeps_one_set_of_results(
 
 @pytest.mark.slow
 def test_it_delivers_once_a_run_spooled_while_the_server_is_down(server, work_dir):
+    """What only this test proves: a real agent whose server goes down while pgbench measures
+    keeps the run in its spool, and delivers it once when the server is back."""
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(
         actor="test", **{**SMALL_JOB, "versions": ["14"], "clients": [1], "duration_s": 20.0}

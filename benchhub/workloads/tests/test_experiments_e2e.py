@@ -154,6 +154,9 @@ def test_it_runs_each_experiment_on_13_and_14_and_shows_the_stored_numbers(
     bob,
     page,
 ):
+    """What only this test proves: each of the published experiments E1..E5 goes from a job
+    queued through the API, through a real agent's pgbench runs on two prebuilt majors and the
+    worker's aggregation, to its experiment page in a browser, which shows the stored numbers."""
     started = time.monotonic()
     api = APIClient()
     api.force_login(bob)
