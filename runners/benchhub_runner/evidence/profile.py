@@ -22,9 +22,10 @@ from typing import Any
 
 FREQUENCY_HZ = 99
 MAX_LINES = 2000
-UNNAMED = re.compile(r":\d+")
 MAX_BYTES = 1_000_000
 SCRIPT_TIMEOUT_S = 300
+# perf's name for a thread whose comm it never learned: ":<tid>".
+UNNAMED = re.compile(r":\d+")
 
 
 class ProfileError(Exception):
@@ -40,6 +41,7 @@ def fold(script: str, *, process: str | None = None) -> Counter[str]:
     overflows on a loaded host) ":<tid>"; given `process`, such a sample is that process's.
     """
     stacks: Counter[str] = Counter()
+    named = _clean(process) if process is not None else None
     comm: str | None = None
     frames: list[str] = []
 
@@ -57,8 +59,8 @@ def fold(script: str, *, process: str | None = None) -> Counter[str]:
         else:
             flush()
             comm, frames = _clean(line.split(None, 1)[0]), []
-            if process is not None and UNNAMED.fullmatch(comm):
-                comm = _clean(process)
+            if named is not None and UNNAMED.fullmatch(comm):
+                comm = named
     flush()
     return stacks
 
