@@ -19,6 +19,14 @@ Services are shared: every invocation registers itself as a holder of each servi
 last live holder to leave stops it, so `make test` can use the services of a running `make up` and
 whichever ends last stops them. `stack.py start` adds a "detached" holder that only `stop` removes.
 
+Signals: the first SIGINT, SIGTERM or SIGHUP starts one orderly stop and later ones change
+nothing (a second Ctrl-C shortens the waits for children to 2 s, skipping no step). `up` and
+`demo` stop the agent (which gives its job back while the site still answers), then gunicorn, the
+Celery worker and beat (SIGTERM, SIGKILL after 10 s), then release Redis and PostgreSQL; a stop
+during start-up stops what has started. `exec` passes the signal on to its command (a terminal's
+Ctrl-C already reached it) and releases the services when it has exited. Children of a
+supervisor killed with SIGKILL are stopped by the next `up` or `demo` on the same var dir.
+
 Environment: BENCHHUB_VAR, BENCHHUB_PG_PORT (54329), BENCHHUB_REDIS_PORT (63799), BENCHHUB_PORT
 (8000), BENCHHUB_PG_BINDIR and BENCHHUB_REDIS_SERVER (force particular binaries).
 """
@@ -42,7 +50,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, NoReturn, Protocol
+from typing import IO, Protocol
 
 # Installed into the venv (editable) by `make install`, like the server's own dependencies.
 from benchhub_runner.account import Account, AccountError, runner_account
@@ -66,7 +74,8 @@ class StackError(Exception):
 
 
 class Stopped(BaseException):
-    """Raised from the signal handler on SIGINT/SIGTERM; BaseException so nothing swallows it."""
+    """Raised where the code checks for a stop (StopRequest.check) after SIGINT, SIGTERM or
+    SIGHUP; BaseException so nothing swallows it."""
 
     def __init__(self, signum: int) -> None:
         super().__init__(signum)
@@ -603,36 +612,62 @@ def services(layout: Layout, token: str) -> Iterator[dict[str, str]]:
         for wanted in services_wanted(layout):
             acquired.append(wanted.service)
             env[wanted.env_var] = service_acquire(layout, wanted, token)
+            STOP.check()
         if acquired and not env.get("SECRET_KEY"):
             env["SECRET_KEY"] = secret_key(layout)
         yield env
     finally:
-        with signals_deferred():
-            for service in reversed(acquired):
-                service_release(layout, service, token)
+        for service in reversed(acquired):
+            service_release(layout, service, token)
 
 
 # --- signals -------------------------------------------------------------------------------------
 
-
-def raise_stopped(signum: int, _frame: object) -> NoReturn:
-    raise Stopped(signum)
-
-
-def signals_raise() -> None:
-    signal.signal(signal.SIGINT, raise_stopped)
-    signal.signal(signal.SIGTERM, raise_stopped)
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+HURRIED_TIMEOUT = 2.0  # seconds a child gets after a second Ctrl-C
 
 
-@contextlib.contextmanager
-def signals_deferred() -> Iterator[None]:
-    """Ignore SIGINT/SIGTERM while cleaning up: a second Ctrl-C must not leave postgres behind."""
-    previous = {sig: signal.signal(sig, signal.SIG_IGN) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
+class StopRequest:
+    """What the stop signals asked of this process: the first SIGINT, SIGTERM or SIGHUP starts one
+    orderly stop, later ones change nothing, except that a second Ctrl-C shortens the waits (no step
+    is skipped).
+
+    The handler only records. A handler that raised could cut a cleanup short wherever the signal
+    landed, and signals come in pairs: GNU make, sent SIGTERM, sends its children a SIGTERM of its
+    own, after the one the process group got. The code checks for a stop where it is safe to
+    (`check`), at every wait and between start-up steps, never inside a cleanup.
+    """
+
+    def __init__(self) -> None:
+        self.signum: int | None = None
+        self.hurry = False
+
+    def handle(self, signum: int, _frame: object) -> None:
+        if self.signum is None:
+            self.signum = signum
+        elif signum == signal.SIGINT:
+            self.hurry = True
+
+    def install(self) -> None:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, self.handle)
+
+    def check(self) -> None:
+        """Raise Stopped if a stop was asked for."""
+        if self.signum is not None:
+            raise Stopped(self.signum)
+
+    def timeout(self, seconds: float) -> float:
+        return min(seconds, HURRIED_TIMEOUT) if self.hurry else seconds
+
+
+STOP = StopRequest()
+
+
+def say(message: str, *, err: bool = True) -> None:
+    """Print a line; a terminal gone (SIGHUP, a dropped ssh session) must not break a stop."""
+    with contextlib.suppress(OSError, ValueError):
+        print(message, file=sys.stderr if err else sys.stdout, flush=True)
 
 
 # --- children --------------------------------------------------------------------------------
@@ -641,6 +676,27 @@ def signals_deferred() -> Iterator[None]:
 def exit_code(returncode: int) -> int:
     """A shell-style exit code: 128 + N for a child killed by signal N."""
     return 128 - returncode if returncode < 0 else returncode
+
+
+def child_wait(proc: subprocess.Popen[bytes]) -> int:
+    """Wait for proc to exit; raise Stopped as soon as a stop is asked for (proc still runs)."""
+    while True:
+        try:
+            return proc.wait(0.2)
+        except subprocess.TimeoutExpired:
+            STOP.check()
+
+
+def wait_stopping(proc: subprocess.Popen[bytes], seconds: float) -> bool:
+    """Wait up to seconds (fewer once hurried) for proc to exit; True when it has."""
+    started = time.monotonic()
+    while time.monotonic() - started < STOP.timeout(seconds):
+        try:
+            proc.wait(0.1)
+            return True
+        except subprocess.TimeoutExpired:
+            continue
+    return proc.poll() is not None
 
 
 def terminate(procs: list[subprocess.Popen[bytes]], groups: bool) -> None:
@@ -652,12 +708,11 @@ def terminate(procs: list[subprocess.Popen[bytes]], groups: bool) -> None:
     for proc in procs:
         if proc.poll() is None:
             proc.send_signal(signal.SIGTERM)
-    deadline = time.monotonic() + STOP_TIMEOUT
+    started = time.monotonic()
     for proc in procs:
-        try:
-            proc.wait(max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            print(f"stack: pid {proc.pid} ignored SIGTERM; killing it", file=sys.stderr)
+        left = STOP_TIMEOUT - (time.monotonic() - started)
+        if not wait_stopping(proc, max(0.0, left)):
+            say(f"stack: pid {proc.pid} ignored SIGTERM; killing it")
             proc.kill()
             proc.wait()
         if groups:
@@ -674,25 +729,32 @@ def run_exec(layout: Layout, argv: list[str]) -> int:
         except FileNotFoundError:
             raise StackError(f"{argv[0]}: command not found") from None
         try:
-            return exit_code(proc.wait())
+            return exit_code(child_wait(proc))
         except Stopped as stop:
-            with signals_deferred():
-                # From a terminal, Ctrl-C already reached the child (it shares our process
-                # group and stays in the foreground for pdb); a second SIGINT would cut its
-                # cleanup short. SIGTERM, and SIGINT sent by a program, are forwarded.
-                if stop.signum != signal.SIGINT or not sys.stdin.isatty():
+            # From a terminal, Ctrl-C already reached the child (it shares our process group
+            # and stays in the foreground for pdb); a second SIGINT would cut its cleanup
+            # short. SIGTERM, SIGHUP and a SIGINT sent by a program are passed on.
+            if stop.signum != signal.SIGINT or not sys.stdin.isatty():
+                with contextlib.suppress(ProcessLookupError):
                     proc.send_signal(stop.signum)
-                try:
-                    return exit_code(proc.wait(STOP_TIMEOUT))
-                except subprocess.TimeoutExpired:
-                    terminate([proc], groups=False)
-                    return exit_code(proc.returncode)
+            if not wait_stopping(proc, STOP_TIMEOUT):
+                terminate([proc], groups=False)
+            return exit_code(proc.wait())
 
 
 def manage(env: dict[str, str], *args: str) -> None:
-    done = subprocess.run([VENV_BIN / "python", "manage.py", *args], env=env, cwd=REPO, check=False)
-    if done.returncode != 0:
-        raise StackError(f"manage.py {' '.join(args)} failed with exit code {done.returncode}")
+    """manage.py ARGS; a stop asked for meanwhile stops it too (migrations are transactional)."""
+    proc = subprocess.Popen([VENV_BIN / "python", "manage.py", *args], env=env, cwd=REPO)
+    try:
+        returncode = child_wait(proc)
+        # A signal to our process group reached the command too: it died of the stop, which is
+        # no failure of its own.
+        STOP.check()
+    except Stopped:
+        terminate([proc], groups=False)
+        raise
+    if returncode != 0:
+        raise StackError(f"manage.py {' '.join(args)} failed with exit code {returncode}")
 
 
 def web_children(layout: Layout, port: int) -> dict[str, list[str]]:
@@ -724,11 +786,81 @@ def web_children(layout: Layout, port: int) -> dict[str, list[str]]:
     }
 
 
+# The order children are stopped in, a step at a time: the agent first, while the server it gives
+# its job back to still answers; then the site, its workers and beat; the services come after.
+STOP_ORDER = (("agent",), ("web", "worker", "beat"))
+
+
+def children_stop(procs: dict[str, subprocess.Popen[bytes]]) -> None:
+    steps = [[procs[name] for name in step if name in procs] for step in STOP_ORDER]
+    steps.append([proc for name, proc in procs.items() if not any(name in s for s in STOP_ORDER)])
+    for step in steps:
+        terminate(step, groups=True)
+
+
+# --- children left by a stack that was killed --------------------------------------------------
+# A supervisor killed with SIGKILL cannot stop its children, whose own process groups keep them
+# from the kill of its group. Each child is started with the supervisor's token in its
+# environment (SUPERVISOR_VAR), and the token is recorded under var/run/supervisors while it runs:
+# the next `up` on this var dir finds the marked processes of a dead supervisor and stops them.
+SUPERVISOR_VAR = "BENCHHUB_SUPERVISOR"
+
+
+def supervisor_record(layout: Layout, token: str) -> Path:
+    path = layout.run / "supervisors" / token.replace(":", "-")
+    path.parent.mkdir(exist_ok=True)
+    path.write_text(token)
+    return path
+
+
+def processes_marked(token: str) -> list[int]:
+    """The processes whose environment carries SUPERVISOR_VAR=token (children and their own)."""
+    marker = f"{SUPERVISOR_VAR}={token}".encode()
+    found = []
+    for proc_dir in Path("/proc").glob("[0-9]*"):
+        try:
+            environ = (proc_dir / "environ").read_bytes()
+        except OSError:  # gone, or not ours to read
+            continue
+        if marker in environ.split(b"\0") and int(proc_dir.name) != os.getpid():
+            found.append(int(proc_dir.name))
+    return found
+
+
+def orphans_stop(layout: Layout) -> None:
+    """Stop the children of earlier supervisors on this var dir that died without stopping them,
+    before this one binds its ports."""
+    records = layout.run / "supervisors"
+    for record in sorted(records.glob("*")) if records.is_dir() else []:
+        token = record.read_text().strip()
+        if token_alive(token):
+            continue
+        pids = processes_marked(token)
+        if pids:
+            say(
+                f"stack: stopping {len(pids)} processes (pids {' '.join(map(str, pids))}) left "
+                f"running by a stack that was killed (pid {token.partition(':')[0]})"
+            )
+            marked_stop(token)
+        record.unlink(missing_ok=True)
+
+
+def marked_stop(token: str) -> None:
+    """SIGTERM the processes marked with token, SIGKILL those left after STOP_TIMEOUT."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for pid in processes_marked(token):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, sig)
+        if wait_until(lambda: not processes_marked(token), STOP_TIMEOUT):
+            return
+
+
 def pump(name: str, stream: IO[bytes], lock: threading.Lock) -> None:
-    """Copy a child's output to ours, each line prefixed with the child's name."""
+    """Copy a child's output to ours, each line prefixed with the child's name. When our output
+    is gone (a closed terminal) the child's is still read, so that the child never blocks."""
     for raw in iter(stream.readline, b""):
         line = raw.decode(errors="replace").rstrip("\n")
-        with lock:
+        with lock, contextlib.suppress(OSError, ValueError):
             sys.stdout.write(f"{name:<6} | {line}\n")
             sys.stdout.flush()
 
@@ -749,12 +881,15 @@ def http_answers(port: int) -> bool:
 def supervise(
     layout: Layout, env: dict[str, str], port: int, extra: dict[str, list[str]] | None = None
 ) -> int:
-    """Run the web children (and `extra` ones) until one dies (exit 1) or we get SIGINT/SIGTERM
-    (exit 0)."""
+    """Run the web children (and `extra` ones) until one dies (exit 1) or a stop signal comes
+    (exit 0); then stop them in STOP_ORDER."""
     lock = threading.Lock()
     procs: dict[str, subprocess.Popen[bytes]] = {}
     pumps: list[threading.Thread] = []
-    env = {**env, "PYTHONUNBUFFERED": "1"}  # lines reach the terminal as they are written
+    token = own_token()
+    record = supervisor_record(layout, token)
+    # Lines reach the terminal as they are written; the marker finds the children if we die.
+    env = {**env, "PYTHONUNBUFFERED": "1", SUPERVISOR_VAR: token}
     try:
         for name, argv in {**web_children(layout, port), **(extra or {})}.items():
             # Own process groups: Ctrl-C reaches only us, and we stop the children in order.
@@ -767,30 +902,33 @@ def supervise(
             pumps.append(threading.Thread(target=pump, args=(name, proc.stdout, lock), daemon=True))
             pumps[-1].start()
         return watch(procs, port)
-    except Stopped:
-        print("stack: stopping", file=sys.stderr)
+    except Stopped as stop:
+        say(f"stack: {signal.Signals(stop.signum).name}: stopping")
         return 0
     finally:
-        with signals_deferred():
-            terminate(list(procs.values()), groups=True)
-            for thread in pumps:
-                thread.join(timeout=2)  # let the children's last words reach the terminal
+        children_stop(procs)
+        record.unlink(missing_ok=True)
+        for thread in pumps:
+            thread.join(timeout=2)  # let the children's last words reach the terminal
 
 
 def watch(procs: dict[str, subprocess.Popen[bytes]], port: int) -> int:
     announced = False
     while True:
+        STOP.check()
         for name, proc in procs.items():
             if proc.poll() is not None:
                 how = f"code {proc.returncode}"
                 if proc.returncode < 0:
                     how = f"signal {signal.Signals(-proc.returncode).name}"
-                print(f"stack: {name} exited ({how}); stopping the rest", file=sys.stderr)
+                say(f"stack: {name} exited ({how}); stopping the rest")
                 return 1
         if not announced and http_answers(port):
-            print(f"stack: BenchHub is up at http://127.0.0.1:{port}/ (Ctrl-C to stop)", flush=True)
+            say(f"stack: BenchHub is up at http://127.0.0.1:{port}/ (Ctrl-C to stop)", err=False)
             announced = True
-        time.sleep(0.5)
+        for _ in range(5):
+            STOP.check()
+            time.sleep(0.1)
 
 
 def port_free(port: int) -> bool:
@@ -806,6 +944,7 @@ def port_free(port: int) -> bool:
 def run_up(layout: Layout, *, demo: bool = False) -> int:
     """Serve BenchHub; with `demo`, also queue the demo jobs and run a local agent for them."""
     port = env_port("BENCHHUB_PORT", 8000)
+    orphans_stop(layout)
     if not port_free(port):
         raise StackError(f"port {port} is taken by another program; set BENCHHUB_PORT")
     with services(layout, own_token()) as env:
@@ -836,11 +975,11 @@ def run_start(layout: Layout) -> int:
 
 
 def run_stop(layout: Layout) -> int:
-    with stack_lock(layout), signals_deferred():
+    with stack_lock(layout):
         for service in (Postgres(layout), Redis(layout)):
             holders = holders_update(layout.run / f"{service.name}.holders", remove=DETACHED)
             if holders:
-                print(f"stack: {service.name} was still used by pids {holders}", file=sys.stderr)
+                say(f"stack: {service.name} was still used by pids {holders}")
             service.stop()
             (layout.run / f"{service.name}.holders").unlink(missing_ok=True)
     return 0
@@ -862,7 +1001,7 @@ def main(argv: list[str]) -> int:
     command, args = (argv[0], argv[1:]) if argv else ("", [])
     if args[:1] == ["--"]:
         args = args[1:]
-    signals_raise()
+    STOP.install()
     commands: dict[str, Callable[[], int]] = {
         "up": lambda: run_up(layout),
         "demo": lambda: run_up(layout, demo=True),
@@ -877,10 +1016,11 @@ def main(argv: list[str]) -> int:
     try:
         return commands[command]()
     except StackError as error:
-        print(f"stack: error: {error}", file=sys.stderr)
+        say(f"stack: error: {error}")
         return 1
     except Stopped as stop:
-        return 128 + stop.signum
+        # `up` stops when asked to, at any point; `exec` reports a command cut short.
+        return 0 if command in ("up", "demo") else 128 + stop.signum
 
 
 if __name__ == "__main__":

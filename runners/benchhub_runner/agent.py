@@ -4,8 +4,9 @@ Before a job runs, its code is checked (jobcode.py) unless the host's configurat
 code from this server; a refused job fails at stage `job code` and nothing of it runs.
 One benchmark at a time per host: the agent holds an exclusive lock on `<work_dir>/agent.lock`
 while it works. While a job runs, a heartbeat thread renews the lease every few seconds with the
-live progress; a heartbeat that says "cancel", or a lost lease, stops the job. Ctrl-C and SIGTERM
-stop pgbench and every server, give the job back to the queue, and exit.
+live progress; a heartbeat that says "cancel", or a lost lease, stops the job. Ctrl-C, SIGTERM
+and SIGHUP stop pgbench and every server, give the job back to the queue, and exit; a second
+signal changes nothing.
 """
 
 from __future__ import annotations
@@ -73,7 +74,9 @@ class Agent:
     # --- signals ----------------------------------------------------------------------------
 
     def install_signal_handlers(self) -> None:
-        for sig in (signal.SIGINT, signal.SIGTERM):
+        # SIGHUP too: a closed terminal or a dropped ssh session stops the agent as Ctrl-C does,
+        # its job's server and pgbench with it, rather than killing it outright.
+        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             signal.signal(sig, self._on_signal)
 
     def _on_signal(self, signum: int, frame: object) -> None:

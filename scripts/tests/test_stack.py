@@ -298,9 +298,9 @@ def descendants(pid: int) -> list[int]:
 
 def stack_up(env: dict[str, str]) -> tuple[subprocess.Popen[bytes], Path, int]:
     """Start `stack.py up` on a free port; return once it says BenchHub is up."""
-    (web_port,) = free_ports(1)
+    web_port = int(env.get("BENCHHUB_PORT") or free_ports(1)[0])
     env.update(BENCHHUB_PORT=str(web_port), BENCHHUB_ADMIN_PASSWORD="correct horse battery")
-    log = Path(env["BENCHHUB_VAR"]) / "up.log"
+    log = Path(env["BENCHHUB_VAR"]) / f"up-{time.monotonic_ns()}.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([sys.executable, str(STACK), "up"], env=env, stdout=out, stderr=out)
     deadline = time.monotonic() + 120
@@ -336,4 +336,24 @@ def test_it_stops_everything_and_fails_when_a_child_dies(env: dict[str, str]) ->
     assert proc.wait(60) == 1
     assert "beat exited (signal SIGKILL)" in log.read_text()
     assert [pid for pid in children if alive(pid)] == []
+    assert leftovers(env) == []
+
+
+@pytest.mark.slow
+def test_the_next_up_stops_the_children_a_killed_one_left_before_it_binds(
+    env: dict[str, str],
+) -> None:
+    killed, _, web_port = stack_up(env)
+    children = descendants(killed.pid)
+    os.kill(killed.pid, signal.SIGKILL)
+    killed.wait()
+    assert [pid for pid in children if alive(pid)], "gunicorn and celery outlive a SIGKILL"
+
+    proc, log, again_port = stack_up(env)
+
+    assert again_port == web_port
+    assert "left running by a stack that was killed" in log.read_text()
+    assert [pid for pid in children if alive(pid)] == []
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(60) == 0, log.read_text()[-3000:]
     assert leftovers(env) == []

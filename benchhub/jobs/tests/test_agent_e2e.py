@@ -171,7 +171,17 @@ def test_it_delivers_once_a_run_spooled_while_the_server_is_down(server, work_di
 
 
 @pytest.mark.slow
-def test_it_stops_everything_on_sigterm_and_gives_the_job_back(server, work_dir):
+@pytest.mark.parametrize(
+    "signals",
+    [
+        [signal.SIGTERM],
+        # A closed terminal, then a supervisor's SIGTERM and a Ctrl-C while the agent stops: the
+        # first starts the one stop, the others change nothing.
+        [signal.SIGHUP, signal.SIGTERM, signal.SIGINT],
+    ],
+    ids=["sigterm", "sighup-then-more"],
+)
+def test_it_stops_everything_on_a_signal_and_gives_the_job_back(server, work_dir, signals):
     _, token = runner_token_create(host_name="e2e-host")
     job = job_create(
         actor="test", **{**SMALL_JOB, "versions": ["14"], "clients": [1], "duration_s": 60.0}
@@ -184,7 +194,9 @@ def test_it_stops_everything_on_sigterm_and_gives_the_job_back(server, work_dir)
         timeout_s=120,
         what="pgbench to measure",
     )
-    agent.send_signal(signal.SIGTERM)
+    for sig in signals:
+        agent.send_signal(sig)
+        time.sleep(0.2)
     output = finish(agent, timeout_s=60)
     assert agent.returncode == 5, output
     # pgbench's command line names the socket under work_dir too, so this covers it.
