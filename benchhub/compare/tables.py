@@ -26,8 +26,13 @@ from benchhub.stats import figures
 
 @dataclass
 class Cell:
-    """One version at one client level: the median tps of the run that stands for it, and
-    against the baseline the verdict (None for the baseline, or without repeats on a side)."""
+    """One version at one client level: the median tps of its set of runs, and against the
+    baseline the verdict (None for the baseline, or without repeats on a side).
+
+    `change_pct` is the change the verdict is made of (its tps ratio, of the geometric means of
+    the pooled repeats, as a percentage), the one figure the page, the API, the CSV and the CLI
+    print as "change"; None where there is no verdict. The medians beside it are labelled as
+    medians: their own ratio can differ, and is never printed as a change."""
 
     tps: float | None
     tps_min: float | None
@@ -67,22 +72,20 @@ def comparison_rows(comparison: Comparison, assessment: Assessment | None = None
     rows = []
     for clients in comparison.clients:
         cells: list[Cell | None] = []
-        base_level = base.levels.get(clients)
         for series in comparison.series:
             level = series.levels.get(clients)
             if level is None:
                 cells.append(None)
                 continue
+            verdict = assessment.row(series, clients) if assessment else None
             cells.append(
                 Cell(
                     tps=level.tps_median,
                     tps_min=level.tps_min,
                     tps_max=level.tps_max,
                     samples=level.samples,
-                    change_pct=figures.change_pct(
-                        base_level.tps_median if base_level else None, level.tps_median
-                    ),
-                    verdict=assessment.row(series, clients) if assessment else None,
+                    change_pct=(verdict.verdict.tps.value - 1) * 100 if verdict else None,
+                    verdict=verdict,
                     client_bound=clients in series.client_bound | base.client_bound,
                 )
             )

@@ -25,7 +25,9 @@ def test_it_answers_with_the_stored_medians_and_changes(anon_client, two_version
     rows = {r["clients"]: r["versions"] for r in body["rows"]}
     assert rows[1][0]["tps"] == pytest.approx(105)
     assert rows[1][1]["tps"] == pytest.approx(205)
-    assert rows[1][1]["change_pct"] == pytest.approx(100 * (205 - 105) / 105)
+    # the change is the verdict's: of the repeats' geometric means, not of the medians above
+    ratio = math.sqrt(200 * 210 / (100 * 110))
+    assert rows[1][1]["change_pct"] == pytest.approx(100 * (ratio - 1))
     assert rows[1][1]["verdict"] == "faster"
     assert rows[4][1]["verdict"] == "inconclusive"
     assert rows[1][0]["verdict"] is None  # the baseline

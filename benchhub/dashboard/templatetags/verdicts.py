@@ -21,6 +21,14 @@ def percent(fraction: float | None) -> str:
 
 
 @register.filter
+def change(ratio: float | None) -> str:
+    """A ratio as the change it is, as the API's change_pct and the CLI say: 0.986 -> "-1.4%"."""
+    if ratio is None or not math.isfinite(ratio):
+        return NONE
+    return f"{100 * (ratio - 1):+.1f}%"
+
+
+@register.filter
 def noise_sentence(row: NoiseRow) -> str:
     """What a host's noise row lets one see, in a sentence (verdict_text.noise_sentence)."""
     return noise_sentence_text(noise=row.noise, repeats=row.repeats)

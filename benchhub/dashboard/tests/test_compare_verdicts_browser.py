@@ -127,6 +127,10 @@ def _numbers(text: str) -> list[float]:
     return [float(n) for n in re.findall(NUMBER, text)]
 
 
+def _changes(text: str) -> list[float]:
+    return [float(n) for n in re.findall(r"([+-]\d+\.\d+)%", text)]
+
+
 @pytest.mark.slow
 @pytest.mark.django_db(transaction=True)
 def test_it_states_the_verdicts_and_intervals_computed_from_the_uploaded_seconds(
@@ -149,11 +153,12 @@ def test_it_states_the_verdicts_and_intervals_computed_from_the_uploaded_seconds
         row = page.locator(f"#verdict-table tr[data-clients='{clients}']")
         assert row.get_attribute("data-verdict") == want["verdict"]
         assert row.get_attribute("data-holm") == want["holm"]
-        assert _numbers(row.locator("td.ratio").inner_text()) == pytest.approx(
-            want["ratio"], abs=0.0015
+        # printed as changes to a tenth of a percent: "+10.1% (+9.1% to +11.0%)"
+        assert _changes(row.locator("td.ratio").inner_text()) == pytest.approx(
+            [100 * (r - 1) for r in want["ratio"]], abs=0.051
         )
-        assert _numbers(row.locator("td.latency").inner_text()) == pytest.approx(
-            want["latency"], abs=0.0015
+        assert _changes(row.locator("td.latency").inner_text()) == pytest.approx(
+            [100 * (r - 1) for r in want["latency"]], abs=0.051
         )
         rank = row.locator("td.rank").inner_text()
         assert f"p {want['mann_whitney']:.3f}" in rank
