@@ -131,6 +131,14 @@ def test_it_profiles_an_extra_pass_and_attaches_it_to_the_profiled_level(hot_row
     assert "unavailable" not in result["evidence"]
 
 
+def test_it_leaves_pgbenchs_own_housekeeping_out_of_the_top_statements(tpcb):
+    _, payload = tpcb
+    (result,) = payload["results"]
+    queries = [s["query"] for s in result["evidence"]["statements"]]
+    assert any(q.startswith("UPDATE pgbench_accounts") for q in queries), queries
+    assert not [q for q in queries if q.lower().startswith(("vacuum", "truncate"))], queries
+
+
 def test_it_measures_wal_and_commits_of_a_write_workload(tpcb):
     _, payload = tpcb
     (result,) = payload["results"]
