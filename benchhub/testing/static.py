@@ -1,0 +1,71 @@
+"""Collected static files for servers that tests and the bench run with DEBUG off.
+
+Pages link static files by their hashed names from collectstatic's manifest
+(CompressedManifestStaticFilesStorage), so rendering a page needs one. Collecting takes some
+ten seconds (it compresses the admin's and Swagger UI's files too), so the output is kept in
+var/cache/static/<digest>, where the digest covers every static file's name, size and mtime:
+a session reuses it until a static file changes, and sessions running at once (pytest-xdist
+workers) each either find it or collect into a directory of their own that one of them renames
+into place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from django.conf import settings
+
+CACHE = Path(__file__).resolve().parents[2] / "var" / "cache" / "static"
+
+
+def static_sources_digest() -> str:
+    """A digest of every file the static finders list: name, size and mtime."""
+    from django.contrib.staticfiles import finders
+
+    digest = hashlib.sha256()
+    entries = []
+    for finder in finders.get_finders():
+        for path, storage in finder.list(None):
+            stat = os.stat(storage.path(path))
+            entries.append(
+                f"{getattr(storage, 'prefix', '') or ''}/{path} {stat.st_size} {stat.st_mtime_ns}"
+            )
+    for entry in sorted(entries):
+        digest.update(entry.encode() + b"\n")
+    digest.update(settings.STORAGES["staticfiles"]["BACKEND"].encode())
+    return digest.hexdigest()[:16]
+
+
+def static_collected() -> Path:
+    """A STATIC_ROOT holding collectstatic's output for the static files as they are now
+    (collected on the first call after a change, then reused). Does not change settings."""
+    from django.core.management import call_command
+    from django.test import override_settings
+
+    root = CACHE / static_sources_digest()
+    if (root / "staticfiles.json").exists():
+        return root
+    CACHE.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix="collecting-", dir=CACHE))
+    with override_settings(STATIC_ROOT=str(scratch)):
+        call_command("collectstatic", "--noinput", verbosity=0)
+    try:
+        scratch.rename(root)
+    except OSError:  # another process renamed its copy first; theirs is the same
+        shutil.rmtree(scratch, ignore_errors=True)
+    _prune(keep=root)
+    return root
+
+
+def _prune(*, keep: Path) -> None:
+    """Remove the copies of earlier static files (tens of MB each) a day after they were made;
+    a younger one may belong to a session still running on the files as they were."""
+    day_ago = time.time() - 86400
+    for other in CACHE.iterdir():
+        if other != keep and other.stat().st_mtime < day_ago:
+            shutil.rmtree(other, ignore_errors=True)
