@@ -4,13 +4,13 @@ Pages link static files by their hashed names from collectstatic's manifest
 (CompressedManifestStaticFilesStorage), so rendering a page needs one. Collecting takes some
 ten seconds (it compresses the admin's and Swagger UI's files too), so the output is kept in
 var/cache/static/<digest>, where the digest covers every static file's name, size and mtime:
-a session reuses it until a static file changes, and sessions running at once (pytest-xdist
-workers) each either find it or collect into a directory of their own that one of them renames
-into place.
+a session reuses it until a static file changes, and of sessions starting at once (pytest-xdist
+workers) one collects, under a lock, while the others wait for its copy.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -51,14 +51,17 @@ def static_collected() -> Path:
     if (root / "staticfiles.json").exists():
         return root
     CACHE.mkdir(parents=True, exist_ok=True)
-    scratch = Path(tempfile.mkdtemp(prefix="collecting-", dir=CACHE))
-    with override_settings(STATIC_ROOT=str(scratch)):
-        call_command("collectstatic", "--noinput", verbosity=0)
-    try:
-        scratch.rename(root)
-    except OSError:  # another process renamed its copy first; theirs is the same
-        shutil.rmtree(scratch, ignore_errors=True)
-    _prune(keep=root)
+    # One process collects while the others (pytest-xdist workers) wait for it: on a 2-core
+    # machine four collecting at once take as long as four in a row.
+    with open(CACHE / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (root / "staticfiles.json").exists():
+            scratch = Path(tempfile.mkdtemp(prefix="collecting-", dir=CACHE))
+            scratch.chmod(0o755)  # mkdtemp's 0700 would keep out a server run as another user
+            with override_settings(STATIC_ROOT=str(scratch)):
+                call_command("collectstatic", "--noinput", verbosity=0)
+            scratch.rename(root)
+            _prune(keep=root)
     return root
 
 
@@ -67,5 +70,5 @@ def _prune(*, keep: Path) -> None:
     a younger one may belong to a session still running on the files as they were."""
     day_ago = time.time() - 86400
     for other in CACHE.iterdir():
-        if other != keep and other.stat().st_mtime < day_ago:
+        if other.is_dir() and other != keep and other.stat().st_mtime < day_ago:
             shutil.rmtree(other, ignore_errors=True)
