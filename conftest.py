@@ -9,21 +9,61 @@ PostgreSQL programs a test may use, from benchhub.testing.installs, never from t
     pg15_release_builds  the session's builds of 15.18 from source (benchhub.testing.builds),
                      in the build cache all of the session's builds share
 
+Every session serves static files from a collectstatic output (benchhub.testing.static).
+
 A test that needs a feature picks a major that has it. The CI checks (no skips, no system
 services) live in benchhub.testing.ci_checks, active when .ci/run asks for them.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from benchhub_runner.provision import Installation
+from pytest_django.live_server_helper import LiveServer
 
 from benchhub.testing import builds, installs
+from benchhub.testing.static import static_collected
 
 pytest_plugins = ["benchhub.testing.ci_checks", "benchhub.testing.parallel"]
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _static_root() -> Iterator[None]:
+    """Pages link static files by the hashed names of collectstatic's manifest: every test,
+    and every gunicorn a test starts (it inherits the environment), serves the session's
+    collected copy (benchhub.testing.static)."""
+    from django.test import override_settings
+
+    root = str(static_collected())
+    os.environ["BENCHHUB_STATIC_ROOT"] = root
+    with override_settings(STATIC_ROOT=root):
+        yield
+
+
+@pytest.fixture(scope="session")
+def live_server(request: pytest.FixtureRequest, _static_root: None) -> Iterator[LiveServer]:
+    """pytest-django's live server, serving static files as a deployment does: whitenoise, by
+    their hashed names, compressed. (pytest-django puts Django's static handler in front, which
+    looks files up by their plain names and serves them uncompressed.)"""
+    address = (
+        request.config.getvalue("liveserver")
+        or os.getenv("DJANGO_LIVE_TEST_SERVER_ADDRESS")
+        or "localhost"
+    )
+    server = LiveServer(address, start=False)
+    server.thread.static_handler = _through
+    server.start()
+    yield server
+    server.stop()
+
+
+def _through(application: Callable) -> Callable:
+    """A "static handler" that leaves every request to the application (and its whitenoise)."""
+    return application
 
 
 @pytest.fixture(scope="session")

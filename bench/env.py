@@ -50,7 +50,8 @@ def bench_prepare(base_url: str, name: str) -> str:
 
 
 def django_setup(url: str) -> None:
-    """Point this process at the bench database, set Django up, migrate."""
+    """Point this process at the bench database, set Django up, migrate, and point it and its
+    gunicorn at collected static files."""
     os.environ["DATABASE_URL"] = url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchhub.settings")
     # Analysis tasks queued by uploads go to a queue nobody consumes; the bench aggregates
@@ -62,6 +63,12 @@ def django_setup(url: str) -> None:
 
     django.setup()
     call_command("migrate", verbosity=0)
+    # The pages gunicorn serves link static files by collectstatic's hashed names.
+    from django.conf import settings
+
+    from benchhub.testing.static import static_collected
+
+    settings.STATIC_ROOT = os.environ["BENCHHUB_STATIC_ROOT"] = str(static_collected())
 
 
 def redis_queue_clear() -> None:

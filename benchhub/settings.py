@@ -58,7 +58,6 @@ import os
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
-import plotly
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -292,23 +291,24 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "static/"
-# plotly.js is served from the plotly package itself (/static/vendor/plotly/plotly.min.js): the
-# same version as the Python side that builds the figures, and no CDN.
-STATICFILES_DIRS = [
-    BASE_DIR / "frontend" / "static",
-    ("vendor/plotly", Path(plotly.__path__[0]) / "package_data"),
-]
+# frontend/static holds a plotly.js built with only the trace types the pages draw
+# (frontend/plotly/README.md), of the version the plotly package bundles (a test checks).
+STATICFILES_DIRS = [BASE_DIR / "frontend" / "static"]
 STATIC_ROOT = Path(env_str("BENCHHUB_STATIC_ROOT", str(BASE_DIR / "var" / "static")))
-# Static files are served by whitenoise from the finders too, so a checkout works before (or
-# without) collectstatic; `make up` collects them anyway for compressed copies.
-WHITENOISE_USE_FINDERS = True
+# Pages link static files by names that carry their content's hash (collectstatic's manifest);
+# whitenoise serves those from STATIC_ROOT compressed and cached as immutable for ten years (a
+# changed file gets a new name). A server with DEBUG off therefore needs collectstatic first:
+# `make up`, the image and the tests (benchhub.testing.static) run it. With DEBUG on, pages use
+# the plain names and whitenoise finds them in frontend/static.
+# Files a browser asks for at the site's root (/favicon.ico):
+WHITENOISE_ROOT = BASE_DIR / "frontend" / "root"
 # Nothing a request needs lives on one web host (any number of replicas serve the same site):
 # sessions in the database, the cache and rate-limit counters in Redis, static files in every
 # copy of the code, uploads read into the database within their request.
 SESSION_ENGINE = "django.contrib.sessions.backends.db"
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
-    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedManifestStaticFilesStorage"},
 }
 # Large values of the blob fields (benchhub.blobs) go to this bucket when one is named.
 if os.environ.get("BENCHHUB_BLOB_BUCKET"):

@@ -6,6 +6,13 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 
 urlpatterns = [
     path("schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    # The split view serves Swagger UI's start-up script as a file, so CSP needs no inline script.
-    path("docs/", SpectacularSwaggerSplitView.as_view(url_name="api-schema"), name="api-docs"),
+    # The split view serves Swagger UI's start-up script as a file, and our template its style
+    # sheet, so CSP needs no inline script or style.
+    path(
+        "docs/",
+        SpectacularSwaggerSplitView.as_view(
+            url_name="api-schema", template_name="api/swagger_ui.html"
+        ),
+        name="api-docs",
+    ),
 ]

@@ -71,3 +71,18 @@ def run_uuid(value: str | None) -> uuid.UUID | None:
         return uuid.UUID((value or "").strip())
     except ValueError:
         return None
+
+
+RUN_FILTERS = ("host", "version", "workload", "status")
+
+
+def run_filters(query: QueryDict, *, statuses: list[str]) -> dict[str, str]:
+    """The run list's filters (`?host=&version=&workload=&status=`) that are given, for
+    results.selectors.run_list; a status not in `statuses` is refused, naming `status`."""
+    filters = {name: query.get(name, "").strip() for name in RUN_FILTERS}
+    filters = {name: value for name, value in filters.items() if value}
+    if "status" in filters and filters["status"] not in statuses:
+        raise ApplicationError(
+            "invalid", f"status must be one of {', '.join(statuses)}.", field="status"
+        )
+    return filters

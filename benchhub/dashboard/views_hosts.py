@@ -1,12 +1,20 @@
-"""The host page: a host's hardware, its tuning and lscpu, and its run-to-run noise per
-workload and client level."""
+"""The host pages: every host with its agent (or none: imported), last heartbeat and runs; one
+host's hardware, its tuning and lscpu, and its run-to-run noise per workload and client
+level."""
 
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from benchhub.compare.selectors import HOST_NOISE_REPEATS, host_noise_rows
 from benchhub.hosts.models import Host
+from benchhub.hosts.selectors import host_overview_list
 from benchhub.hosts.tuning import host_tuning
+
+
+def host_list(request: HttpRequest) -> HttpResponse:
+    """GET /hosts/: every host by name, whether an agent measures it or its runs were imported,
+    when its agent last called in, its runs and tags."""
+    return render(request, "dashboard/hosts.html", {"hosts": host_overview_list()})
 
 
 def host_detail(request: HttpRequest, name: str) -> HttpResponse:

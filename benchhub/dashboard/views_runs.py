@@ -1,11 +1,13 @@
-"""Run pages: one run in detail, two runs side by side, queueing a run again (the import pages
-are in views_imports)."""
+"""Run pages: the run list, one run in detail, two runs side by side, queueing a run again (the
+import pages are in views_imports)."""
 
 from itertools import groupby
 from typing import Any
+from urllib.parse import urlencode
 
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
+from django.core.paginator import Paginator
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
@@ -23,6 +25,29 @@ from benchhub.results.models import ResultEvidence, Run
 from benchhub.results.partitions import run_pruning
 from benchhub.results.selectors import ProgressPoints
 from benchhub.review.selectors import run_review
+
+RUNS_PAGE = 50
+
+
+def run_list(request: HttpRequest) -> HttpResponse:
+    """GET /runs/[?host=&version=&workload=&status=][&page=n]: runs, newest first, 50 a page;
+    the filter's choices are what was measured (selectors.run_dimensions)."""
+    statuses = [value for value, _ in Run.Status.choices]
+    context: dict[str, Any] = {
+        "dimensions": selectors.run_dimensions(),
+        "statuses": statuses,
+        "params": request.GET,
+        "errors": {},
+    }
+    try:
+        filters = query.run_filters(request.GET, statuses=statuses)
+    except ApplicationError as exc:
+        context.update(errors=exc.fields, page=None)
+        return render(request, "dashboard/runs.html", context, status=400)
+    runs = selectors.run_list(filters=filters).order_by("-created_at", "-id")
+    page = Paginator(runs, RUNS_PAGE).get_page(request.GET.get("page"))
+    context.update(page=page, filters=filters, filter_query=urlencode(filters))
+    return render(request, "dashboard/runs.html", context)
 
 
 def _get_run(run_uuid: Any) -> Run:

@@ -5,10 +5,10 @@ from datetime import datetime
 from typing import Any
 
 from django.conf import settings
-from django.db.models import QuerySet
+from django.db.models import Count, Exists, Max, OuterRef, QuerySet
 from django.utils import timezone
 
-from benchhub.hosts.models import Host
+from benchhub.hosts.models import Host, RunnerToken
 
 MAX_HOSTS = 1000
 
@@ -17,18 +17,28 @@ def host_list() -> QuerySet[Host]:
     return Host.objects.select_related("current_facts").order_by("name")[:MAX_HOSTS]
 
 
+def _has_agent() -> Exists:
+    """Whether the host has a runner token (revoked or not), so an agent measures it. A host
+    without one exists only because runs were imported under its name: no agent ever calls in
+    for it, and it is never "offline"."""
+    return Exists(RunnerToken.objects.filter(host=OuterRef("pk")))
+
+
 @dataclass(frozen=True)
 class HostPresence:
-    """Whether a host's agent is around: `seen_s_ago` is None for a host never heard from."""
+    """Whether a host's agent is around: `seen_s_ago` is None for a host never heard from;
+    `agent` is False for a host only imported runs name (`online` is then False too)."""
 
     name: str
     last_seen_at: datetime | None
     seen_s_ago: float | None
     online: bool
+    agent: bool
 
 
 def host_presence_list(*, now: datetime | None = None) -> list[HostPresence]:
-    """Every host (bounded), online first, then by name.
+    """Every host (bounded): agents online first, then the other agents, then imported hosts,
+    each by name.
 
     Online means the agent called in (claim, heartbeat or upload) within
     settings.BENCHHUB_AGENT_ONLINE_S seconds of `now`.
@@ -36,10 +46,21 @@ def host_presence_list(*, now: datetime | None = None) -> list[HostPresence]:
     now = now or timezone.now()
     limit = settings.BENCHHUB_AGENT_ONLINE_S
     hosts = []
-    for name, seen in Host.objects.order_by("name").values_list("name", "last_seen_at")[:MAX_HOSTS]:
+    hosts_by_name = Host.objects.annotate(agent=_has_agent()).order_by("name")
+    rows = hosts_by_name.values_list("name", "last_seen_at", "agent")
+    for name, seen, agent in rows[:MAX_HOSTS]:
         ago = max((now - seen).total_seconds(), 0.0) if seen else None
-        hosts.append(HostPresence(name, seen, ago, ago is not None and ago <= limit))
-    return sorted(hosts, key=lambda host: not host.online)
+        online = agent and ago is not None and ago <= limit
+        hosts.append(HostPresence(name, seen, ago, online, agent))
+    return sorted(hosts, key=lambda host: (not host.online, not host.agent))
+
+
+def host_overview_list() -> QuerySet[Host]:
+    """Every host (bounded, by name) for the host list, each with `agent` (see _has_agent),
+    `run_count` and `last_run_at` (the latest run's start, None without runs). One query."""
+    return Host.objects.annotate(
+        agent=_has_agent(), run_count=Count("runs"), last_run_at=Max("runs__started_at")
+    ).order_by("name")[:MAX_HOSTS]
 
 
 @dataclass(frozen=True)

@@ -404,6 +404,9 @@ class HostPresenceOutSerializer(serializers.Serializer):
     last_seen_at = serializers.DateTimeField(allow_null=True)
     seen_s_ago = serializers.FloatField(allow_null=True, help_text="seconds, by the server's clock")
     online = serializers.BooleanField(help_text="seen within BENCHHUB_AGENT_ONLINE_S")
+    agent = serializers.BooleanField(
+        help_text="measured by an agent (has a runner token); false for a host only imports name"
+    )
 
 
 class StatusOutSerializer(serializers.Serializer):

@@ -25,7 +25,7 @@ from benchhub.accounts.services import personal_token_create
 from benchhub.builds.models import Recipe
 from benchhub.hosts.access import ALL_HOSTS
 from benchhub.hosts.models import HostGrant
-from benchhub.hosts.services import runner_token_create
+from benchhub.hosts.services import host_get_or_create, runner_token_create
 from benchhub.jobs.models import Job, JobSchedule
 from benchhub.results.models import Run
 from benchhub.results.services import run_aggregate
@@ -51,8 +51,8 @@ class World:
 @pytest.fixture(scope="module")
 def world(django_db_setup, django_db_blocker):
     """gunicorn and a Celery worker (which aggregates uploaded runs) on the test database, with
-    three aggregated runs of bench-01 (13.3, 15.4 slower at one client, 15.5 the same); flushed
-    at the end."""
+    three aggregated runs of bench-01 (13.3, 15.4 slower at one client, 15.5 the same) and a
+    host with no agent (imported-01); flushed at the end."""
     queue = processes.unique_queue()
     with django_db_blocker.unblock():
         web = processes.Gunicorn(queue=queue).start()
@@ -70,6 +70,7 @@ def _world(url: str) -> World:
     HostGrant.objects.create(tag=ALL_HOSTS, user=bob)
     bob.user_permissions.add(Permission.objects.get(codename="add_recipe"))
     _, runner = runner_token_create(host_name="bench-01")
+    host_get_or_create(name="imported-01")  # the host record of imported runs: no agent
     runs = {}
     for version, tps in (("13.3", BASE), ("15.4", SLOWER), ("15.5", SAME)):
         payload = run_payload(version=version, clients=tuple(tps), repeats=4)
@@ -175,8 +176,13 @@ def test_it_shows_the_queue_and_the_agents(world, home):
     done = benchhub("status", env=env_for(world, home))
     assert done.returncode == 0, done.stderr
     assert "agent bench-01: online" in done.stdout
+    assert "host imported-01: imported runs only, no agent" in done.stdout
+    assert "offline" not in done.stdout
     body = json.loads(benchhub("status", "--format", "json", env=env_for(world, home)).stdout)
-    assert [h["name"] for h in body["hosts"]] == ["bench-01"]
+    assert [(h["name"], h["agent"]) for h in body["hosts"]] == [
+        ("bench-01", True),
+        ("imported-01", False),
+    ]
 
 
 # --- compare ------------------------------------------------------------------------------------

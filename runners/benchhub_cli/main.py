@@ -164,6 +164,9 @@ def cmd_status(args: argparse.Namespace) -> int:
     for job in body.get("active") or []:
         print("  " + progress_text(job))
     for host in body.get("hosts") or []:
+        if host.get("agent") is False:  # runs were imported under its name; no agent calls in
+            print(f"host {host['name']}: imported runs only, no agent")
+            continue
         seen = host.get("seen_s_ago")
         when = "never seen" if seen is None else f"seen {seen:.0f} s ago"
         print(f"agent {host['name']}: {'online' if host.get('online') else 'offline'}, {when}")

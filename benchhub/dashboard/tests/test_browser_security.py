@@ -83,7 +83,7 @@ def test_it_sends_the_security_headers_on_every_response(client, db):
         csp = response["Content-Security-Policy"]
         assert "frame-ancestors 'none'" in csp and "object-src 'none'" in csp, path
         assert "'unsafe-eval'" not in csp and "script-src 'self';" in csp
-        assert "style-src 'self';" in csp  # 'unsafe-inline' only for <style> elements (plotly)
+        assert "style-src 'self';" in csp and "'unsafe-inline'" not in csp
         assert "camera=()" in response["Permissions-Policy"]
         assert response["Cross-Origin-Opener-Policy"] == "same-origin"
         if not path.startswith("/static/"):  # whitenoise answers before; CSP covers framing

@@ -140,6 +140,8 @@ def test_it_runs_no_stored_payload_on_any_page(live_server, page, dirty, bob):
         f"/compare/?{dirty['compare']}": False,
         "/history/?host=bench-01&workload=xss-probe&clients=4": False,
         f"/diff/?a={a.uuid}&b={b.uuid}": False,  # the same payload in both: folded as identical
+        "/runs/": True,  # the CPU model and pgbench version
+        "/hosts/": False,
         "/jobs/": False,
         f"/jobs/{dirty['failed']}/": True,
         f"/jobs/{dirty['running']}/": True,
@@ -151,6 +153,7 @@ def test_it_runs_no_stored_payload_on_any_page(live_server, page, dirty, bob):
         f"/compare/?workload={quote(X)}&host={quote(X)}&versions=13.3": False,
         f"/history/?host={quote(X)}&workload=xss-probe&clients=4": False,
         f"/experiments/e2/?host={quote(X)}": False,
+        f"/runs/?host={quote(X)}&version={quote(X)}&status={quote(X)}": False,
     }
     for path, shows_payload in pages.items():
         response = page.goto(live_server.url + path)

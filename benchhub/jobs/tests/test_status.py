@@ -7,6 +7,7 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from benchhub.hosts.models import Host
+from benchhub.hosts.services import host_get_or_create, runner_token_create
 
 JOB = {
     "versions": ["13", "14"],
@@ -50,18 +51,21 @@ def test_it_counts_jobs_per_state_and_shows_held_jobs_with_progress(bob_client, 
     assert (active["workload"], active["progress"]) == ("select-only", PROGRESS)
 
 
-def test_it_says_which_agents_are_online(db, agent, settings):
+def test_it_says_which_agents_are_online_and_which_hosts_have_no_agent(db, agent, settings):
     settings.BENCHHUB_AGENT_ONLINE_S = 60
     agent.client.post("/api/v1/jobs/claim/")  # an agent asking for work is seen
-    Host.objects.create(name="bench-old", last_seen_at=timezone.now() - timedelta(minutes=5))
-    Host.objects.create(name="bench-new")
+    runner_token_create(host_name="bench-old")
+    Host.objects.filter(name="bench-old").update(last_seen_at=timezone.now() - timedelta(minutes=5))
+    runner_token_create(host_name="bench-new")
+    host_get_or_create(name="a-imported")  # runs imported under its name; no agent
 
     hosts = APIClient().get("/api/v1/status/").json()["hosts"]
 
-    assert [(h["name"], h["online"]) for h in hosts] == [
-        ("bench-01", True),
-        ("bench-new", False),
-        ("bench-old", False),
+    assert [(h["name"], h["online"], h["agent"]) for h in hosts] == [
+        ("bench-01", True, True),
+        ("bench-new", False, True),
+        ("bench-old", False, True),
+        ("a-imported", False, False),
     ]
     assert hosts[0]["seen_s_ago"] < 5 and hosts[2]["seen_s_ago"] >= 300
     assert hosts[1]["last_seen_at"] is None and hosts[1]["seen_s_ago"] is None

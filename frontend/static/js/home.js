@@ -63,15 +63,29 @@
     return row;
   }
 
+  // As home.html draws it: a host with no agent (its runs were imported) is "imported",
+  // never "offline", and has no heartbeat.
   function hostRow(host) {
     var row = el("tr");
     row.dataset.host = host.name;
+    var name = el("td", "", "name");
+    var link = el("a", host.name);
+    link.href = "/hosts/" + encodeURIComponent(host.name) + "/";
+    name.append(link);
     var presence = el("td");
-    var state = host.online ? "online" : "offline";
-    presence.append(el("span", state, "presence " + state));
-    var seen = el("td", secondsAgo(host.seen_s_ago));
-    seen.title = (host.last_seen_at || "never");
-    row.append(el("td", host.name, "name"), presence, seen);
+    var seen;
+    if (host.agent === false) {
+      var imported = el("span", "imported", "presence imported");
+      imported.title = "runs were imported under this name; no agent measures it";
+      presence.append(imported);
+      seen = el("td", "–");
+    } else {
+      var state = host.online ? "online" : "offline";
+      presence.append(el("span", state, "presence " + state));
+      seen = el("td", secondsAgo(host.seen_s_ago));
+      seen.title = (host.last_seen_at || "never");
+    }
+    row.append(name, presence, seen);
     return row;
   }
 
