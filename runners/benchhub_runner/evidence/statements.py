@@ -95,12 +95,15 @@ def top_query(version_num: int) -> str:
     # Constants and the version's column names only.
     columns = f"left(query, {QUERY_CHARS}), calls, {total}, {mean}"
     # The SET of UNTRACKED itself is recorded before it takes effect.
-    housekeeping = ", ".join(f"'{q}'" for q in PGBENCH_HOUSEKEEPING)
+    housekeeping = "query NOT IN (" + ", ".join(f"'{q}'" for q in PGBENCH_HOUSEKEEPING) + ")"
     here = (
         "dbid = (SELECT oid FROM pg_catalog.pg_database WHERE datname = current_database()) "
-        f"AND query NOT LIKE 'SET pg_stat_statements.track%' AND query NOT IN ({housekeeping})"
+        "AND query NOT LIKE 'SET pg_stat_statements.track%'"
     )
-    select = f"SELECT {columns} FROM {VIEW} WHERE {here} ORDER BY {total} DESC LIMIT {TOP}"  # noqa: S608
+    select = (
+        f"SELECT {columns} FROM {VIEW} WHERE {here} AND {housekeeping} "  # noqa: S608
+        f"ORDER BY {total} DESC LIMIT {TOP}"
+    )
     return f"COPY ({select}) TO STDOUT WITH (FORMAT csv)"
 
 
