@@ -19,10 +19,10 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
-from benchhub.compare.splits import Split, segments
+from benchhub.compare.splits import Split
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
-from benchhub.regressions.detection import Change, changes
+from benchhub.regressions.detection import Change, series_changes
 from benchhub.regressions.models import (
     MAX_NOTE,
     MAX_WEBHOOK_URL,
@@ -75,13 +75,9 @@ def _anchored(series: Series) -> tuple[list[SeriesPoint], list[Split], int | Non
 
 
 def _changes(points: list[SeriesPoint], splits: list[Split]) -> list[Change]:
-    """The changes of each segment between splits, indexed in the whole series: a change point
-    is never called across a split (what the runs hold equal changed there)."""
-    found = []
-    for start, end in segments(len(points), splits):
-        for change in changes([p.tps for p in points[start:end]]):
-            found.append(replace(change, index=change.index + start))
-    return found
+    """The changes of each segment between splits (detection.series_changes), indexed in the
+    whole series."""
+    return series_changes(values=[p.tps for p in points], splits=[s.index for s in splits])
 
 
 def series_detect(
