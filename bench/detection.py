@@ -40,7 +40,9 @@ def otava(max_p: float) -> Detector:
     """Otava as it comes, at `max_p`."""
 
     def detect(values: np.ndarray) -> list[int]:
-        found = change_points(values=values, max_p=max_p, min_runs=1, min_change=0.0)
+        found = change_points(
+            values=values, max_p=max_p, min_runs=1, min_change=0.0, outlier_noises=0.0
+        )
         return [p.index for p in found]
 
     return detect
