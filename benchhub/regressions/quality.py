@@ -18,13 +18,15 @@ Two measures per detector:
 
 A found change matches a labelled one within TOLERANCE runs, in the same direction, each label
 matched once. Drifting series are left out of both (a slow loss is no step; the drift detector
-of regressions.drift is scored on them instead).
+of stats.drift is scored on them instead: drift_quality).
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -39,8 +41,10 @@ from benchhub.stats.changepoints import (
     ChangePoint,
     change_points,
 )
+from benchhub.stats.drift import drift
 
 TOLERANCE = 3
+NEAR = 10
 # A step an alert must follow: at least 3% and at least 3 times the series' run-to-run noise.
 DETECTABLE = 0.03
 DETECTABLE_NOISES = 3.0
@@ -80,6 +84,9 @@ class Quality:
     alerts: Counts = field(default_factory=Counts)
     regressions: Counts = field(default_factory=Counts)  # detectable steps down only
     by_step: dict[str, Counts] = field(default_factory=dict)
+    # False alerts within NEAR runs of a labelled step in their direction: the right change
+    # at the wrong run (the wrong first commit to bisect from), not a change that was not there.
+    misplaced: int = 0
 
     @property
     def false_alert_share(self) -> float:
@@ -135,17 +142,47 @@ def detectable(label: Label, noise: float) -> bool:
     return label.kind == "step" and size >= DETECTABLE and size >= DETECTABLE_NOISES * noise
 
 
-def series_quality(series: Series, detect: Detector, into: Quality) -> None:
-    alerts = [
-        (c.index, c.change)
-        for c in series_changes(values=series.values, splits=series.splits, detect=detect)
-    ]
-    # Without splits the alerts are the whole series' change points: no second detection.
-    points = [(p.index, p.change) for p in detect(series.values)] if series.splits else list(alerts)
+def uploaded_alerts(series: Series, detect: Detector) -> list[tuple[int, float]]:
+    """The changes stored over a series uploaded a run at a time, detection running after each
+    upload on the runs so far (as regressions.services.run_detect does): each stored once by
+    its first run after, with the figures of the last detection that found it (a new change's
+    figures are refined), and kept when later detections no longer find it. The segments'
+    change points only: the intervals do not decide what is stored."""
+    stored: dict[int, float] = {}
+    for count in range(2, len(series.values) + 1):
+        bounds = [0, *(s for s in series.splits if s < count), count]
+        for start, end in itertools.pairwise(bounds):
+            for point in detect(series.values[start:end]) if end > start else []:
+                stored[start + point.index] = point.change
+    return sorted(stored.items())
+
+
+def series_quality(
+    series: Series, detect: Detector, into: Quality, *, as_uploaded: bool = False
+) -> None:
+    if as_uploaded:
+        alerts = uploaded_alerts(series, detect)
+    else:
+        alerts = [
+            (c.index, c.change)
+            for c in series_changes(values=series.values, splits=series.splits, detect=detect)
+        ]
+    # Without splits, detected once, the alerts are the whole series' change points: no second
+    # detection.
+    if series.splits or as_uploaded:
+        points = [(p.index, p.change) for p in detect(series.values)]
+    else:
+        points = list(alerts)
     _count(into.points, points, series.changes)
     steps = [label for label in series.changes if label.kind == "step"]
     _count(into.alerts, alerts, steps)
-    matched = {id(label) for label in match(alerts, steps) if label is not None}
+    matches = match(alerts, steps)
+    matched = {id(label) for label in matches if label is not None}
+    into.misplaced += sum(
+        label is None
+        and any(abs(s.index - index) <= NEAR and (s.magnitude < 0) == (change < 0) for s in steps)
+        for (index, change), label in zip(alerts, matches, strict=True)
+    )
     for label in steps:
         key = f"{abs(label.magnitude):.0%}"
         if key in ("1%", "2%", "3%", "5%", "10%", "20%"):
@@ -157,20 +194,77 @@ def series_quality(series: Series, detect: Detector, into: Quality) -> None:
             into.regressions.misses += id(label) not in matched
 
 
-def quality(*, detect: Detector, corpus: Sequence[Series] | None = None) -> Quality:
-    """The figures of `detect` over the corpus (the checked-in one unless given)."""
+def quality(
+    *, detect: Detector, corpus: Sequence[Series] | None = None, as_uploaded: bool = False
+) -> Quality:
+    """The figures of `detect` over the corpus (the checked-in one unless given). With
+    `as_uploaded`, the alerts are those stored over each series uploaded a run at a time
+    (uploaded_alerts: a detection per run, minutes for the corpus); else those of one detection
+    over the whole series."""
     made = Quality()
     for series in corpus if corpus is not None else corpus_load():
         if not series.drifting:
-            series_quality(series, detect, made)
+            series_quality(series, detect, made, as_uploaded=as_uploaded)
     return made
+
+
+@dataclass
+class DriftQuality:
+    """The drift detector (stats.drift) over the newest segment of each series: drifting series
+    flagged as losing, by loss a week and noise; the others flagged, by shape."""
+
+    drifting: dict[tuple[float, float], Counts] = field(default_factory=dict)
+    others: dict[str, Counts] = field(default_factory=dict)
+
+
+def drift_quality(*, corpus: Sequence[Series] | None = None) -> DriftQuality:
+    """A drifting series is a hit when flagged losing, a miss otherwise; any other series
+    flagged is a false flag (counted in `others[shape].false`, `hits` counting the quiet)."""
+    made = DriftQuality()
+    for series in corpus if corpus is not None else corpus_load():
+        found = drift(values=series.values[max([0, *series.splits]) :])
+        losing = found is not None and found.per_week < 0
+        if series.drifting:
+            (label,) = series.changes
+            weeks = (len(series.values) - 1 - label.index) / 7
+            per_week = round(-math.expm1(math.log1p(label.magnitude) / weeks), 4)
+            counts = made.drifting.setdefault((per_week, series.noise), Counts())
+            counts.hits += losing
+            counts.misses += not losing
+        else:
+            shape = "step" if "step" in series.shapes else series.shapes[-1]
+            counts = made.others.setdefault(shape, Counts())
+            counts.false += found is not None
+            counts.hits += found is None
+    return made
+
+
+def drift_table(made: DriftQuality) -> str:
+    noises = sorted({noise for _, noise in made.drifting})
+    lines = [
+        "| loss a week | " + " | ".join(f"noise {n:.0%}: flagged" for n in noises) + " |",
+        "|---" * (1 + len(noises)) + "|",
+    ]
+    for per_week in sorted({w for w, _ in made.drifting}):
+        cells = [made.drifting[(per_week, n)] for n in noises]
+        lines.append(
+            f"| {per_week:.2%} | "
+            + " | ".join(f"{c.hits} of {c.hits + c.misses}" for c in cells)
+            + " |"
+        )
+    flags = ", ".join(
+        f"{shape} {c.false} of {c.false + c.hits}" for shape, c in sorted(made.others.items())
+    )
+    return "\n".join(lines) + f"\n\nOther series flagged: {flags}."
 
 
 def otava(max_p: float) -> Detector:
     """Otava as it comes, at `max_p`."""
 
     def detect(values: Sequence[float]) -> list[ChangePoint]:
-        return change_points(values=values, max_p=max_p, min_runs=1, min_change=0.0)
+        return change_points(
+            values=values, max_p=max_p, min_runs=1, min_change=0.0, outlier_noises=0.0
+        )
 
     return detect
 
@@ -207,10 +301,13 @@ def recorded_figures(path: Path = RECORDED) -> dict[str, dict[str, float]]:
     return json.loads(path.read_text())
 
 
-def table(results: dict[str, Quality]) -> str:
+def table(results: dict[str, Quality], *, points: bool = True) -> str:
+    """The markdown table of docs/statistics.md; without the change points' column when not
+    `points` (the alerts as uploaded: the change points are those of the first table)."""
     steps = ("1%", "2%", "3%", "5%", "10%", "20%")
     lines = [
-        "| detector | change points: P / R / F1 | alerts: P / R / F1 | false alerts | "
+        "| detector | change points: P / R / F1 | alerts: P / R / F1 | false alerts "
+        f"(of them {TOLERANCE + 1} to {NEAR} runs from a step) | "
         "missed regressions (detectable) | alerts' recall by step: " + " / ".join(steps) + " |",
         "|---|---|---|---|---|---|",
     ]
@@ -220,21 +317,35 @@ def table(results: dict[str, Quality]) -> str:
         lines.append(
             f"| {name} | {pts.precision:.3f} / {pts.recall:.3f} / {pts.f1:.3f} "
             f"| {alr.precision:.3f} / {alr.recall:.3f} / {alr.f1:.3f} "
-            f"| {q.false_alert_share:.1%} ({alr.false} of {alr.hits + alr.false}) "
+            f"| {q.false_alert_share:.1%} ({alr.false} of {alr.hits + alr.false}; "
+            f"{q.misplaced}) "
             f"| {q.missed_regressions:.1%} ({q.regressions.misses} of "
             f"{q.regressions.hits + q.regressions.misses}) | {recall} |"
         )
+    if not points:
+        lines = ["|".join(cells[:2] + cells[3:]) for cells in (line.split("|") for line in lines)]
     return "\n".join(lines)
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="benchhub.regressions.quality")
     parser.add_argument("--write", action="store_true", help=f"record the figures in {RECORDED}")
+    parser.add_argument(
+        "--as-uploaded",
+        action="store_true",
+        help="the alerts stored over each series uploaded a run at a time (minutes)",
+    )
     args = parser.parse_args(argv)
     corpus = corpus_load()
-    results = {name: quality(detect=detect, corpus=corpus) for name, detect in DETECTORS.items()}
-    print(table(results))
-    if args.write:
+    results = {
+        name: quality(detect=detect, corpus=corpus, as_uploaded=args.as_uploaded)
+        for name, detect in DETECTORS.items()
+    }
+    print(table(results, points=not args.as_uploaded))
+    if not args.as_uploaded:
+        print()
+        print(drift_table(drift_quality(corpus=corpus)))
+    if args.write and not args.as_uploaded:
         figures = {name: q.figures() for name, q in results.items()}
         RECORDED.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
