@@ -21,6 +21,9 @@ from benchhub.stats.changepoints import ChangePoint, change_points
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 SEED = 20261123
+# A change found again within this many runs of a stored, untriaged one of the same kind is
+# that one, moved (regressions.services): as runs arrive, a change's place moves by a run or two.
+MOVE_RUNS = 3
 
 # What finds the change points of one segment: stats.changepoints' defaults in the product; the
 # quality measurement (regressions.quality) passes others to compare them.

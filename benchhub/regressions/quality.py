@@ -4,6 +4,8 @@ code, no Django.
 
     .venv/bin/python -m benchhub.regressions.quality            # the table of docs/statistics.md
     .venv/bin/python -m benchhub.regressions.quality --write    # and record it (quality.json)
+    .venv/bin/python -m benchhub.regressions.quality --as-uploaded   # the alerts stored a run
+                                                                     # at a time (minutes)
 
 Two measures per detector:
 
@@ -33,7 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchhub.regressions.corpus import Label, Series, corpus_load
-from benchhub.regressions.detection import Detector, default_detector, series_changes
+from benchhub.regressions.detection import MOVE_RUNS, Detector, default_detector, series_changes
 from benchhub.stats.changepoints import (
     MAX_P,
     MIN_CHANGE_NOISES,
@@ -146,14 +148,23 @@ def uploaded_alerts(series: Series, detect: Detector) -> list[tuple[int, float]]
     """The changes stored over a series uploaded a run at a time, detection running after each
     upload on the runs so far (as regressions.services.run_detect does): each stored once by
     its first run after, with the figures of the last detection that found it (a new change's
-    figures are refined), and kept when later detections no longer find it. The segments'
+    figures are refined), moved when found again within MOVE_RUNS runs in the same direction
+    (none is triaged here), and kept when later detections no longer find it. The segments'
     change points only: the intervals do not decide what is stored."""
     stored: dict[int, float] = {}
     for count in range(2, len(series.values) + 1):
         bounds = [0, *(s for s in series.splits if s < count), count]
         for start, end in itertools.pairwise(bounds):
             for point in detect(series.values[start:end]) if end > start else []:
-                stored[start + point.index] = point.change
+                index = start + point.index
+                near = [
+                    (abs(k - index), k)
+                    for k, was in stored.items()
+                    if abs(k - index) <= MOVE_RUNS and (was < 0) == (point.change < 0)
+                ]
+                if index not in stored and near:
+                    del stored[min(near)[1]]
+                stored[index] = point.change
     return sorted(stored.items())
 
 
