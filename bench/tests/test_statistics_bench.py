@@ -2,7 +2,6 @@
 The figures themselves (1,000 trials) are in docs/statistics.md."""
 
 from bench import coverage, detection
-from benchhub.stats import changepoints
 from benchhub.stats.verdicts import Verdict
 
 
@@ -26,7 +25,7 @@ def test_it_measures_coverage_for_every_configuration():
 def test_it_scores_detectors_on_steps_and_flat_series():
     result = detection.detection_bench(series=5, seed=2)
     assert set(result.scores) == set(detection.DETECTORS)
-    ours = result.scores[f"BenchHub: Otava, p < {changepoints.MAX_P:g}"]
+    ours = result.scores[detection.OURS]
     # A step of five times the noise is found at its place in every series.
     assert ours["step 5x noise"].hits == 5 and ours["step 5x noise"].misses == 0
     assert ours["flat"].points == 5 * detection.POINTS

@@ -9,17 +9,29 @@ so that detecting again gives the same figures). A segment of a single run has n
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy import stats
 
-from benchhub.stats.changepoints import change_points
+from benchhub.stats.changepoints import ChangePoint, change_points
 
 CONFIDENCE = 0.95
 RESAMPLES = 2000
 SEED = 20261123
+# A change found again within this many runs of a stored, untriaged one of the same kind is
+# that one, moved (regressions.services): as runs arrive, a change's place moves by a run or two.
+MOVE_RUNS = 3
+
+# What finds the change points of one segment: stats.changepoints' defaults in the product; the
+# quality measurement (regressions.quality) passes others to compare them.
+Detector = Callable[[Sequence[float]], list[ChangePoint]]
+
+
+def default_detector(values: Sequence[float]) -> list[ChangePoint]:
+    return change_points(values=values)
 
 
 @dataclass(frozen=True)
@@ -61,9 +73,9 @@ def change_interval(
     return float(low), float(high)
 
 
-def changes(values: Sequence[float]) -> list[Change]:
+def changes(values: Sequence[float], *, detect: Detector = default_detector) -> list[Change]:
     """The changes in `values` (oldest first), each with its segments and interval."""
-    points = change_points(values=values)
+    points = detect(values)
     bounds = [0, *(p.index for p in points), len(values)]
     found = []
     for number, point in enumerate(points, start=1):
@@ -84,4 +96,19 @@ def changes(values: Sequence[float]) -> list[Change]:
                 p_value=point.p_value,
             )
         )
+    return found
+
+
+def series_changes(
+    *, values: Sequence[float], splits: Sequence[int], detect: Detector = default_detector
+) -> list[Change]:
+    """The changes of each segment of `values` between its splits (`splits`: the index of the
+    first value after each), indexed in the whole series: a change point is never called
+    across a split (what the runs hold equal changed there). Each is one stored Regression."""
+    bounds = [0, *sorted(splits), len(values)]
+    found = []
+    for start, end in itertools.pairwise(bounds):
+        if end > start:
+            for change in changes(values[start:end], detect=detect):
+                found.append(replace(change, index=change.index + start))
     return found

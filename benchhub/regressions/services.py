@@ -19,10 +19,10 @@ from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
-from benchhub.compare.splits import Split, segments
+from benchhub.compare.splits import Split
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
-from benchhub.regressions.detection import Change, changes
+from benchhub.regressions.detection import MOVE_RUNS, Change, series_changes
 from benchhub.regressions.models import (
     MAX_NOTE,
     MAX_WEBHOOK_URL,
@@ -75,13 +75,9 @@ def _anchored(series: Series) -> tuple[list[SeriesPoint], list[Split], int | Non
 
 
 def _changes(points: list[SeriesPoint], splits: list[Split]) -> list[Change]:
-    """The changes of each segment between splits, indexed in the whole series: a change point
-    is never called across a split (what the runs hold equal changed there)."""
-    found = []
-    for start, end in segments(len(points), splits):
-        for change in changes([p.tps for p in points[start:end]]):
-            found.append(replace(change, index=change.index + start))
-    return found
+    """The changes of each segment between splits (detection.series_changes), indexed in the
+    whole series."""
+    return series_changes(values=[p.tps for p in points], splits=[s.index for s in splits])
 
 
 def series_detect(
@@ -130,8 +126,9 @@ def _store(
     host_id: int,
     workload_id: int,
 ) -> tuple[Regression, bool]:
+    kind = Regression.Kind.REGRESSION if change.change < 0 else Regression.Kind.IMPROVEMENT
     figures = {
-        "kind": Regression.Kind.REGRESSION if change.change < 0 else Regression.Kind.IMPROVEMENT,
+        "kind": kind,
         "run_before_id": points[change.index - 1].run_id,
         "baseline_run_id": baseline_id,
         "before_tps": change.before,
@@ -144,6 +141,21 @@ def _store(
         "p_value": change.p_value,
         "redetected_at": timezone.now(),
     }
+    moved = _moved(
+        comparability_key=comparability_key,
+        clients=clients,
+        host_id=host_id,
+        change=change,
+        points=points,
+        kind=kind,
+    )
+    if moved is not None:
+        for name, value in figures.items():
+            setattr(moved, name, value)
+        moved.run_after_id = points[change.index].run_id
+        fields = [*(n.removesuffix("_id") for n in figures), "run_after"]
+        moved.save(update_fields=fields)
+        return moved, False
     # The row lock makes two workers detecting the same series at once agree: the second waits
     # and updates what the first created (the unique constraint backs it).
     regression, created = Regression.objects.select_for_update().get_or_create(
@@ -159,6 +171,34 @@ def _store(
             setattr(regression, name, value)
         regression.save(update_fields=[*(n.removesuffix("_id") for n in figures)])
     return regression, created
+
+
+def _moved(
+    *,
+    comparability_key: str,
+    clients: int,
+    host_id: int,
+    change: Change,
+    points: list[SeriesPoint],
+    kind: str,
+) -> Regression | None:
+    """The stored change this one is, found again at a neighbouring run: untriaged, of the same
+    kind and series, its first run after within MOVE_RUNS of this one's, none stored at this
+    one's run yet; locked. As runs arrive a change's place moves by a run or two, and storing
+    each place as a change of its own made one step two or three alerts (docs/statistics.md,
+    "Alerts as uploaded")."""
+    place = {point.run_id: index for index, point in enumerate(points)}
+    series = Regression.objects.select_for_update().filter(
+        comparability_key=comparability_key, clients=clients, host_id=host_id
+    )
+    if series.filter(run_after_id=points[change.index].run_id).exists():
+        return None
+    near = [
+        (abs(place[r.run_after_id] - change.index), r.pk, r)
+        for r in series.filter(state=Regression.State.NEW, kind=kind).order_by("pk")
+        if r.run_after_id in place and abs(place[r.run_after_id] - change.index) <= MOVE_RUNS
+    ]
+    return min(near)[2] if near else None
 
 
 def series_withdraw_spanning(

@@ -11,7 +11,7 @@ from benchhub.regressions.detection import change_interval
 from benchhub.regressions.models import Regression
 from benchhub.regressions.services import regression_state_change, run_detect, series_detect
 from benchhub.regressions.tasks import detect_run
-from benchhub.regressions.tests.series import history, noisy
+from benchhub.regressions.tests.series import history, noisy, regression_stored
 from benchhub.results.services import run_aggregate
 from benchhub.review.services import run_mark
 
@@ -137,3 +137,23 @@ def test_it_queues_detection_when_aggregates_or_marks_commit(
         run_mark(run=run, baseline=True, actor=alice)
         run_mark(run=run, baseline=True, actor=alice)  # no change: nothing to detect again
     assert queued == [run.pk, run.pk]
+
+
+def test_it_moves_an_untriaged_change_found_again_a_run_away_instead_of_storing_another(agent):
+    runs = history(agent, BEFORE + AFTER)
+    # Stored by an earlier detection one run late, as the first runs after a step can place it.
+    early = regression_stored(runs[8], runs[9], before_runs=9)
+    assert run_detect(run_id=runs[-1].pk) == 0
+    moved = Regression.objects.get()
+    assert moved.pk == early.pk
+    assert (moved.run_before, moved.run_after) == (runs[7], runs[8])
+    assert (moved.before_runs, moved.after_runs) == (8, 6)
+
+
+def test_it_leaves_a_triaged_change_where_the_person_saw_it(agent):
+    runs = history(agent, BEFORE + AFTER)
+    early = regression_stored(runs[8], runs[9], before_runs=9, state="acknowledged")
+    assert run_detect(run_id=runs[-1].pk) == 1
+    early.refresh_from_db()
+    assert early.run_after == runs[9] and early.state == "acknowledged"
+    assert Regression.objects.get(state="new").run_after == runs[8]

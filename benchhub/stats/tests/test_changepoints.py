@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from benchhub.stats.changepoints import change_points
+from benchhub.stats.changepoints import change_points, series_noise
 
 
 def series(seed: int, *, points: int, step_at: int | None = None, step: float = 0.0) -> list[float]:
@@ -46,3 +46,32 @@ def test_it_needs_a_few_values_and_finite_ones():
         change_points(values=[1000.0] * 10 + [float("nan")])
     with pytest.raises(ValueError):
         change_points(values=[1000.0] * 10, recent=3)
+
+
+def test_it_waits_for_three_runs_before_calling_the_newest_a_level():
+    values = series(5, points=60)
+    dipped = [*values[:-1], values[-1] * 0.7]
+    assert [p.index for p in change_points(values=dipped, min_runs=1, outlier_noises=0)] == [59]
+    # A checkpoint's dip in the newest run, or in the two newest, is no level yet.
+    assert change_points(values=dipped) == []
+    assert change_points(values=[*values[:-2], values[-2] * 0.7, values[-1] * 0.7]) == []
+    # Three runs that agree are.
+    three = [*values[:-3], *(v * 0.7 for v in values[-3:])]
+    assert [p.index for p in change_points(values=three)] == [57]
+
+
+def test_it_sees_a_small_step_through_dips_that_swell_the_t_tests_variance():
+    values = series(6, points=100, step_at=50, step=-0.03)
+    for i, dip in ((12, 0.7), (30, 0.75), (44, 0.8), (66, 0.7), (81, 0.72)):
+        values[i] *= dip
+    assert change_points(values=values, outlier_noises=0) == []
+    (found,) = change_points(values=values)
+    # At 3 times the noise a step's place is known to a run.
+    assert abs(found.index - 50) <= 1 and found.change < 0
+
+
+def test_it_measures_a_series_noise_through_a_step_and_a_dip():
+    values = series(7, points=200, step_at=100, step=-0.2)
+    values[40] *= 0.6
+    assert series_noise(values) == pytest.approx(0.01, rel=0.15)
+    assert series_noise([1.0, 0.0, 1.0]) == 0.0
