@@ -29,6 +29,7 @@ from benchhub.dashboard import charts, query
 from benchhub.dashboard.evidence import why_context
 from benchhub.dashboard.presentation import presentation_section
 from benchhub.errors import ApplicationError
+from benchhub.jobs.selectors import job_pending_for
 from benchhub.regressions.selectors import history_markers
 
 
@@ -63,10 +64,20 @@ def compare(request: HttpRequest) -> HttpResponse:
                 context["errors"] = exc.fields
             else:
                 context.update(_comparison_context(shown, selection.validated_data))
+                context["pending"] = _pending(shown, selection.validated_data)
         else:
             context["errors"] = flatten_errors(selection.errors)
     _form_context(context, params, versions=query.versions(request.GET))
     return render(request, "dashboard/compare.html", context)
+
+
+def _pending(shown: ComparisonShown, data: dict) -> list:
+    """The jobs that will measure the versions without a run yet: the page says they are coming
+    rather than that nothing was found."""
+    missing = shown.comparison.missing
+    if not missing or not data.get("workload"):
+        return []
+    return job_pending_for(workload=data["workload"], host=data.get("host"), versions=missing)
 
 
 def _comparison_context(shown: ComparisonShown, data: dict) -> dict:

@@ -3,7 +3,7 @@
 from dataclasses import dataclass
 from datetime import datetime
 
-from django.db.models import Count, Min, Prefetch, QuerySet
+from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
 from benchhub.hosts.selectors import HostPresence, host_presence_list
 from benchhub.jobs.models import Job
@@ -11,6 +11,7 @@ from benchhub.results.models import Run
 
 JOB_RELATIONS = ("host", "claimed_host", "created_by")
 MAX_ACTIVE = 100
+MAX_PENDING_SHOWN = 5
 
 
 def _jobs() -> QuerySet[Job]:
@@ -43,6 +44,21 @@ def job_state_counts() -> dict[str, int]:
 def job_active_list() -> QuerySet[Job]:
     """Jobs an agent holds (claimed or running), longest-held first; bounded."""
     return job_list().filter(state__in=Job.ACTIVE).order_by("claimed_at", "id")[:MAX_ACTIVE]
+
+
+def job_pending_for(*, workload: str, host: str | None, versions: list[str]) -> list[Job]:
+    """Queued or held jobs that will measure any of `versions` of `workload` on `host` (or on
+    whichever host claims them, when they name none); newest first, at most MAX_PENDING_SHOWN.
+    Where a comparison finds no run of a version yet, these say it is coming."""
+    jobs = job_list().filter(
+        state__in=(Job.State.QUEUED, *Job.ACTIVE),
+        workload__name=workload,
+        versions__overlap=versions,
+    )
+    if host:
+        unplaced = Q(host__isnull=True, claimed_host__isnull=True)
+        jobs = jobs.filter(Q(host__name=host) | Q(claimed_host__name=host) | unplaced)
+    return list(jobs.order_by("-id")[:MAX_PENDING_SHOWN])
 
 
 @dataclass(frozen=True)

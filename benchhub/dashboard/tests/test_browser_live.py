@@ -91,6 +91,8 @@ def test_it_follows_the_agent_on_a_job_page_until_the_job_is_done(
     assert finish.status_code == 200, finish.content
 
     expect(page.locator("#job-state")).to_have_text("done", timeout=WAIT_MS)
+    # the stage of the last heartbeat is over: the page says the job ended
+    expect(page.locator("#job-stage")).to_have_text("finished")
     expect(page.locator("#job-runs a")).to_have_count(2)
     hrefs = page.eval_on_selector_all("#job-runs a", "links => links.map(a => a.pathname)")
     assert sorted(hrefs) == sorted(f"/runs/{uuid}/" for uuid in uuids)
@@ -181,3 +183,32 @@ def test_it_goes_to_the_permalink_from_quick_compare(live_server, page, agent):
     assert request.value.url == (
         f"{live_server.url}/compare/?workload=select-only&host=bench-01&versions=13.3,15.1"
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_comparison_names_the_job_measuring_its_missing_version(
+    live_server, page, bob_client, agent
+):
+    payload = run_payload(version="13", host=agent.host_name)
+    upload = agent.client.post(
+        "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
+    )
+    assert upload.status_code == 201, upload.content
+    job_id = queue_job(bob_client)
+    url = f"{live_server.url}/compare/?workload=select-only&host={agent.host_name}&versions=13,14"
+
+    page.goto(url)
+    pending = page.locator("#pending-jobs")
+    expect(pending).to_contain_text("Not measured yet: 14")
+    expect(pending).to_contain_text(f"Job {job_id}: 13 vs 14, waiting in the queue")
+    assert page.locator("#pending-jobs a").get_attribute("href") == f"/jobs/{job_id}/"
+    assert "no aggregated run found" not in page.inner_text("main").lower()
+
+    assert agent.client.post("/api/v1/jobs/claim/").json()["id"] == job_id
+    beat = agent.client.post(
+        f"/api/v1/jobs/{job_id}/heartbeat/", {"progress": PROGRESS}, format="json"
+    )
+    assert beat.status_code == 200
+    page.reload()
+    expect(pending).to_contain_text(f"running on {agent.host_name}, {PROGRESS['stage']}")
+    expect(pending).to_contain_text("step 3 of 8")

@@ -23,7 +23,11 @@
 
   function isCount(value) { return typeof value === "number" && isFinite(value) && value >= 0; }
 
+  var ENDED = {done: "finished", failed: "failed", cancelled: "cancelled", expired: "expired"};
+
   function stageText(job, progress) {
+    // An ended job's last report names the stage it was in then, not where it is now.
+    if (ENDED[job.state]) return ENDED[job.state];
     if (progress.stage === "build" && typeof progress.build_stage === "string") {
       // A recipe version being built: its own stage, and how far make got.
       var text = "build " + (progress.version || "") + ": " + progress.build_stage;
