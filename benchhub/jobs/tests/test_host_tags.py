@@ -2,12 +2,15 @@
 the host, and a job requiring tags goes only to a host that offers all of them. Bounded at the
 edge: the claim, the job and the schedule name the tag at fault."""
 
+from io import StringIO
 from pathlib import Path
 
 import pytest
 from benchhub_runner.agent import Agent as RunnerAgent
 from benchhub_runner.client import Client
 from benchhub_runner.config import config_load
+from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
@@ -193,3 +196,13 @@ def test_the_host_page_shows_the_tags_its_agent_offers(client, agent):
     assert "<code>56-core</code>, <code>nvme</code>" in html.split('id="tags"')[1]
     agent.client.post("/api/v1/jobs/claim/", {"tags": []}, format="json")
     assert 'id="tags"' not in client.get("/hosts/bench-01/").content.decode()
+
+
+def test_the_command_queues_required_tags_under_the_api_rules(db):
+    flags = ["--versions", "14", "--clients", "1", "--duration", "2"]
+    with pytest.raises(CommandError, match="host_tags"):
+        call_command("job_create", *flags, "--host-tags", "nvme", "NVMe", stdout=StringIO())
+    assert Job.objects.count() == 0
+    out = StringIO()
+    call_command("job_create", *flags, "--host-tags", "nvme", stdout=out)
+    assert Job.objects.get(pk=int(out.getvalue())).host_tags == ["nvme"]
