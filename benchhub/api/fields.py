@@ -11,7 +11,10 @@ from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
 
+from benchhub_runner.hosttags import HOST_TAG_MAX_LENGTH, HOST_TAGS_MAX, host_tags_problems
 from rest_framework import serializers
+
+from benchhub.querystrings import TAG_MAX_LENGTH, TAGS_MAX, tags_listed
 
 # The range of PostgreSQL's integer and bigint columns: a value past its column's range is a
 # database error (500), so every integer field is bounded at the edge, by default to `integer`.
@@ -57,6 +60,54 @@ class StrictCharField(serializers.CharField):
         if not isinstance(data, str):
             self.fail("invalid")
         return super().to_internal_value(data)
+
+
+class HostTagsField(serializers.ListField):
+    """A list of host tags as benchhub_runner.hosttags bounds them (count, spelling, each once):
+    a host's offer at its claim, a job's or a schedule's required tags. Errors name the tag
+    (`host_tags[1]`) or the list."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "help_text",
+            f"at most {HOST_TAGS_MAX}, each {HOST_TAG_MAX_LENGTH} "
+            "characters at most: lower-case letters, digits and . _ -",
+        )
+        super().__init__(child=StrictCharField(), max_length=HOST_TAGS_MAX, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        if isinstance(data, str) or not isinstance(data, list):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        problems = host_tags_problems(data, field="")
+        # Keyed by index, as DRF keys a list's item errors, so the path reads `host_tags[1]`.
+        by_tag = {path[1:-1]: [why] for path, why in problems.items() if path.startswith("[")}
+        if by_tag:
+            raise serializers.ValidationError(by_tag)
+        if problems:
+            raise serializers.ValidationError([problems[""]])
+        return list(data)
+
+
+class TagsParamField(serializers.ListField):
+    """A tag filter's query parameter, `?tag=a&tag=b` or `?tag=a,b` (querystrings.tags_listed):
+    the review tags every run must carry. Past its bounds, a 400 naming the parameter."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        kwargs.setdefault(
+            "help_text",
+            "review tags every run must carry: repeat the parameter or separate tags with "
+            f"commas (at most {TAGS_MAX}, each {TAG_MAX_LENGTH} characters at most)",
+        )
+        super().__init__(child=serializers.CharField(), required=False, **kwargs)
+
+    def to_internal_value(self, data: Any) -> list[str]:
+        values = [data] if isinstance(data, str) else data
+        if not isinstance(values, list) or not all(isinstance(v, str) for v in values):
+            self.fail("not_a_list", input_type=type(data).__name__)
+        try:
+            return tags_listed(values)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
 
 MAX_KEY_CHARS = 200

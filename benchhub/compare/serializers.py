@@ -2,7 +2,8 @@
 thing in both: workload, host, versions (comma-separated, first = baseline unless a run is
 marked baseline or `baseline` names a version) or runs (UUIDs), same_hardware, invalid, unlike
 (runs that differ in what a set holds equal kept in it), the verdicts' practical threshold in
-percent (default 2), and the why section's level (why)."""
+percent (default 2), the why section's level (why), and tag (review tags every compared run
+carries, repeated or comma-separated)."""
 
 import uuid
 from typing import Any
@@ -10,12 +11,13 @@ from typing import Any
 from django.http import QueryDict
 from rest_framework import serializers
 
+from benchhub.api.fields import TagsParamField
 from benchhub.compare.selectors import MAX_COMPARED
 from benchhub.stats.verdicts import DEFAULT_THRESHOLD
 
 DEFAULT_THRESHOLD_PCT = DEFAULT_THRESHOLD * 100
 
-LIST_PARAMS = ("versions", "runs")
+LIST_PARAMS = ("versions", "runs", "tag")
 
 
 def query_params(query: QueryDict) -> dict[str, Any]:
@@ -73,6 +75,11 @@ class CompareQuerySerializer(serializers.Serializer):
         max_value=50,
         help_text="percent: differences smaller than this count as the same (default 2)",
     )
+    tag = TagsParamField(
+        help_text="only runs carrying every one of these review tags enter the comparison "
+        "(the runs standing for the versions and their sets): repeat the parameter or separate "
+        "tags with commas"
+    )
     why = serializers.IntegerField(
         required=False,
         min_value=1,
@@ -126,6 +133,7 @@ class CompareQuerySerializer(serializers.Serializer):
             "include_invalid": data["invalid"],
             "include_unlike": bool(data["unlike"]) and not data.get("runs"),
             "baseline": None if data.get("runs") else data.get("baseline") or None,
+            "tags": data.get("tag") or [],
         }
 
     @property
@@ -159,6 +167,8 @@ def permalink_query(data: dict[str, Any]) -> str:
             params["unlike"] = "1"
     if data.get("invalid"):
         params["invalid"] = "1"
+    if data.get("tag"):
+        params["tag"] = ",".join(data["tag"])
     if data.get("threshold", DEFAULT_THRESHOLD_PCT) != DEFAULT_THRESHOLD_PCT:
         params["threshold"] = f"{data['threshold']:g}"
     return urlencode(params, safe=",")

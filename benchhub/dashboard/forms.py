@@ -12,6 +12,7 @@ from rest_framework.exceptions import ValidationError as ApiValidationError
 from benchhub.api.errors import flatten_errors
 from benchhub.bisections.origins import ORIGIN_FIELDS
 from benchhub.builds.services import PatchIn
+from benchhub.hosts.models import Host
 from benchhub.hosts.selectors import host_list
 from benchhub.jobs.models import Job
 from benchhub.workloads.catalog import EXPERIMENTS, entry_list, params_from_text
@@ -38,11 +39,18 @@ def _host_choices() -> list[tuple[str, str]]:
     return [("", "any host"), *((host.name, host.name) for host in host_list())]
 
 
-def tablespace_offers() -> str:
+def tablespace_offers(hosts: list[Host]) -> str:
     """The tablespace names each host's agent offered at its last claim, for the form's help
     ("bench-01: fast, slow; bench-03: data"); hosts offering none are left out."""
-    offers = [f"{h.name}: {', '.join(h.tablespaces)}" for h in host_list() if h.tablespaces]
+    offers = [f"{h.name}: {', '.join(h.tablespaces)}" for h in hosts if h.tablespaces]
     return "; ".join(offers) or "no host's agent offers any yet"
+
+
+def tag_offers(hosts: list[Host]) -> str:
+    """The tags each host has (its agent's offer at its last claim, or the admin's), for the
+    form's help ("bench-01: nvme; bench-02: 56-core, nvme"); hosts with none are left out."""
+    offers = [f"{h.name}: {', '.join(h.tags)}" for h in hosts if h.tags]
+    return "; ".join(offers) or "no host has tags yet"
 
 
 def catalog_choices() -> list[tuple[str, Any]]:
@@ -124,6 +132,13 @@ class JobForm(forms.Form):
     )
     order = forms.ChoiceField(choices=Job.Order.choices, initial=Job.Order.INTERLEAVED)
     host = forms.ChoiceField(choices=_host_choices, required=False)
+    # The API's rules (count, spelling) are checked by its serializer, as for tablespaces.
+    host_tags = forms.CharField(
+        required=False,
+        label="Host tags",
+        help_text="space-separated: with no host above, any host whose agent offers all of "
+        "these tags runs the job",
+    )
     # Names only: the host owner maps each to a directory in the agent's [tablespaces]; the
     # API's rules (a name's spelling, the named host offering it) are checked by its serializer.
     tablespaces = forms.CharField(
@@ -147,11 +162,17 @@ class JobForm(forms.Form):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
+        hosts = list(host_list())
         offers = self.fields["tablespaces"]
-        offers.help_text = f"{offers.help_text}. Offered: {tablespace_offers()}"
+        offers.help_text = f"{offers.help_text}. Offered: {tablespace_offers(hosts)}"
+        tags = self.fields["host_tags"]
+        tags.help_text = f"{tags.help_text}. Offered: {tag_offers(hosts)}"
 
     def clean_tablespaces(self) -> list[str]:
         return self.cleaned_data["tablespaces"].replace(",", " ").split()
+
+    def clean_host_tags(self) -> list[str]:
+        return self.cleaned_data["host_tags"].replace(",", " ").split()
 
     def clean_clients(self) -> list[int]:
         try:
@@ -213,6 +234,8 @@ class JobForm(forms.Form):
             body = {**CUSTOM_DEFAULTS, **body}
         if data["host"]:
             body["host"] = data["host"]
+        if data["host_tags"]:
+            body["host_tags"] = data["host_tags"]
         if data["tablespaces"]:
             body["tablespaces"] = data["tablespaces"]
         return body

@@ -14,6 +14,7 @@ from django.http import HttpRequest, QueryDict
 
 from benchhub.errors import ApplicationError
 from benchhub.querystrings import flag as flag  # pages read their flags through this module
+from benchhub.querystrings import listed, tags_listed
 
 
 class SignedInRequest(HttpRequest):
@@ -37,12 +38,16 @@ def level(query: QueryDict, name: str = "level") -> int | None:
 
 def versions(query: QueryDict) -> list[str]:
     """`?versions=a,b` or repeated `?versions=a&versions=b` (checkboxes), in order, each once."""
-    found: list[str] = []
-    for value in query.getlist("versions"):
-        for part in value.split(","):
-            if part.strip() and part.strip() not in found:
-                found.append(part.strip())
-    return found
+    return listed(query.getlist("versions"))
+
+
+def tags(query: QueryDict) -> list[str]:
+    """`?tag=a,b` or repeated `?tag=a&tag=b`: the review tags every run shown must carry.
+    Raises ApplicationError naming `tag` past the bounds (querystrings.tags_listed)."""
+    try:
+        return tags_listed(query.getlist("tag"))
+    except ValueError as exc:
+        raise ApplicationError("invalid", str(exc), field="tag") from None
 
 
 def required(query: QueryDict, name: str) -> str:

@@ -9,6 +9,8 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
 
+from benchhub.dashboard import query
+from benchhub.errors import ApplicationError
 from benchhub.hosts.selectors import host_set_aside_list
 from benchhub.jobs.selectors import queue_status
 from benchhub.results.selectors import run_dimensions, run_list
@@ -17,12 +19,23 @@ HOME_RUNS = 25
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """Recent runs, the queue and the agents (home.js keeps those two live), quick compare."""
-    runs = run_list(filters={}).order_by("-created_at", "-id")[:HOME_RUNS]
+    """Recent runs (`?tag=a,b` or `?tag=a&tag=b`: those carrying every one of those review
+    tags), the queue and the agents (home.js keeps those two live), quick compare."""
+    try:
+        tags, problem = query.tags(request.GET), ""
+    except ApplicationError as exc:
+        tags, problem = [], exc.detail
+    runs = (
+        run_list(filters={"tag": tags})
+        .prefetch_related("run_tags__tag")
+        .order_by("-created_at", "-id")[:HOME_RUNS]
+    )
     status = queue_status()
     dimensions = run_dimensions()
     context = {
         "runs": runs,
+        "tags": tags,
+        "tag_problem": problem,
         "status": status,
         "dimensions": dimensions,
         "measured": [list(triple) for triple in dimensions.measured],

@@ -106,7 +106,11 @@ def _comparison_context(shown: ComparisonShown, data: dict) -> dict:
         "permalink_with_threshold": permalink,
         "threshold_hidden": [(k, v) for k, v in parse_qsl(permalink) if k != "threshold"],
         "api_url": f"{reverse('api-compare')}?{permalink}",
-        "history_query": {"host": history_host, "workload": base.workload.name},
+        "history_query": {
+            "host": history_host,
+            "workload": base.workload.name,
+            "tag": ",".join(data.get("tag") or []),
+        },
         **presentation_section([comparison], tables=shown.presentation, progress=shown.progress),
         **why_context(shown.why, comparison, permalink=permalink),
         "bisect_url": _bisect_url(comparison),
@@ -139,6 +143,7 @@ def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:
         "host": host or "",
         "versions": selected_versions,
         "runs": params.get("runs") or "",
+        "tag": params.get("tag") or "",
         "same_hardware": query.flag(params.get("same_hardware")),
         "invalid": query.flag(params.get("invalid")),
         "unlike": query.flag(params.get("unlike")),
@@ -180,12 +185,19 @@ def compare_settle(request: HttpRequest) -> HttpResponse:
 
 def history(request: HttpRequest) -> HttpResponse:
     """GET /history/?host=&workload=&clients=n[&key=<comparability key prefix>]
-    [&config=<configuration hash prefix>][&invalid=1]."""
-    context: dict = {"params": request.GET, "errors": {}, "history": None}
+    [&config=<configuration hash prefix>][&invalid=1][&tag=a,b: only runs carrying every one
+    of these review tags]."""
+    context: dict = {
+        "params": request.GET,
+        "errors": {},
+        "history": None,
+        "tag_param": ",".join(request.GET.getlist("tag")),
+    }
     try:
         host = query.required(request.GET, "host")
         workload = query.required(request.GET, "workload")
         clients = query.clients(request.GET)
+        tags = query.tags(request.GET)
         result = history_get(
             host=host,
             workload=workload,
@@ -193,6 +205,7 @@ def history(request: HttpRequest) -> HttpResponse:
             config=request.GET.get("config") or None,
             key=request.GET.get("key") or None,
             include_invalid=query.flag(request.GET.get("invalid")),
+            tags=tags,
         )
     except ApplicationError as exc:
         if request.GET:

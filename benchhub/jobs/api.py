@@ -98,7 +98,9 @@ class JobClaimView(APIView):
         body = ClaimInSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         job = services.job_claim(
-            token=request_runner_token(request), tablespaces=body.validated_data["tablespaces"]
+            token=request_runner_token(request),
+            tablespaces=body.validated_data["tablespaces"],
+            tags=body.validated_data.get("tags"),
         )
         if job is None:
             return Response(status=status.HTTP_204_NO_CONTENT)

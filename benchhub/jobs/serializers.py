@@ -19,7 +19,7 @@ from celery.schedules import crontab as celery_crontab
 from django.db import models
 from rest_framework import serializers
 
-from benchhub.api.fields import StrictCharField, StrictIntegerField
+from benchhub.api.fields import HostTagsField, StrictCharField, StrictIntegerField
 from benchhub.api.plan_fields import plan_field
 from benchhub.api.serializers import InSerializer
 from benchhub.builds.selectors import recipe_names_among
@@ -99,8 +99,11 @@ class JobInSerializer(PlanInSerializer):
     host = serializers.SlugRelatedField(
         slug_field="name", queryset=Host.objects.all(), required=False, allow_null=True
     )
-    host_tags = serializers.ListField(
-        child=StrictCharField(max_length=64), required=False, default=list, max_length=20
+    host_tags = HostTagsField(
+        required=False,
+        default=list,
+        help_text="or any host that offers all these tags (its agent's `tags`), when no host is "
+        "named",
     )
     tablespaces = serializers.ListField(
         child=StrictCharField(max_length=63, validators=[_check_tablespace]),
@@ -225,6 +228,13 @@ class ClaimInSerializer(InSerializer):
         default=list,
         max_length=100,
         help_text="the tablespace names the agent's host offers (its [tablespaces] config)",
+    )
+    # Absent (an agent whose configuration names no tags, or one older than tags): the host
+    # keeps the tags it has.
+    tags = HostTagsField(
+        required=False,
+        help_text="the host's tags (its agent's `tags`), stored on the host: only jobs whose "
+        "host_tags are all among them are given; absent, the host keeps the tags it has",
     )
 
 

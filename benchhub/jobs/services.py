@@ -228,12 +228,17 @@ def _validated(request: dict[str, Any], refusal: str) -> dict[str, Any]:
     return body.validated_data
 
 
-def job_claim(*, token: RunnerToken, tablespaces: list[str] | None = None) -> Job | None:
+def job_claim(
+    *, token: RunnerToken, tablespaces: list[str] | None = None, tags: list[str] | None = None
+) -> Job | None:
     """Give the agent of `token` the most urgent queued job its host may run, or None.
 
     `tablespaces` are the names the agent offers: a job naming any other is left for another
     host. The host keeps the offer (Host.tablespaces) so a job naming it can be checked when
-    queued.
+    queued. `tags` are the host's tags as its agent offers them: they replace Host.tags, and a
+    job requiring any other is left for another host; None (an agent that names none) keeps the
+    host's tags. Both are stored by the claim's one statement, so offering new ones costs no
+    query.
 
     An agent holds at most one job: one that asks for work while still holding a job has lost
     it (it restarted), so that job is put back in the queue first. Order: priority (high first),
@@ -249,17 +254,18 @@ def job_claim(*, token: RunnerToken, tablespaces: list[str] | None = None) -> Jo
         )
         for lost in held:
             _requeue(lost, actor=_runner(token), reason="its agent asked for new work")
-        offered = sorted(set(tablespaces or []))
-        if host.tablespaces != offered:
-            Host.objects.filter(pk=host.pk).update(tablespaces=offered)
-            host.tablespaces = offered
+        host.tablespaces = sorted(set(tablespaces or []))
+        if tags is not None:
+            host.tags = sorted(set(tags))
         now = timezone.now()  # after any requeue, whose event comes first
         claimed = Job.objects.raw(
             _claim_sql(),
             {
                 "host": host.pk,
+                # What the host offers now; the stored tags change only when it named them.
                 "tags": host.tags,
-                "offered": offered,
+                "offered_tags": host.tags if tags is not None else None,
+                "offered": host.tablespaces,
                 "token": token.pk,
                 "now": now,
                 "seen_before": now - SEEN_RESOLUTION,
@@ -291,17 +297,28 @@ def _claim_sql() -> str:
     it claimed, log the event, and return it with its creator's name and its runs' UUIDs (an
     earlier attempt's, in the order Run's default ordering gives). A claim is the request
     200 agents make most; the ORM's version was five statements, each compiled per call, and
-    took three times the CPU (docs/performance.md, "Fifth pass")."""
+    took three times the CPU (docs/performance.md, "Fifth pass"). The host's row is written
+    only when its agent was last seen over SEEN_RESOLUTION ago or its offer (tags, tablespaces)
+    changed; the job's required tags are matched with `<@` against the offer, a filter on the
+    queued jobs the claim-order index yields, like its tablespaces."""
     quote = connection.ops.quote_name
     columns = ", ".join(f"claimed.{quote(cast(str, f.column))}" for f in Job._meta.concrete_fields)
     job, event, host = Job._meta.db_table, JobEvent._meta.db_table, Host._meta.db_table
     tags = Job._meta.get_field("host_tags").db_type(connection)
     names = Job._meta.get_field("tablespaces").db_type(connection)
+    host_tags = Host._meta.get_field("tags").db_type(connection)
+    host_names = Host._meta.get_field("tablespaces").db_type(connection)
     # The names and types come from the models; every value is a parameter.
     return f"""
         WITH seen AS (
-            UPDATE {host} SET last_seen_at = %(now)s
-            WHERE id = %(host)s AND (last_seen_at IS NULL OR last_seen_at < %(seen_before)s)
+            UPDATE {host} SET last_seen_at = %(now)s,
+                tags = COALESCE(%(offered_tags)s::{host_tags}, tags),
+                tablespaces = %(offered)s::{host_names}
+            WHERE id = %(host)s AND (
+                last_seen_at IS NULL OR last_seen_at < %(seen_before)s
+                OR tags <> COALESCE(%(offered_tags)s::{host_tags}, tags)
+                OR tablespaces <> %(offered)s::{host_names}
+            )
         ), chosen AS (
             SELECT id FROM {job}
             WHERE state = '{Job.State.QUEUED.value}'

@@ -9,14 +9,16 @@ from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
 from benchhub.results.aggregates import summarize
+from benchhub.results.hooks import runs_tagged
 from benchhub.results.models import LevelAggregate, Result, ResultEvidence, Run
 
 RUN_RELATIONS = ("host", "host_facts", "build", "workload", "config")
 
 
 def run_list(*, filters: dict[str, Any]) -> QuerySet[Run]:
-    """Runs matching the filters (host, version, workload, started_after/before, status),
-    with their relations; the caller paginates."""
+    """Runs matching the filters (host, version, workload, started_after/before, status, and
+    `tag`: review tags the run carries every one of), with their relations; the caller
+    paginates."""
     runs = Run.objects.select_related(*RUN_RELATIONS).defer(
         "settings", "setting_sources", "init_output"
     )
@@ -32,7 +34,7 @@ def run_list(*, filters: dict[str, Any]) -> QuerySet[Run]:
         runs = runs.filter(started_at__lt=filters["started_before"])
     if "status" in filters:
         runs = runs.filter(status=filters["status"])
-    return runs
+    return runs_tagged(runs, tags=filters.get("tag") or [])
 
 
 def run_get(*, run_uuid: Any) -> Run | None:

@@ -23,6 +23,7 @@ from benchhub.api.fields import (
     StrictFloatField,
     StrictIntegerField,
     StringMapField,
+    TagsParamField,
 )
 from benchhub.api.plan_fields import plan_field
 from benchhub.api.serializers import InSerializer
@@ -629,3 +630,4 @@ class RunFilterSerializer(serializers.Serializer):
     started_after = serializers.DateTimeField(required=False)
     started_before = serializers.DateTimeField(required=False)
     status = serializers.ChoiceField(choices=Run.Status.choices, required=False)
+    tag = TagsParamField()

@@ -2,7 +2,8 @@
 
 `/compare/?versions=13,14&host=b&workload=w` and `?workload=w&host=b&versions=13,14` name the same
 comparison, so a thread attached to one shows on the other. Only the permalink's own parameters
-count (workload, host, versions, same_hardware, invalid, runs); they are sorted by name, values
+count (workload, host, versions, same_hardware, invalid, runs, tag: a comparison of tagged runs
+is another comparison); they are sorted by name, values
 keep their order (the first version is the baseline), and flags are kept only when on.
 """
 
@@ -12,7 +13,7 @@ from benchhub.errors import ApplicationError
 from benchhub.querystrings import flag
 from benchhub.review.models import MAX_KEY
 
-PARAMETERS = ("host", "invalid", "runs", "same_hardware", "versions", "workload")
+PARAMETERS = ("host", "invalid", "runs", "same_hardware", "tag", "versions", "workload")
 FLAGS = ("invalid", "same_hardware")
 
 

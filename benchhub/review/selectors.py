@@ -1,8 +1,9 @@
 """Reads of team review: threads, tags, marks with who set them, the event log. All bounded."""
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from django.db.models import QuerySet
+from django.db.models import Exists, OuterRef, QuerySet
 
 from benchhub.results.models import Run
 from benchhub.review.models import Comment, ReviewEvent, RunTag
@@ -23,6 +24,15 @@ def comment_list(*, run: Run | None = None, comparison_key: str = "") -> QuerySe
 
 def run_tag_list(*, run: Run) -> QuerySet[RunTag]:
     return RunTag.objects.filter(run=run).select_related("tag", "added_by").order_by("tag__name")
+
+
+def runs_tagged(runs: QuerySet[Run], *, tags: Sequence[str]) -> QuerySet[Run]:
+    """`runs` narrowed to those carrying every one of `tags` (names, exactly), one EXISTS per
+    tag: each is an index lookup of RunTag by tag, and the query stays one query. Registered as
+    results.hooks' tag filter, so the apps below review filter by tag without importing it."""
+    for name in tags:
+        runs = runs.filter(Exists(RunTag.objects.filter(run=OuterRef("pk"), tag__name=name)))
+    return runs
 
 
 def event_list(*, run: Run | None = None) -> QuerySet[ReviewEvent]:

@@ -334,6 +334,20 @@ def test_it_names_the_field_and_line_the_server_refuses(world, home, tmp_path):
     assert "greater than or equal to 1" in done.stderr
 
 
+def test_it_submits_required_host_tags_and_names_the_line_of_a_bad_one(world, home, tmp_path):
+    path = tmp_path / "job.toml"
+    tagged = JOB_TOML.replace('host = "bench-01"', 'host_tags = ["nvme", "56-core"]')
+    path.write_text(tagged.replace('"56-core"', '"56 Core"'))
+    done = benchhub("submit", str(path), env=env_for(world, home))
+    assert done.returncode == 2
+    assert f"{path}:2: host_tags[1]: '56 Core': use 1 to 64 lower-case" in done.stderr
+    assert not Job.objects.exists()
+    path.write_text(tagged)
+    done = benchhub("submit", str(path), env=env_for(world, home))
+    assert done.returncode == 0, done.stderr
+    assert Job.objects.get(pk=int(done.stdout)).host_tags == ["nvme", "56-core"]
+
+
 def test_it_names_a_syntax_error_and_its_line(world, home, tmp_path):
     path = tmp_path / "job.toml"
     path.write_text(JOB_TOML.replace("scale = 1", "scale = = 1"))

@@ -133,7 +133,9 @@ class Agent:
             self.spool.private()
             self.deliver(wait_s=0)
             try:
-                claim = self.client.claim(tablespaces=sorted(self.config.tablespaces))
+                claim = self.client.claim(
+                    tablespaces=sorted(self.config.tablespaces), tags=self.config.tags
+                )
             except Unreachable as exc:
                 logger.error("cannot reach the server: %s", exc)
                 return "unreachable"

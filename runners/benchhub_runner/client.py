@@ -117,11 +117,17 @@ class Client:
         # Full jitter, so a fleet of agents coming back together does not stampede the server.
         return random.uniform(0, min(self.backoff_max_s, self.backoff_s * 2**attempt))  # noqa: S311
 
-    def claim(self, *, tablespaces: list[str] | None = None) -> object | None:
+    def claim(
+        self, *, tablespaces: list[str] | None = None, tags: list[str] | None = None
+    ) -> object | None:
         """The claimed job's JSON as sent (jobspec.job_parse reads it), or None: no work.
-        `tablespaces`: the names this host offers; only jobs using none other are given."""
-        body = {"tablespaces": tablespaces} if tablespaces else None
-        response = self.request("POST", "/api/v1/jobs/claim/", body)
+        `tablespaces`: the names this host offers; only jobs using none other are given.
+        `tags`: this host's tags, which the server stores on the host; only jobs requiring none
+        other are given. None leaves the host's tags as the server has them; [] clears them."""
+        body: dict[str, Any] = {"tablespaces": tablespaces} if tablespaces else {}
+        if tags is not None:
+            body["tags"] = tags
+        response = self.request("POST", "/api/v1/jobs/claim/", body or None)
         return None if response.status == 204 else response.body
 
     def heartbeat(self, job_id: int, progress: dict[str, Any]) -> dict[str, Any]:

@@ -5,7 +5,7 @@ server = "http://benchhub.example:8000"
 token = "bhr_..."                 # from `manage.py runner_create HOST`; or:
 token_file = "/etc/benchhub-runner/token"   # a file holding only the token
 host = "bench-01"                 # default: this machine's hostname
-tags = ["nvme", "56-core"]
+tags = ["nvme", "56-core"]        # offered at each claim; jobs may require them (host_tags)
 work_dir = "/var/lib/benchhub-runner"   # default; ~/.benchhub-runner when not root
 client_bindir = "/usr/lib/postgresql/15/bin"   # pgbench and psql; found on PATH if unset
 poll_interval_s = 10
@@ -41,6 +41,11 @@ the host: the agent then skips its check of the job's code (benchhub_runner.jobc
 setup SQL as the database superuser. The server checks every job when it is queued either way;
 the job's programs run as the unprivileged account in both cases (docs/security.md).
 
+`tags` are this host's, as the server keeps them: the agent offers them with every claim and the
+server stores them on the host, so a job that requires tags (`host_tags`) goes only to a host that
+offers all of them. Left out, the agent offers none and the server keeps the tags the host has
+(set in its admin); `tags = []` clears them. Each tag as hosttags.py spells them.
+
 `[tablespaces]` maps the tablespace names jobs may ask for to directories of this host (a job
 names tablespaces, never paths). The agent offers the names when it claims work, so it is only
 given jobs whose tablespaces it has; for each job it makes a subdirectory of each directory it
@@ -59,6 +64,7 @@ from typing import Any
 
 from .bindirs import CLIENT_TOOLS, bindir_candidates
 from .build.settings import BuildSettings, build_settings_from
+from .hosttags import host_tags_problems
 from .tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 
 
@@ -72,7 +78,8 @@ class Config:
     token: str
     host: str
     work_dir: Path
-    tags: list[str] = field(default_factory=list)
+    # None: the configuration names no tags, and the host keeps those the server has.
+    tags: list[str] | None = None
     client_bindir: Path | None = None
     installations: dict[str, Path] = field(default_factory=dict)
     poll_interval_s: float = 10.0
@@ -169,7 +176,7 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
             token=str(values["token"]),
             host=str(values.get("host") or socket.gethostname()),
             work_dir=Path(values.get("work_dir") or default_work_dir()),
-            tags=[str(t) for t in values.get("tags", [])],
+            tags=_tags(values["tags"]) if "tags" in values else None,
             client_bindir=_client_bindir(values.get("client_bindir")),
             installations={str(k): Path(v) for k, v in values.get("installations", {}).items()},
             poll_interval_s=float(values.get("poll_interval_s", 10)),
@@ -187,6 +194,16 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
         )
     except (TypeError, ValueError) as exc:
         raise ConfigError(f"bad configuration value: {exc}") from None
+
+
+def _tags(value: Any) -> list[str]:
+    """The host's tags: a list, each spelled as hosttags.py says, each once."""
+    if not isinstance(value, list):
+        raise ConfigError('tags must be a list of names, e.g. tags = ["nvme", "56-core"]')
+    problems = host_tags_problems(value, field="tags")
+    if problems:
+        raise ConfigError("; ".join(f"{path}: {why}" for path, why in problems.items()))
+    return list(value)
 
 
 def _tablespaces(table: Any) -> dict[str, Path]:

@@ -137,6 +137,27 @@ def test_configuration_comes_from_file_then_environment_then_flags(tmp_path, mon
     assert config.installations == {"13": Path("/opt/pg13/bin")}
 
 
+def test_it_reads_the_hosts_tags_and_names_a_bad_one(tmp_path, monkeypatch):
+    monkeypatch.delenv("BENCHHUB_CONFIG", raising=False)
+    path = tmp_path / "agent.toml"
+
+    def load(text: str) -> Config:
+        path.write_text('server = "http://x:1"\n' + text)
+        return config_load(path=path, overrides={"token": "bhr_flag"})
+
+    assert load('tags = ["nvme", "56-core"]').tags == ["nvme", "56-core"]
+    assert load("tags = []").tags == []
+    assert load("").tags is None  # named nowhere: the server keeps the host's tags
+    for text, message in (
+        ('tags = ["nvme", "NVMe"]', r"tags\[1\]: 'NVMe': use 1 to 64 lower-case"),
+        ('tags = ["*"]', r"tags\[0\]: '\*'"),
+        ('tags = ["a", "a"]', r"tags: Each tag once"),
+        ('tags = "nvme"', r"tags must be a list"),
+    ):
+        with pytest.raises(ConfigError, match=message):
+            load(text)
+
+
 def test_a_missing_token_or_a_broken_file_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.delenv("BENCHHUB_TOKEN", raising=False)
     monkeypatch.delenv("BENCHHUB_CONFIG", raising=False)
@@ -286,6 +307,19 @@ def test_the_agent_closes_a_spool_left_open_to_others_before_it_claims(server, t
 
     assert [path for path, _, _ in server.requests] == ["/api/v1/jobs/claim/"]
     assert stat.S_IMODE((tmp_path / "spool").stat().st_mode) == 0o700
+
+
+def test_the_agent_offers_its_configured_tags_at_each_claim_and_none_when_it_has_none(
+    server, tmp_path
+):
+    tagged = Config(
+        server=server.url, token="bhr_12345678_secret", host="h", work_dir=tmp_path, tags=["nvme"]
+    )
+    server.replies = [(204, {}), (204, {})]
+    Agent(config=tagged, client=client_for(server.url)).once()
+    untagged = Config(server=server.url, token="bhr_12345678_secret", host="h", work_dir=tmp_path)
+    Agent(config=untagged, client=client_for(server.url)).once()
+    assert [body for _, _, body in server.requests] == [{"tags": ["nvme"]}, None]
 
 
 def test_the_configure_command_writes_a_file_for_the_agent_alone(tmp_path, monkeypatch):

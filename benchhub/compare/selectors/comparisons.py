@@ -31,6 +31,7 @@ from benchhub.compare.selectors.sets import pooled_levels, runs_pooled
 from benchhub.compare.selectors.versions import version_runs, versions_pick
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host
+from benchhub.results.hooks import runs_tagged
 from benchhub.results.models import LevelAggregate, Result, Run
 from benchhub.results.selectors import RUN_RELATIONS
 
@@ -117,13 +118,22 @@ class Comparison:
         return len(self.series) > 1 and len({s.run.build_id for s in self.series}) == 1
 
 
-def runs_compared(include_invalid: bool):
+def runs_compared(include_invalid: bool, tags: list[str] | None = None):
+    """The runs a comparison may take: valid ones (unless `include_invalid`) carrying every
+    one of `tags` (review's; none: any)."""
     runs = Run.objects.select_related(*RUN_RELATIONS).defer(*RUN_DEFERRED)
+    runs = runs_tagged(runs, tags=tags or [])
     return runs if include_invalid else runs.filter(invalid=False)
 
 
 def _runs_for_versions(
-    *, workload: str, host: str, versions: list[str], same_hardware: bool, include_invalid: bool
+    *,
+    workload: str,
+    host: str,
+    versions: list[str],
+    same_hardware: bool,
+    include_invalid: bool,
+    tags: list[str],
 ) -> tuple[list[Run], list[str]]:
     """The run standing for each version among the workload's runs on the host (or its
     hardware), and the versions whose run had to come from another comparability key than the
@@ -131,7 +141,7 @@ def _runs_for_versions(
     chosen = Host.objects.select_related("current_facts").filter(name=host).first()
     if chosen is None:
         raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
-    runs = runs_compared(include_invalid).filter(workload__name=workload)
+    runs = runs_compared(include_invalid, tags).filter(workload__name=workload)
     if same_hardware and chosen.current_facts is not None:
         runs = runs.filter(host_facts__fingerprint=chosen.current_facts.fingerprint)
     else:
@@ -139,8 +149,9 @@ def _runs_for_versions(
     return version_runs(runs, versions)
 
 
-def _runs_by_uuid(*, uuids: list[uuid.UUID], include_invalid: bool) -> list[Run]:
-    by_uuid = {run.uuid: run for run in runs_compared(include_invalid).filter(uuid__in=uuids)}
+def _runs_by_uuid(*, uuids: list[uuid.UUID], include_invalid: bool, tags: list[str]) -> list[Run]:
+    runs = runs_compared(include_invalid, tags).filter(uuid__in=uuids)
+    by_uuid = {run.uuid: run for run in runs}
     return [by_uuid[u] for u in uuids if u in by_uuid]
 
 
@@ -154,18 +165,23 @@ def comparison_get(
     include_invalid: bool = False,
     baseline: str | None = None,
     include_unlike: bool = False,
+    tags: list[str] | None = None,
 ) -> Comparison:
     """The runs to compare, in the order asked (the first is the baseline, unless `baseline`
     names another version or another version's run is marked baseline), with their aggregates,
     the runs each pools, and the differences. Either `runs` (specific runs, pooled with nothing)
     or workload + host + versions. `include_unlike` keeps in each set the runs that differ from
     the one standing for the version in what a set holds equal: they are then listed under
-    `unlike` (the verdicts are not like with like) instead of `left_out`.
+    `unlike` (the verdicts are not like with like) instead of `left_out`. `tags` (review's):
+    only runs carrying every one of them stand for a version or join its set; a run named by
+    UUID without them is missing.
 
     Raises ComparisonError naming the parameter when the selection cannot be made.
     """
     if runs:
-        chosen = _runs_by_uuid(uuids=runs[:MAX_COMPARED], include_invalid=include_invalid)
+        chosen = _runs_by_uuid(
+            uuids=runs[:MAX_COMPARED], include_invalid=include_invalid, tags=tags or []
+        )
         wanted = [str(u) for u in runs]
         found = {str(run.uuid) for run in chosen}
         comparison = _comparison(chosen, missing=[w for w in wanted if w not in found])
@@ -188,6 +204,7 @@ def comparison_get(
         versions=versions[:MAX_COMPARED],
         same_hardware=same_hardware,
         include_invalid=include_invalid,
+        tags=tags or [],
     )
     picked = versions_pick(versions, chosen)
     chosen, marked = _baseline_first(chosen, picked, baseline)
@@ -201,6 +218,7 @@ def comparison_get(
             same_hardware=same_hardware,
             left_out=left,
             include_unlike=include_unlike,
+            tags=tags or [],
         ),
         left_out=left,
         include_unlike=include_unlike,
@@ -334,6 +352,7 @@ def _comparison(
     pooled: dict[int, list[Run]] | None = None,
     left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
     include_unlike: bool = False,
+    tags: list[str] | None = None,
 ) -> Comparison:
     # A version's set (runs named by UUID: each run alone) is narrowed to the runs of the same
     # threads and aggregated before anything reads it.

@@ -13,6 +13,7 @@ from benchhub.compare.selectors.comparisons import ComparisonError, runs_compare
 from benchhub.compare.selectors.splits import HELD_COLUMNS, held_runs, with_threads
 from benchhub.compare.splits import HeldRun, Split, series_splits
 from benchhub.hosts.models import Host
+from benchhub.results.hooks import runs_tagged
 from benchhub.results.models import LevelAggregate, Run
 
 HISTORY_MAX_POINTS = 500
@@ -74,6 +75,7 @@ def history_get(
     config: str | None = None,
     key: str | None = None,
     include_invalid: bool = False,
+    tags: list[str] | None = None,
 ) -> History:
     """tps at one client level over time for one series of a host and workload.
 
@@ -82,8 +84,10 @@ def history_get(
     line. `config` (a configuration hash prefix) asks instead for every run of that
     configuration, which may mix keys: `mixed` then counts them, for the page to say so.
     `configs` and `keys` list the alternatives with their number of runs; `splits` where the
-    line stops being like with like (compare.splits). Fixed number of queries: host, the
-    configs summary, the keys summary, the points, their host facts and builds, the newest run.
+    line stops being like with like (compare.splits). `tags` (review's): only runs carrying
+    every one of them are points, and only their keys and configurations are offered. Fixed
+    number of queries: host, the configs summary, the keys summary, the points, their host facts
+    and builds, the newest run.
     """
     chosen = Host.objects.filter(name=host).first()
     if chosen is None:
@@ -93,6 +97,8 @@ def history_get(
     )
     if not include_invalid:
         aggregates = aggregates.filter(run__invalid=False)
+    if tags:
+        aggregates = aggregates.filter(run__in=runs_tagged(Run.objects.all(), tags=tags))
     configs = _newest_first(aggregates, "run__config__hash")
     keys = _newest_first(aggregates, "comparability_key")
     if config:

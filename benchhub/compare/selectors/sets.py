@@ -7,6 +7,7 @@ from __future__ import annotations
 from django.db.models import Q
 
 from benchhub.compare.describe import held_differences, threads_difference
+from benchhub.results.hooks import runs_tagged
 from benchhub.results.models import LevelAggregate, Result, Run
 from benchhub.results.selectors import level_aggregate_of
 
@@ -33,6 +34,7 @@ def runs_pooled(
     same_hardware: bool = False,
     left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
     include_unlike: bool = False,
+    tags: list[str] | None = None,
 ) -> dict[int, list[Run]]:
     """For each run, the set of runs everything its version shows is made of: itself, then
     every other run of its build under its comparability key on its own host (`same_hardware`:
@@ -42,7 +44,7 @@ def runs_pooled(
     besides the key (describe.HELD_IN_A_SET: pgbench client major, kernel, warm-up, tablespaces,
     huge pages, CPU governor) stays out, recorded with its differences in `left_out` (run id ->
     [(run, differences)]); with `include_unlike` it joins the set all the same, and is recorded
-    there too. One query."""
+    there too. `tags` (review's): only runs carrying every one of them join. One query."""
     pooled: dict[int, list[Run]] = {run.id: [run] for run in runs}
     if not runs:
         return pooled
@@ -50,7 +52,9 @@ def runs_pooled(
     for run in runs:
         mine = Q(build_id=run.build_id, comparability_key=run.comparability_key)
         same |= mine if same_hardware else mine & Q(host_id=run.host_id)
-    others = Run.objects.filter(same).exclude(pk__in=[run.id for run in runs])
+    others = runs_tagged(Run.objects.filter(same), tags=tags or []).exclude(
+        pk__in=[run.id for run in runs]
+    )
     if not include_invalid:
         others = others.filter(invalid=False)
     rows = others.select_related("host", "host_facts").only(

@@ -42,6 +42,12 @@ class Command(BaseCommand):
         parser.add_argument("--repeats", type=int)
         parser.add_argument("--host")
         parser.add_argument(
+            "--host-tags",
+            nargs="+",
+            metavar="TAG",
+            help="with no --host: any host whose agent offers all these tags runs the job",
+        )
+        parser.add_argument(
             "--tablespaces",
             nargs="+",
             metavar="NAME",
@@ -94,6 +100,7 @@ class Command(BaseCommand):
             ("duration_s", "duration"),
             ("transactions_per_client", "transactions"),
             ("host", "host"),
+            ("host_tags", "host_tags"),
             ("tablespaces", "tablespaces"),
         ):
             if options[option] is not None:
