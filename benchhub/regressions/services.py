@@ -23,7 +23,7 @@ from django.utils import timezone
 
 from benchhub.compare.splits import Split, segments
 from benchhub.errors import ApplicationError
-from benchhub.hosts.models import Host
+from benchhub.hosts.models import Host, host_name_key
 from benchhub.regressions.detection import Change, changes
 from benchhub.regressions.models import (
     MAX_NOTE,
@@ -337,8 +337,12 @@ def subscription_add(*, user: Any, host_name: str = "", workload_name: str = "")
     """Subscribe a person to changes on a host, of a workload, both, or (both blank) all.
     Names must exist; subscribing twice returns the existing subscription."""
     host_name, workload_name = host_name.strip(), workload_name.strip()
-    if host_name and not Host.objects.filter(name=host_name).exists():
-        raise RegressionError("invalid", f"No host named {host_name!r}.", field="host")
+    if host_name:
+        # Stored as the host's own name: notifications match subscriptions on it.
+        host = Host.objects.filter(name_key=host_name_key(host_name)).first()
+        if host is None:
+            raise RegressionError("invalid", f"No host named {host_name!r}.", field="host")
+        host_name = host.name
     if workload_name and not Workload.objects.filter(name=workload_name).exists():
         raise RegressionError("invalid", f"No workload named {workload_name!r}.", field="workload")
     if Subscription.objects.filter(user=user).count() >= MAX_SUBSCRIPTIONS:
