@@ -52,6 +52,9 @@ Environment:
 - LOG_FORMAT                 "plain" (default) or "json": one JSON object a line
 - BENCHHUB_WEBHOOK_ALLOW_PRIVATE  "1" lets webhooks call loopback, private and link-local
                              addresses (an internal chat server); off by default (docs/security.md)
+- BENCHHUB_SOURCES_ALLOW_PRIVATE  "1" lets a recipe's tarball or git url name a loopback or
+                             private address (a lab's mirror); each agent allows it too with
+                             [build] allow_private_sources; off by default (docs/security.md)
 """
 
 import os
@@ -469,6 +472,8 @@ BENCHHUB_KEEP_DETAIL_MONTHS = (
 # Notifications of detected changes (regressions.notifications).
 BENCHHUB_BASE_URL = env_str("BENCHHUB_BASE_URL", "http://127.0.0.1:8000")
 BENCHHUB_WEBHOOK_ALLOW_PRIVATE = env_bool("BENCHHUB_WEBHOOK_ALLOW_PRIVATE")
+# Recipes whose sources name a private address (builds.services; agents have their own switch).
+BENCHHUB_SOURCES_ALLOW_PRIVATE = env_bool("BENCHHUB_SOURCES_ALLOW_PRIVATE")
 EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
 EMAIL_HOST = env_str("EMAIL_HOST", "localhost")
 EMAIL_PORT = env_int("EMAIL_PORT", 25)

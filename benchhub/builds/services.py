@@ -9,6 +9,7 @@ acts on keeps a recipe a list of compiler options. Nothing is written unless all
 
 import hashlib
 import re
+import urllib.parse
 from dataclasses import dataclass
 from typing import Any
 
@@ -18,6 +19,8 @@ from benchhub_runner.build.spec import (
     SpecError,
     spec_parse,
 )
+from benchhub_runner.urlpolicy import host_refusal
+from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
 
@@ -228,6 +231,9 @@ def _source_fields(source: dict[str, Any]) -> dict[str, Any]:
         parsed = spec_parse({"name": "recipe", "source": source}).source
     except SpecError as exc:
         raise RecipeError("invalid", exc.message, field=exc.field) from None
+    url = getattr(parsed, "url", None)
+    if url and not settings.BENCHHUB_SOURCES_ALLOW_PRIVATE:
+        _check_source_address(url)
 
     def text(key: str) -> str:
         value = source.get(key)
@@ -243,6 +249,25 @@ def _source_fields(source: dict[str, Any]) -> dict[str, Any]:
         "branch": text("branch"),
         "snapshot_date": getattr(parsed, "date", None),
     }
+
+
+def _check_source_address(url: str) -> None:
+    """Refuse a network url naming an address the fetch policy refuses, as far as the server
+    can tell without a lookup (a literal address, localhost): the person writing the recipe
+    reads why here rather than in a failed build. A name is checked by the agent that
+    resolves it; a path or file:// by its [build] source_dirs."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme.lower() not in ("http", "https", "git") or not parts.hostname:
+        return
+    refused = host_refusal(parts.hostname)
+    if refused:
+        raise RecipeError(
+            "invalid",
+            f"{refused}, not a public address: agents fetch sources from public addresses "
+            "only (BENCHHUB_SOURCES_ALLOW_PRIVATE on the server, and [build] "
+            "allow_private_sources on each agent, allow private ones).",
+            field="source.url",
+        )
 
 
 def _patch_row(recipe: Recipe, *, position: int, patch: PatchIn, field: str, by: Any) -> Patch:

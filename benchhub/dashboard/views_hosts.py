@@ -6,7 +6,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from benchhub.compare.selectors import HOST_NOISE_REPEATS, host_noise_rows
-from benchhub.hosts.models import Host
+from benchhub.hosts.models import Host, host_name_key
 from benchhub.hosts.selectors import host_overview_list
 from benchhub.hosts.tuning import host_tuning
 
@@ -19,7 +19,7 @@ def host_list(request: HttpRequest) -> HttpResponse:
 
 def host_detail(request: HttpRequest, name: str) -> HttpResponse:
     """GET /hosts/<name>/: what differences this host can tell apart, per workload and level."""
-    host = Host.objects.select_related("current_facts").filter(name=name).first()
+    host = Host.objects.select_related("current_facts").filter(name_key=host_name_key(name)).first()
     if host is None:
         raise Http404(f"No host {name}")
     context = {

@@ -18,7 +18,7 @@ from benchhub.api.permissions import IsPerson, IsRunner, request_person
 from benchhub.api.serializers import InSerializer
 from benchhub.hosts.access import host_grant_check
 from benchhub.hosts.authentication import request_runner_token
-from benchhub.hosts.models import Host, HostFacts, HostGrant
+from benchhub.hosts.models import Host, HostFacts, HostGrant, host_name_key
 from benchhub.hosts.selectors import host_list
 from benchhub.hosts.services import (
     HostGrantInvalid,
@@ -132,7 +132,7 @@ class GrantOutSerializer(serializers.ModelSerializer):
 
 
 def _host(name: str) -> Host:
-    host = Host.objects.filter(name=name).first()
+    host = Host.objects.filter(name_key=host_name_key(name)).first()
     if host is None:
         raise HostGrantInvalid("not_found", f"No host {name}.", status=404)
     return host

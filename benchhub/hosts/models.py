@@ -13,9 +13,13 @@ from benchhub.accounts.models import AbstractToken
 
 
 def host_name_key(name: str) -> str:
-    """The spelling-blind form of a host name (NFKC, case-folded, NFKC again): `BENCH-A`,
-    `bench-a` and its full-width form share one, so no two hosts may hold them."""
-    return unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    """The spelling-blind form of a host name (NFKC, case-folded, NFKC again, one trailing dot
+    dropped): `BENCH-A`, `bench-a`, its full-width form and the fully qualified `bench-a.`
+    share one, so no two hosts may hold them. Every look-up of a host by the name a person or
+    an agent gave goes through it (`name_key`), as every write does."""
+    key = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", name).casefold())
+    # DNS's root label: `bench-a.` is `bench-a` written absolutely, not another machine.
+    return key[:-1] if len(key) > 1 and key.endswith(".") else key
 
 
 class Host(models.Model):

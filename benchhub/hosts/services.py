@@ -125,9 +125,10 @@ def runner_tokens_revoke_ids(*, token_ids: list[int]) -> int:
 
 def runner_tokens_revoke(*, host_name: str) -> int:
     """Revoke every live token of the host; returns how many were revoked."""
-    return RunnerToken.objects.filter(host__name=host_name, revoked_at__isnull=True).update(
-        revoked_at=timezone.now()
+    live = RunnerToken.objects.filter(
+        host__name_key=host_name_key(host_name), revoked_at__isnull=True
     )
+    return live.update(revoked_at=timezone.now())
 
 
 def host_spool_report(*, host: Host, set_aside: list[dict[str, Any]]) -> None:

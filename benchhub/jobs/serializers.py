@@ -24,7 +24,7 @@ from benchhub.api.plan_fields import plan_field
 from benchhub.api.serializers import InSerializer
 from benchhub.builds.selectors import recipe_names_among
 from benchhub.builds.versions import VersionError, version_parse
-from benchhub.hosts.models import Host
+from benchhub.hosts.fields import HostNameField
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
 from benchhub.workloads.catalog import catalog_job_request
 from benchhub.workloads.serializers import JobWorkloadInSerializer
@@ -96,9 +96,7 @@ class JobInSerializer(PlanInSerializer):
         max_length=16,
     )
     workload = JobWorkloadInSerializer()
-    host = serializers.SlugRelatedField(
-        slug_field="name", queryset=Host.objects.all(), required=False, allow_null=True
-    )
+    host = HostNameField(required=False, allow_null=True)
     host_tags = HostTagsField(
         required=False,
         default=list,

@@ -22,7 +22,7 @@ from benchhub.api.errors import flatten_errors
 from benchhub.builds.selectors import recipe_specs
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import job_target_check
-from benchhub.hosts.models import Host, RunnerToken
+from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
 from benchhub.jobs.serializers import JobInSerializer
 from benchhub.jobs.signals import job_ended
@@ -601,7 +601,11 @@ class ScheduleError(ApplicationError):
 
 def _template_target_check(*, person: User | None, template: dict[str, Any]) -> None:
     host_name = template.get("host")
-    host = Host.objects.filter(name=host_name).first() if isinstance(host_name, str) else None
+    host = (
+        Host.objects.filter(name_key=host_name_key(host_name)).first()
+        if isinstance(host_name, str)
+        else None
+    )
     tags = template.get("host_tags") or []
     job_target_check(
         person=person,

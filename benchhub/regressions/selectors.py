@@ -12,6 +12,7 @@ from django.db.models import Q, QuerySet
 
 from benchhub.compare.selectors import HELD_COLUMNS, held_runs, with_threads
 from benchhub.compare.splits import Split, series_splits
+from benchhub.hosts.models import host_name_key
 from benchhub.regressions.models import Delivery, Regression, RegressionEvent, Subscription, Webhook
 from benchhub.results.models import LevelAggregate
 
@@ -96,7 +97,7 @@ def regression_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Regres
     if filters.get("kind"):
         regressions = regressions.filter(kind=filters["kind"])
     if filters.get("host"):
-        regressions = regressions.filter(host__name=filters["host"])
+        regressions = regressions.filter(host__name_key=host_name_key(filters["host"]))
     if filters.get("workload"):
         regressions = regressions.filter(workload__name=filters["workload"])
     if filters.get("clients"):

@@ -15,13 +15,15 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
+from benchhub_runner.urlpolicy import host_refusal
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
 from django.utils import timezone
 
 from benchhub.compare.splits import Split
 from benchhub.errors import ApplicationError
-from benchhub.hosts.models import Host
+from benchhub.hosts.models import Host, host_name_key
 from benchhub.regressions.detection import MOVE_RUNS, Change, series_changes
 from benchhub.regressions.models import (
     MAX_NOTE,
@@ -32,6 +34,7 @@ from benchhub.regressions.models import (
     Webhook,
 )
 from benchhub.regressions.selectors import Series, SeriesPoint, series_points
+from benchhub.regressions.webhook_url import OPT_IN as WEBHOOK_OPT_IN
 from benchhub.regressions.webhook_url import webhook_url_parse
 from benchhub.results.models import LevelAggregate, Run
 from benchhub.workloads.models import Workload
@@ -374,8 +377,12 @@ def subscription_add(*, user: Any, host_name: str = "", workload_name: str = "")
     """Subscribe a person to changes on a host, of a workload, both, or (both blank) all.
     Names must exist; subscribing twice returns the existing subscription."""
     host_name, workload_name = host_name.strip(), workload_name.strip()
-    if host_name and not Host.objects.filter(name=host_name).exists():
-        raise RegressionError("invalid", f"No host named {host_name!r}.", field="host")
+    if host_name:
+        # Stored as the host's own name: notifications match subscriptions on it.
+        host = Host.objects.filter(name_key=host_name_key(host_name)).first()
+        if host is None:
+            raise RegressionError("invalid", f"No host named {host_name!r}.", field="host")
+        host_name = host.name
     if workload_name and not Workload.objects.filter(name=workload_name).exists():
         raise RegressionError("invalid", f"No workload named {workload_name!r}.", field="workload")
     if Subscription.objects.filter(user=user).count() >= MAX_SUBSCRIPTIONS:
@@ -394,7 +401,9 @@ def subscription_remove(*, user: Any, subscription_id: int) -> bool:
 def webhook_url_check(url: str) -> str:
     """A webhook URL the server may call: at most MAX_WEBHOOK_URL characters, read one way
     only (webhook_url.webhook_url_parse: http or https, a host, no credentials, nothing two
-    parsers could read differently). Where it points is checked at delivery."""
+    parsers could read differently), and not naming an address the fetch policy refuses
+    (a literal one or `localhost`) unless BENCHHUB_WEBHOOK_ALLOW_PRIVATE. Where a name points
+    is checked again at each delivery, by the lookup the call uses."""
     url = url.strip()
     if not url:
         raise RegressionError("invalid", "A webhook needs a URL.", field="url")
@@ -403,9 +412,17 @@ def webhook_url_check(url: str) -> str:
             "invalid", f"A webhook URL is at most {MAX_WEBHOOK_URL} characters.", field="url"
         )
     try:
-        webhook_url_parse(url)
+        parsed = webhook_url_parse(url)
     except ValueError as exc:
         raise RegressionError("invalid", str(exc), field="url") from None
+    refused = None if settings.BENCHHUB_WEBHOOK_ALLOW_PRIVATE else host_refusal(parsed.host)
+    if refused:
+        raise RegressionError(
+            "invalid",
+            f"{refused}, not a public address: the server calls public addresses only "
+            f"({WEBHOOK_OPT_IN} allows private ones).",
+            field="url",
+        )
     return url
 
 

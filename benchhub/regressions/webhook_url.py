@@ -7,17 +7,22 @@ digits, dots and hyphens or a bracketed IPv6 address, an optional port, and a pa
 the characters RFC 3986 allows. Anything else, backslashes, credentials (`user@`), spaces,
 fragments, percent-escapes in the host, non-ASCII, is refused: a URL two parsers could read
 differently is not accepted at all. The call then connects to the address the check resolved
-(`webhook_resolve`), never resolving the name a second time.
+(`webhook_resolve`), never resolving the name a second time, and only when every address it
+has passes the fetch policy every fetch made on a person's behalf follows
+(benchhub_runner.urlpolicy; docs/security.md, "What a fetch may reach").
 """
 
 from __future__ import annotations
 
 import ipaddress
 import re
-import socket
 from dataclasses import dataclass
 
-__all__ = ["WebhookURL", "webhook_resolve", "webhook_url_parse"]
+from benchhub_runner.urlpolicy import address_resolve
+
+__all__ = ["OPT_IN", "WebhookURL", "webhook_resolve", "webhook_url_parse"]
+
+OPT_IN = "BENCHHUB_WEBHOOK_ALLOW_PRIVATE"
 
 _URL = re.compile(
     r"(?P<scheme>[Hh][Tt][Tt][Pp][Ss]?)://"
@@ -81,19 +86,6 @@ def _authority(url: str) -> str:
 
 def webhook_resolve(parsed: WebhookURL, *, allow_private: bool) -> str:
     """The address to connect to: the host's first address, after every address it resolves
-    to was found public (unless `allow_private`). Raises LookupError when the name does not
-    resolve, PermissionError naming the address that is not public."""
-    try:
-        infos = socket.getaddrinfo(parsed.host, parsed.port, type=socket.SOCK_STREAM)
-    except OSError as exc:
-        raise LookupError(f"cannot resolve {parsed.host}: {exc}") from exc
-    addresses = [ipaddress.ip_address(str(info[4][0]).split("%", 1)[0]) for info in infos]
-    for address in addresses:
-        if not allow_private and not address.is_global:
-            raise PermissionError(
-                f"{parsed.host} is {address}, not a public address "
-                "(BENCHHUB_WEBHOOK_ALLOW_PRIVATE allows it)"
-            )
-    if not addresses:
-        raise LookupError(f"cannot resolve {parsed.host}: no address")
-    return str(addresses[0])
+    to passed the fetch policy (unless `allow_private`). Raises LookupError when the name does
+    not resolve, PermissionError (urlpolicy.AddressRefused) naming the address refused."""
+    return address_resolve(parsed.host, parsed.port, allow_private=allow_private, opt_in=OPT_IN)

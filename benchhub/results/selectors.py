@@ -8,6 +8,7 @@ from django.core.cache import cache
 from django.db import connection
 from django.db.models import Prefetch, QuerySet
 
+from benchhub.hosts.models import host_name_key
 from benchhub.results.aggregates import summarize
 from benchhub.results.hooks import runs_tagged
 from benchhub.results.models import LevelAggregate, Result, ResultEvidence, Run
@@ -23,7 +24,7 @@ def run_list(*, filters: dict[str, Any]) -> QuerySet[Run]:
         "settings", "setting_sources", "init_output"
     )
     if "host" in filters:
-        runs = runs.filter(host__name=filters["host"])
+        runs = runs.filter(host__name_key=host_name_key(filters["host"]))
     if "version" in filters:
         runs = runs.filter(build__version=filters["version"])
     if "workload" in filters:

@@ -1,6 +1,7 @@
 """The REST API as the command uses it: the agent's retrying client (benchhub_runner.client),
-with the token optional (reads are open to anonymous users) and the server's refusals turned
-into one-line errors that name the field, the scope or the URL."""
+whose redirects carry the token to the same origin only, with the token optional (reads are
+open to anonymous users) and the server's refusals turned into one-line errors that name the
+field, the scope or the URL."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from urllib.parse import urlencode
 
 from benchhub_cli.config import Settings
 from benchhub_cli.errors import CliError
-from benchhub_runner.client import ApiError, Client, Response, Unreachable
+from benchhub_runner.client import ApiError, Client, Response, Unreachable, opener
 
 
 class _Client(Client):
@@ -27,7 +28,7 @@ class _Client(Client):
             method=method,
             headers={"Content-Type": "application/json", "Accept": "application/json"},
         )
-        with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310
+        with opener.open(request, timeout=self.timeout_s) as response:
             raw = response.read()
             return Response(status=response.status, body=json.loads(raw) if raw else None)
 

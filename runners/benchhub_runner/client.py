@@ -3,6 +3,11 @@
 Retried: connection failures, timeouts, and responses 408, 429 and 5xx (honouring Retry-After).
 Not retried: other 4xx, which mean the request itself is wrong or stale; they raise ApiError with
 the server's error body, whose `fields` name what was wrong.
+
+Redirects are followed as urllib follows them, but the token only to the same origin (scheme,
+host and port): urllib's own handler copies the Authorization header to wherever the answer
+points, so a server (or a proxy in front of it) answering with a redirect elsewhere would hand
+the token to that host.
 """
 
 from __future__ import annotations
@@ -11,11 +16,40 @@ import json
 import random
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from dataclasses import dataclass
 from typing import Any
 
 RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+_DEFAULT_PORTS = {"http": 80, "https": 443}
+
+
+def _origin(url: str) -> tuple[str, str, int] | None:
+    parts = urllib.parse.urlsplit(url)
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or _DEFAULT_PORTS.get(scheme, 0)
+    except ValueError:
+        return None
+    return scheme, (parts.hostname or ""), port
+
+
+class _TokenStaysHome(urllib.request.HTTPRedirectHandler):
+    """urllib's redirects, minus the Authorization header on a redirect to another origin."""
+
+    def redirect_request(
+        self, req: urllib.request.Request, fp: Any, code: int, msg: str, headers: Any, newurl: str
+    ) -> urllib.request.Request | None:
+        new = super().redirect_request(req, fp, code, msg, headers, newurl)
+        here = _origin(req.full_url)
+        if new is not None and (here is None or _origin(new.full_url) != here):
+            new.remove_header("Authorization")
+        return new
+
+
+# The agent's and the CLI's one way to send a request (environment proxies as urlopen has them).
+opener = urllib.request.build_opener(_TokenStaysHome)
 
 
 class ApiError(Exception):
@@ -107,8 +141,8 @@ class Client:
                 "User-Agent": "benchhub-runner",
             },
         )
-        # The scheme is checked in __init__: only http and https reach urlopen.
-        with urllib.request.urlopen(request, timeout=self.timeout_s) as response:  # noqa: S310
+        # The scheme is checked in __init__: only http and https reach the opener.
+        with opener.open(request, timeout=self.timeout_s) as response:
             return Response(status=response.status, body=_json(response.read()))
 
     def _delay(self, attempt: int, retry_after: str) -> float:

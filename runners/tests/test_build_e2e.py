@@ -44,12 +44,20 @@ def env(pg15_release_builds: ReleaseBuilds) -> dict[str, Any]:
 
 
 def build(
-    env: dict[str, Any], data: dict[str, Any], *, source_dirs: tuple[Path, ...] = (), **kwargs: Any
+    env: dict[str, Any],
+    data: dict[str, Any],
+    *,
+    source_dirs: tuple[Path, ...] = (),
+    allow_private_sources: bool = False,
+    **kwargs: Any,
 ) -> Any:
     """``ensure_build`` of ``data`` with the session's settings; ``source_dirs`` lists where a
-    local git repository of the test lies (the agent refuses one elsewhere)."""
+    local git repository of the test lies (the agent refuses one elsewhere);
+    ``allow_private_sources`` lets a tarball url name the local mirror (127.0.0.1)."""
     spec = spec_parse({"name": "test", **data})
-    settings = dataclasses.replace(env["settings"], source_dirs=source_dirs)
+    settings = dataclasses.replace(
+        env["settings"], source_dirs=source_dirs, allow_private_sources=allow_private_sources
+    )
     return ensure_build(spec, cache_dir=env["cache_dir"], settings=settings, **kwargs)
 
 
@@ -145,7 +153,7 @@ def test_it_reuses_the_install_for_the_same_input(plain: Any, env: dict[str, Any
     # The same tarball named by URL is the same input: the same install.
     url = f"{env['mirror']}/v15.18/postgresql-15.18.tar.bz2"
     by_url = release_spec(source={"kind": "tarball", "url": url, "sha256": PG15_SHA256})
-    with build(env, by_url) as same:
+    with build(env, by_url, allow_private_sources=True) as same:
         assert same.reused and same.installation.bindir == plain.installation.bindir
     assert marker.stat().st_mtime_ns == before
 

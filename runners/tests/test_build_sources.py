@@ -9,7 +9,10 @@ import os
 import pwd
 import re
 import shutil
+import socket
 import stat
+import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,6 +24,7 @@ from benchhub_runner.account import RUNNER_USER
 from benchhub_runner.build import BuildError, BuildSettings, commit_range, resolve_source
 from benchhub_runner.build.sources import SourceCache
 from benchhub_runner.build.spec import GitSource, ReleaseSource, TarballSource
+from benchhub_runner.cluster import free_port
 
 # Enough of the tree to be a PostgreSQL source; the whole tree is for the slow build tests.
 MEMBERS = ["configure", "configure.ac", "README", "COPYRIGHT"]
@@ -288,7 +292,8 @@ def test_it_takes_tarballs_by_url_or_path_and_checks_them(mirror, pg15_tarball) 
                    TarballSource(sha256=PG15_SHA256, path=str(pg15_tarball))):  # fmt: skip
         cache = open_tmpdir("benchhub-tarball-")
         try:
-            resolved = resolve(source, cache, source_dirs=allowed)
+            # The mirror is on 127.0.0.1: this agent's owner allows private sources.
+            resolved = resolve(source, cache, source_dirs=allowed, allow_private_sources=True)
             assert resolved.digest == f"tarball:{PG15_SHA256}"
             assert resolved.location == (source.url or source.path)
             assert os.path.getsize(resolved.tarball) == os.path.getsize(pg15_tarball)
@@ -302,6 +307,69 @@ def test_it_takes_tarballs_by_url_or_path_and_checks_them(mirror, pg15_tarball) 
         resolve(wrong, open_tmpdir("benchhub-tarball-"), source_dirs=allowed)
     assert caught.value.stage == "fetch"
     assert PG15_SHA256 not in str(caught.value) and PG15_SHA256 not in caught.value.log_tail
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "127.1", "[::ffff:127.0.0.1]"])
+def test_it_fetches_no_tarball_from_a_private_address_unless_the_host_allows_it(mirror, host):
+    port = mirror["url"].split(":")[2].split("/")[0]
+    url = f"http://{host}:{port}/pub/source/v15.18/postgresql-15.18.tar.bz2"
+    cache = open_tmpdir("benchhub-tarball-")
+    try:
+        with pytest.raises(BuildError) as caught:
+            resolve(TarballSource(sha256=PG15_SHA256, url=url), cache)
+        assert caught.value.stage == "fetch"
+        assert "not a public address" in str(caught.value)
+        assert "[build] allow_private_sources allows private ones" in str(caught.value)
+        assert not list((cache / "builds" / "sources" / "tarballs").iterdir())
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def git_daemon(origin) -> Iterator[str]:
+    """alice's repository served by git daemon on 127.0.0.1 (git://)."""
+    port = free_port()
+    root = origin["repo"].parent
+    daemon = subprocess.Popen(
+        ["git", "daemon", "--reuseaddr", "--export-all", f"--base-path={root}",
+         "--listen=127.0.0.1", f"--port={port}", str(root)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+    try:
+        deadline = time.monotonic() + 20
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert time.monotonic() < deadline and daemon.poll() is None, "no git daemon"
+                time.sleep(0.1)
+        yield f"git://127.0.0.1:{port}/{origin['repo'].name}"
+    finally:
+        daemon.terminate()
+        daemon.wait(timeout=10)
+
+
+def test_it_clones_no_repository_from_a_private_address_unless_the_host_allows_it(
+    origin, git_daemon
+) -> None:
+    cache = open_tmpdir("benchhub-git-")
+    try:
+        by_date = GitSource(url=git_daemon, branch="master", date=dt.date(2030, 1, 1))
+        for source in (GitSource(url=git_daemon, ref="master"), by_date):
+            with pytest.raises(BuildError, match=r"allow_private_sources allows") as caught:
+                resolve(source, cache)
+            assert caught.value.stage == "fetch"
+        with pytest.raises(BuildError, match=r"allow_private_sources allows"):
+            commit_range(git_daemon, "master", "master", cache_dir=cache)
+        assert not list((cache / "builds" / "sources" / "git").iterdir())
+        # Allowed: cloned over git:// from the address that was checked.
+        resolved = resolve(GitSource(url=git_daemon, ref="master"), cache,
+                           allow_private_sources=True)  # fmt: skip
+        assert resolved.commit == origin["third"]
+        assert resolved.repository == git_daemon
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
 
 
 @pytest.fixture

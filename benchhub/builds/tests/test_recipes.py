@@ -169,6 +169,35 @@ def test_it_refuses_bad_input_naming_the_field_and_writes_nothing(alice_client, 
     assert Recipe.objects.count() == 0 and Patch.objects.count() == 0
 
 
+@pytest.mark.parametrize(
+    "source",
+    [
+        _with_source(url="http://127.0.0.1:8000/pg.tar.bz2")["source"],
+        _with_source(url="https://169.254.169.254/pg.tar.bz2")["source"],
+        _with_source(url="https://10.0.0.5/pg.tar.bz2")["source"],
+        _with_source(url="https://[::ffff:127.0.0.1]/pg.tar.bz2")["source"],
+        _with_source(url="https://[64:ff9b::a9fe:a9fe]/pg.tar.bz2")["source"],
+        {**GIT, "url": "git://127.0.0.1:9418/pg.git", "ref": "master"},
+        {**GIT, "url": "git://localhost/pg.git", "ref": "master"},
+        {**GIT, "url": "https://[2002:7f00:1::1]/pg.git", "ref": "master"},
+        {**GIT, "url": "git://0x7f000001/pg.git", "ref": "master"},
+    ],
+)
+def test_it_refuses_a_source_on_a_private_address_unless_the_server_allows_it(
+    alice_client, settings, source
+):
+    response = alice_client.post("/api/v1/recipes/", {**RECIPE, "source": source}, format="json")
+
+    assert response.status_code == 400, response.content
+    [message] = response.json()["fields"]["source.url"]
+    assert "not a public address" in message and "BENCHHUB_SOURCES_ALLOW_PRIVATE" in message
+    assert not Recipe.objects.exists()
+
+    settings.BENCHHUB_SOURCES_ALLOW_PRIVATE = True
+    response = alice_client.post("/api/v1/recipes/", {**RECIPE, "source": source}, format="json")
+    assert response.status_code == 201, response.content
+
+
 def test_it_appends_an_uploaded_patch_file(alice_client, bob_client):
     alice_client.post("/api/v1/recipes/", RECIPE, format="json")
     second = b"--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b\n"

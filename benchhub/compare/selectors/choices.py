@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from django.db.models import Exists, OuterRef
 
-from benchhub.hosts.models import Host
+from benchhub.hosts.models import Host, host_name_key
 from benchhub.results.models import Run
 from benchhub.workloads.models import Workload
 
@@ -41,7 +41,7 @@ def compare_choices(*, workload: str | None, host: str | None) -> Choices:
     if workload:
         runs = runs.filter(workload__name=workload)
     if host:
-        runs = runs.filter(host__name=host)
+        runs = runs.filter(host__name_key=host_name_key(host))
     versions = [
         version
         for version, _ in runs.order_by("build__sort_key", "build__version")

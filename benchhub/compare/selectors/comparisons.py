@@ -30,7 +30,7 @@ from benchhub.compare.describe import Difference, differences, series_labels
 from benchhub.compare.selectors.sets import pooled_levels, runs_pooled
 from benchhub.compare.selectors.versions import version_runs, versions_pick
 from benchhub.errors import ApplicationError
-from benchhub.hosts.models import Host
+from benchhub.hosts.models import Host, host_name_key
 from benchhub.results.hooks import runs_tagged
 from benchhub.results.models import LevelAggregate, Result, Run
 from benchhub.results.selectors import RUN_RELATIONS
@@ -138,7 +138,9 @@ def _runs_for_versions(
     """The run standing for each version among the workload's runs on the host (or its
     hardware), and the versions whose run had to come from another comparability key than the
     others' (versions.version_runs)."""
-    chosen = Host.objects.select_related("current_facts").filter(name=host).first()
+    chosen = (
+        Host.objects.select_related("current_facts").filter(name_key=host_name_key(host)).first()
+    )
     if chosen is None:
         raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     runs = runs_compared(include_invalid, tags).filter(workload__name=workload)

@@ -22,7 +22,7 @@ from benchhub.compare.selectors.comparisons import (
     runs_compared,
 )
 from benchhub.compare.selectors.versions import versions_pick, versions_q
-from benchhub.hosts.models import Host
+from benchhub.hosts.models import Host, host_name_key
 from benchhub.results.models import Run
 
 MAX_EXPERIMENT_RUNS = 300
@@ -107,7 +107,7 @@ def experiment_get(
         raise ComparisonError("invalid", f"No experiment {experiment!r}.", field="experiment")
     if not versions:
         raise ComparisonError("invalid", "versions is required.", field="versions")
-    chosen = Host.objects.filter(name=host).first()
+    chosen = Host.objects.filter(name_key=host_name_key(host)).first()
     if chosen is None:
         raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     versions = versions[:MAX_COMPARED]

@@ -12,7 +12,7 @@ from django.db.models import Count, Max
 from benchhub.compare.selectors.comparisons import ComparisonError, runs_compared
 from benchhub.compare.selectors.splits import HELD_COLUMNS, held_runs, with_threads
 from benchhub.compare.splits import HeldRun, Split, series_splits
-from benchhub.hosts.models import Host
+from benchhub.hosts.models import Host, host_name_key
 from benchhub.results.hooks import runs_tagged
 from benchhub.results.models import LevelAggregate, Run
 
@@ -89,7 +89,7 @@ def history_get(
     number of queries: host, the configs summary, the keys summary, the points, their host facts
     and builds, the newest run.
     """
-    chosen = Host.objects.filter(name=host).first()
+    chosen = Host.objects.filter(name_key=host_name_key(host)).first()
     if chosen is None:
         raise ComparisonError("invalid", f"No host named {host!r}.", field="host")
     aggregates = LevelAggregate.objects.filter(

@@ -1,11 +1,17 @@
-"""Host names are unique whatever their spelling: letter case and compatibility forms."""
+"""Host names are unique whatever their spelling: letter case, compatibility forms and a
+trailing dot; every look-up by name reads them the same way."""
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.db import IntegrityError, transaction
+from rest_framework.test import APIClient
 
-from benchhub.hosts.models import Host, host_name_key
+from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.hosts.services import HostNameTaken, host_get_or_create, runner_token_create
+from benchhub.jobs.models import Job
+from benchhub.jobs.tests.test_queue import JOB
+from benchhub.testing.payloads import run_payload
+from benchhub.testing.processes import ROOT
 
 
 def fullwidth(text: str) -> str:
@@ -59,3 +65,51 @@ def test_the_token_command_refuses_a_host_spelled_like_another_saying_which():
     runner_token_create(host_name="bench-a")
     with pytest.raises(CommandError, match="Host 'bench-a' already exists"):
         call_command("runner_create", "BENCH-A")
+
+
+def test_it_reads_a_trailing_dot_as_the_same_name():
+    assert host_name_key("bench-01.") == host_name_key("BENCH-01") == "bench-01"
+    assert host_name_key("bench-01..") == "bench-01."  # one dot only: the root label
+    assert host_name_key(".") == "."
+
+
+PASTED = ROOT / "runners/tests/fixtures/pasted/indented-4-prose-pg15-select-only-P1-r-T3.txt"
+
+
+@pytest.mark.django_db
+def test_it_refuses_an_import_under_an_agents_host_written_with_a_trailing_dot(bob):
+    runner_token_create(host_name="bench-01")
+    api = APIClient()
+    api.force_authenticate(bob)
+
+    body = {"host": "bench-01.", "outputs": [{"text": PASTED.read_text()}]}
+    response = api.post("/api/v1/imports/outputs/", body, format="json")
+
+    assert response.status_code == 403, response.json()
+    assert response.json()["error"] == "forbidden_host"
+    assert "spelled 'bench-01'" in response.json()["detail"]
+    assert list(Host.objects.values_list("name", flat=True)) == ["bench-01"]
+
+
+@pytest.mark.django_db
+def test_the_token_command_refuses_a_trailing_dot_beside_the_host():
+    runner_token_create(host_name="bench-01")
+    with pytest.raises(CommandError, match="Host 'bench-01' already exists"):
+        call_command("runner_create", "bench-01.")
+    assert Host.objects.count() == 1
+
+
+def test_it_finds_the_host_a_filter_or_a_job_names_in_another_spelling(agent, alice):
+    uploaded = agent.client.post("/api/v1/runs/", run_payload(host="bench-01"), format="json")
+    assert uploaded.status_code == 201, uploaded.json()
+    api = APIClient()
+    api.force_authenticate(alice)
+
+    for spelling in ("bench-01", "BENCH-01.", "bench-01."):
+        listed = api.get("/api/v1/runs/", {"host": spelling}).json()
+        assert [r["host"] for r in listed["results"]] == ["bench-01"], spelling
+    job = api.post("/api/v1/jobs/", {**JOB, "host": "bench-01."}, format="json")
+    assert job.status_code == 201, job.json()
+    assert Job.objects.get().host.name == "bench-01"
+    assert call_command("runner_revoke", "bench-01.") is None
+    assert not RunnerToken.objects.filter(revoked_at__isnull=True).exists()

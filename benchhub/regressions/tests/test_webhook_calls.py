@@ -149,9 +149,16 @@ def test_it_refuses_at_delivery_a_stored_url_read_two_ways_and_calls_nothing(
     assert webhook_calls(log) == []
 
 
-def test_it_refuses_a_private_address_by_default_and_calls_nothing(regression, dave, receiver):
+@pytest.mark.parametrize(
+    "host", ["127.0.0.1", "[::127.0.0.1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]", "localhost"]
+)
+def test_it_refuses_a_private_address_by_default_and_calls_nothing(
+    regression, dave, receiver, host
+):
     port, log = receiver
-    webhook_add(user=dave, url=f"http://127.0.0.1:{port}/hook")
+    # Stored while the operator allowed private addresses (the entry refuses it now): the call
+    # checks again, in every IPv6 spelling of the loopback address.
+    Webhook.objects.create(user=dave, url=f"http://{host}:{port}/hook", secret="s")
 
     delivery = _deliver(regression)
 

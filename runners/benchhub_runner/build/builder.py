@@ -107,6 +107,7 @@ def ensure_build(
             cache.root / "sources",
             release_url=settings.release_url,
             source_dirs=settings.source_dirs,
+            allow_private=settings.allow_private_sources,
         )
         resolved = sources.resolve(spec.source, steps)
         key = install_key(_key_inputs(spec, resolved, toolchain))
@@ -150,6 +151,7 @@ def resolve_source(
             cache.root / "sources",
             release_url=settings.release_url,
             source_dirs=settings.source_dirs,
+            allow_private=settings.allow_private_sources,
         )
         resolved = sources.resolve(source, steps)
     finally:
@@ -180,6 +182,7 @@ def commit_range(
             cache.root / "sources",
             release_url=settings.release_url,
             source_dirs=settings.source_dirs,
+            allow_private=settings.allow_private_sources,
         )
         found = sources.commit_range(url, good, bad, steps)
     finally:

@@ -10,11 +10,17 @@ Read from the ``[build]`` table of the agent's configuration (see ``config.py``)
     ccache_dir = "/var/cache/benchhub-ccache"   # default <cache_dir>/builds/ccache
     cc = "gcc"
     source_dirs = ["/srv/postgresql"]   # where a tarball `path` or a local git url may point
+    allow_private_sources = false       # true: a tarball or git url may name a private address
 
 A tarball source given by ``path`` names a file on this host, and a git source whose url is a
 path or file:// names a repository on it; only those under ``source_dirs`` (none by default)
 may be used, so a job cannot make the agent read the host's other files or clone its other
 repositories.
+
+A tarball or git source given by a network url is fetched from a public address only
+(benchhub_runner.urlpolicy: not loopback, private, link-local, ... in any IPv6 spelling);
+``allow_private_sources`` is the host owner's word that its lab's private addresses may be
+fetched from too. ``release_url`` is the host owner's own and is not checked.
 """
 
 from __future__ import annotations
@@ -39,6 +45,7 @@ class BuildSettings:
     ccache_dir: Path | None = None
     cc: str = "gcc"
     source_dirs: tuple[Path, ...] = ()
+    allow_private_sources: bool = False
 
     @property
     def make_jobs(self) -> int:
@@ -51,7 +58,8 @@ class BuildSettings:
 
 def build_settings_from(values: Mapping[str, Any]) -> BuildSettings:
     """Settings from a ``[build]`` table; ValueError names the key that is wrong."""
-    known = {"release_url", "max_cache_gb", "jobs", "ccache", "ccache_dir", "cc", "source_dirs"}
+    known = {"release_url", "max_cache_gb", "jobs", "ccache", "ccache_dir", "cc", "source_dirs",
+             "allow_private_sources"}  # fmt: skip
     unknown = sorted(set(values) - known)
     if unknown:
         raise ValueError(f"unknown [build] keys: {', '.join(unknown)}")
@@ -70,6 +78,9 @@ def build_settings_from(values: Mapping[str, Any]) -> BuildSettings:
         isinstance(d, str) and d.startswith("/") for d in dirs
     ):
         raise ValueError("[build] source_dirs must be a list of absolute directory paths")
+    allow_private = values.get("allow_private_sources", False)
+    if not isinstance(allow_private, bool):
+        raise ValueError("[build] allow_private_sources must be true or false")
     return BuildSettings(
         release_url=str(values.get("release_url", DEFAULT_RELEASE_URL)).rstrip("/"),
         max_cache_gb=max_gb,
@@ -78,4 +89,5 @@ def build_settings_from(values: Mapping[str, Any]) -> BuildSettings:
         ccache_dir=Path(values["ccache_dir"]) if values.get("ccache_dir") else None,
         cc=cc,
         source_dirs=tuple(Path(d) for d in dirs),
+        allow_private_sources=allow_private,
     )

@@ -15,6 +15,9 @@ git runs as the agent (it only reads and writes this cache, never the source's o
 restricted to the https, http, git and file transports and with no terminal prompts. A git url
 that names this host (a path, or file://) is taken only when the repository lies under
 ``[build] source_dirs``, as a tarball ``path`` is (``SourceCache._location``, ``_repository``).
+A network url (a tarball's, a repository's) is fetched from a public address only, unless the
+host owner allows private ones (``[build] allow_private_sources``; benchhub_runner.urlpolicy):
+its name is resolved once, checked, and the fetch connects to the address checked.
 """
 
 from __future__ import annotations
@@ -25,12 +28,15 @@ import os
 import re
 import shutil
 import subprocess
+import urllib.error
+import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..account import Account, runner_account
 from ..provision import ProvisionError, _open_url
+from ..urlpolicy import AddressRefused, address_resolve, pinned_open
 from .errors import BuildError
 from .installs import flock_waiting
 from .spec import GitSource, ReleaseSource, Source, TarballSource
@@ -49,7 +55,21 @@ _RECORD, _FIELD = "\x1e", "\x1f"
 _NETWORK_URL = re.compile(r"^(https?|git)://", re.IGNORECASE)
 # upload-pack serves exactly the directory it is given: without --strict it would try
 # "<dir>/.git" first, a link the check below did not follow.
-_UPLOAD_PACK = "git-upload-pack --strict"
+# Over git:// the option is the service name the daemon is asked for, so it is given for a
+# local repository only.
+_UPLOAD_PACK = "--upload-pack=git-upload-pack --strict"
+OPT_IN = "[build] allow_private_sources"
+_DEFAULT_PORTS = {"http": 80, "https": 443, "git": 9418}
+
+
+@dataclass(frozen=True)
+class _Remote:
+    """What git is given to clone or fetch from: `where` (a pinned url or a checked git
+    directory), `options` before the command (``-c`` ...), `arguments` after it."""
+
+    where: str
+    options: tuple[str, ...] = ()
+    arguments: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -103,12 +123,21 @@ class CommitRange:
 class SourceCache:
     """`source_dirs`: the only directories a tarball source's `path` may name a file under, and
     a git source's local url (a path or file://) a repository under (the host owner's list,
-    [build] source_dirs)."""
+    [build] source_dirs). `allow_private`: a source's network url may name a private address
+    ([build] allow_private_sources); the release mirror (`release_url`) is the owner's own."""
 
-    def __init__(self, root: Path, *, release_url: str, source_dirs: tuple[Path, ...] = ()) -> None:
+    def __init__(
+        self,
+        root: Path,
+        *,
+        release_url: str,
+        source_dirs: tuple[Path, ...] = (),
+        allow_private: bool = False,
+    ) -> None:
         self.root = root
         self.release_url = release_url.rstrip("/")
         self.source_dirs = source_dirs
+        self.allow_private = allow_private
         for sub in ("git", "tarballs", "releases", "tmp"):
             (root / sub).mkdir(parents=True, exist_ok=True)
 
@@ -136,13 +165,15 @@ class SourceCache:
     def tarball_path(self, sha256: str) -> Path:
         return self.root / "tarballs" / sha256
 
-    def _tarball(self, source: TarballSource, steps: Steps) -> Path:
+    def _tarball(self, source: TarballSource, steps: Steps, *, owners: bool = False) -> Path:
+        """The cached tarball of `source`, fetched or copied when missing. `owners`: the url is
+        the host owner's release mirror, not checked against the address policy."""
         cached = self.tarball_path(source.sha256)
         if cached.is_file():
             return cached
         if source.url is not None:
             steps.note("fetch", f"downloading {source.url}")
-            self._download(source.url, sha256=source.sha256, steps=steps)
+            self._download(source.url, sha256=source.sha256, steps=steps, owners=owners)
         else:
             assert source.path is not None
             path = self._allowed(source.path, field="source.path", given=source.path, steps=steps)
@@ -169,22 +200,41 @@ class SourceCache:
             f"([build] source_dirs in its configuration: {listed})",
         )
 
-    def _download(self, url: str, *, sha256: str, steps: Steps) -> None:
+    def _download(self, url: str, *, sha256: str, steps: Steps, owners: bool) -> None:
         staging = self._staging(sha256)
         digest = hashlib.sha256()
         try:
             with (
-                _open_url(url, timeout=DOWNLOAD_TIMEOUT_S) as response,
+                self._open(url, owners=owners) as response,
                 _open_private(staging) as out,
             ):
                 while chunk := response.read(_CHUNK):
                     steps.check_stop("fetch")
                     digest.update(chunk)
                     out.write(chunk)
+        except urllib.error.HTTPError as exc:
+            staging.unlink(missing_ok=True)
+            raise steps.fail(
+                "fetch", f"download of {url} failed: HTTP {exc.code} {exc.reason}"
+            ) from exc
+        except urllib.error.URLError as exc:
+            staging.unlink(missing_ok=True)
+            raise steps.fail("fetch", f"download of {url} failed: {exc.reason}") from exc
         except (ProvisionError, OSError) as exc:
             staging.unlink(missing_ok=True)
             raise steps.fail("fetch", str(exc)) from exc
         self._publish(staging, digest.hexdigest(), sha256=sha256, what=url, steps=steps)
+
+    def _open(self, url: str, *, owners: bool) -> Any:
+        if owners:
+            return _open_url(url, timeout=DOWNLOAD_TIMEOUT_S)
+        return pinned_open(
+            url,
+            timeout=DOWNLOAD_TIMEOUT_S,
+            allow_private=self.allow_private,
+            opt_in=OPT_IN,
+            headers={"User-Agent": "benchhub-runner"},
+        )
 
     def _copy(self, path: Path, *, sha256: str, steps: Steps) -> None:
         """Copy the file as the build's unprivileged user (cat run as it), never as root: a
@@ -242,7 +292,7 @@ class SourceCache:
         sha = known.read_text().strip() if known.is_file() else ""
         if not sha or not self.tarball_path(sha).is_file():
             sha = self._published_sha256(url, steps)
-            self._tarball(TarballSource(sha256=sha, url=url), steps)
+            self._tarball(TarballSource(sha256=sha, url=url), steps, owners=True)
             known.write_text(sha + "\n")
         return ResolvedSource(
             "release", f"tarball:{sha}", self.tarball_path(sha), sha, url, release=name
@@ -382,14 +432,15 @@ class SourceCache:
             raise self._not_listed(field="source.url", given=url, steps=steps)
         return self._allowed(path, field="source.url", given=url, steps=steps)
 
-    def _repository(self, url: str, location: str | Path, steps: Steps) -> str:
+    def _repository(self, url: str, location: str | Path, steps: Steps) -> _Remote:
         """What git is given to clone or fetch ``url`` from (``location`` as `_location` made
-        it): a network url as it is; for a path, the git directory it is (or its .git, when
-        that is a directory) with links resolved, when that and its objects are under
-        `source_dirs` and it borrows no objects from elsewhere. Git would otherwise pick a
-        directory of its own from the path (``<path>/.git``, ``<path>.git``), unchecked."""
+        it), and the ``-c`` options to give it: a network url pinned to its checked address
+        (`_pinned`); for a path, the git directory it is (or its .git, when that is a
+        directory) with links resolved, when that and its objects are under `source_dirs` and
+        it borrows no objects from elsewhere. Git would otherwise pick a directory of its own
+        from the path (``<path>/.git``, ``<path>.git``), unchecked."""
         if isinstance(location, str):
-            return location
+            return self._pinned(url, steps)
         git_dir = location
         if os.path.lexists(location / ".git"):
             if not (location / ".git").is_dir():
@@ -414,14 +465,36 @@ class SourceCache:
                 "(objects/info/alternates), which this agent does not clone: repack it "
                 "(git repack -a -d) and remove that file",
             )
-        return str(git_dir)
+        return _Remote(str(git_dir), arguments=(_UPLOAD_PACK,))
+
+    def _pinned(self, url: str, steps: Steps) -> _Remote:
+        """A network url resolved once and checked (urlpolicy), then pinned to that address:
+        a git:// url names the address itself; for http(s) curl is handed the address for the
+        name (which stays, for TLS) and follows no redirect, since it would resolve another
+        name itself, unchecked."""
+        parts = urllib.parse.urlsplit(url)
+        scheme = parts.scheme.lower()
+        try:
+            port = parts.port or _DEFAULT_PORTS[scheme]
+        except (ValueError, KeyError):
+            raise steps.fail("fetch", f"source.url {url} has no usable port") from None
+        host = parts.hostname or ""
+        try:
+            address = address_resolve(host, port, allow_private=self.allow_private, opt_in=OPT_IN)
+        except (LookupError, AddressRefused) as exc:
+            raise steps.fail("fetch", f"source.url {url}: {exc}") from exc
+        shown = f"[{address}]" if ":" in address else address
+        if scheme == "git":
+            return _Remote(urllib.parse.urlunsplit(parts._replace(netloc=f"{shown}:{port}")))
+        return _Remote(url, options=("-c", f"http.curloptResolve={host}:{port}:{shown}",
+                                     "-c", "http.followRedirects=false"))  # fmt: skip
 
     def _mirror(self, url: str, location: str | Path, mirror: Path, steps: Steps) -> bool:
         """Make the mirror of ``url`` (at ``location``, as `_location` made it) if it is
         missing; True when it was just cloned (so it is current)."""
         if (mirror / "HEAD").is_file():
             return False
-        where = self._repository(url, location, steps)
+        remote = self._repository(url, location, steps)
         staging = mirror.with_name(mirror.name + f".{os.getpid()}.part")
         shutil.rmtree(staging, ignore_errors=True)
         steps.note("fetch", f"cloning {url}")
@@ -432,12 +505,13 @@ class SourceCache:
             steps.run(
                 [
                     "git",
+                    *remote.options,
                     "clone",
                     "--mirror",
                     "--no-local",
-                    f"--upload-pack={_UPLOAD_PACK}",
+                    *remote.arguments,
                     "--",
-                    where,
+                    remote.where,
                     str(staging),
                 ],
                 stage="fetch",
@@ -452,11 +526,11 @@ class SourceCache:
     def _fetch(self, mirror: Path, url: str, location: str | Path, steps: Steps) -> None:
         """Fetch into ``mirror`` from what `_repository` checks now (not the origin the mirror
         recorded when it was cloned), with a mirror's refspec."""
-        where = self._repository(url, location, steps)
+        remote = self._repository(url, location, steps)
         steps.note("fetch", "fetching new commits")
         steps.run(
-            ["git", "--git-dir", str(mirror), "fetch", "--prune",
-             f"--upload-pack={_UPLOAD_PACK}", "--", where, "+refs/*:refs/*"],
+            ["git", *remote.options, "--git-dir", str(mirror), "fetch", "--prune",
+             *remote.arguments, "--", remote.where, "+refs/*:refs/*"],
             stage="fetch", cwd=self.root, privileged=True,
         )  # fmt: skip
 
