@@ -150,7 +150,7 @@ def test_it_counts_the_runs_each_agent_set_aside_as_it_reported_them(client, age
 
 
 def test_it_reports_when_a_real_worker_of_each_queue_was_last_alive(
-    client, transactional_db, metrics_on, settings
+    client, db, metrics_on, settings
 ):
     """A worker records its queue as it starts (and every 15 s after); a queue that no worker
     consumes reads 0."""
