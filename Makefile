@@ -37,8 +37,10 @@ $(STAMP): requirements.txt requirements-dev.txt runners/pyproject.toml
 # What the tests need from Debian: Chromium for the browser tests, ccache for the builds from
 # source (the agent uses it when the host has it, and the build tests check that it did), kubectl
 # to render the Kubernetes manifests, haproxy to check the compose file's load balancer
-# (test_deployment) and pgbouncer to serve BenchHub through a pooler in transaction mode
-# (test_pooler). As root with apt, the missing ones are installed; otherwise install them yourself.
+# (test_deployment), pgbouncer to serve BenchHub through a pooler in transaction mode
+# (test_pooler) and promtool (Debian's prometheus) to check and unit-test the alerting rules
+# (test_alert_rules). As root with apt, the missing ones are installed; otherwise install them
+# yourself.
 browser tools:
 	@missing=""; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
@@ -46,6 +48,7 @@ browser tools:
 	command -v kubectl >/dev/null || missing="$$missing kubernetes-client"; \
 	command -v haproxy >/dev/null || missing="$$missing haproxy"; \
 	[ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
+	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	elif [ -n "$$missing" ]; then echo "tests need:$$missing (apt-get install$$missing)"; fi

@@ -7,11 +7,15 @@ from typing import Any
 from celery import Celery
 from celery.signals import setup_logging
 
+from benchhub.monitoring.heartbeat import WorkerSeen
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "benchhub.settings")
 
 app = Celery("benchhub")
 app.config_from_object("django.conf:settings", namespace="CELERY")
 app.autodiscover_tasks()
+# Each worker records, for every queue it consumes, that it is alive (benchhub_celery_worker_*).
+app.steps["consumer"].add(WorkerSeen)
 
 
 def logging_from_settings(**kwargs: Any) -> None:

@@ -22,10 +22,11 @@ from benchhub.hosts.authentication import request_runner_token
 
 class BisectionsView(APIView):
     permission_classes = [IsPersonOrReadOnly]
+    pagination_class = CreatedCursorPagination
 
     @extend_schema(responses=BisectionOutSerializer(many=True))
     def get(self, request: Request) -> Response:
-        paginator = CreatedCursorPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.bisection_list(), request, view=self)
         return paginator.get_paginated_response(BisectionOutSerializer(page, many=True).data)
 

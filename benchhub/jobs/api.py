@@ -1,7 +1,7 @@
 """The queue API. People create, list and cancel jobs; agents claim, heartbeat and finish them."""
 
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -30,8 +30,12 @@ from benchhub.jobs.serializers import (
 
 class JobsView(APIView):
     permission_classes = [IsPersonOrReadOnly]
+    pagination_class = CreatedCursorPagination
 
-    @extend_schema(responses=JobOutSerializer(many=True))
+    @extend_schema(
+        parameters=[OpenApiParameter("state", str, required=False, enum=Job.State.values)],
+        responses=JobOutSerializer(many=True),
+    )
     def get(self, request: Request) -> Response:
         state = request.query_params.get("state")
         if state and state not in Job.State.values:
@@ -41,7 +45,7 @@ class JobsView(APIView):
                 400,
                 {"state": [f"One of {', '.join(Job.State.values)}."]},
             )
-        paginator = CreatedCursorPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(selectors.job_list(state=state), request, view=self)
         return paginator.get_paginated_response(JobOutSerializer(page, many=True).data)
 

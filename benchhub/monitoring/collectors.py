@@ -11,8 +11,9 @@ from django.utils import timezone
 from prometheus_client.core import GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 
-from benchhub.hosts.selectors import host_presence_list
+from benchhub.hosts.selectors import host_presence_list, host_set_aside_list
 from benchhub.jobs.selectors import job_claim_waits, job_oldest_queued_at, job_state_counts
+from benchhub.monitoring.heartbeat import worker_seen_times
 
 CLAIM_WINDOW = timedelta(hours=1)
 CLAIM_QUANTILES = (0.5, 0.95)
@@ -21,10 +22,9 @@ CLAIM_QUANTILES = (0.5, 0.95)
 PRIORITY_KEYS = ("", "\x06\x163", "\x06\x166", "\x06\x169")
 
 
-def celery_queue_lengths() -> dict[str, int]:
+def celery_queue_lengths(*, client: redis.Redis) -> dict[str, int]:
     """Messages waiting in each Celery queue of the settings, by queue name. Raises
-    redis.RedisError when Redis does not answer within 2 s."""
-    client = redis.Redis.from_url(settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2)
+    redis.RedisError when Redis does not answer."""
     queues = list(settings.BENCHHUB_QUEUES.values())
     with client.pipeline(transaction=False) as pipe:
         for queue in queues:
@@ -36,7 +36,8 @@ def celery_queue_lengths() -> dict[str, int]:
 
 
 class StateCollector(Collector):
-    """Jobs by state, the wait before a claim, agents' silence, Celery queue lengths."""
+    """Jobs by state, the wait before a claim, agents' silence and the runs they set aside,
+    Celery queue lengths and when a worker of each queue was last alive."""
 
     def collect(self) -> Iterator[Metric]:
         yield from self._jobs()
@@ -87,15 +88,30 @@ class StateCollector(Collector):
             "Hosts whose agent called in within BENCHHUB_AGENT_ONLINE_S.",
             value=online,
         )
+        set_aside = GaugeMetricFamily(
+            "benchhub_agent_runs_set_aside",
+            "Runs each host's agent set aside because this server refused their upload or kept "
+            "failing on it, as it last reported them (hosts with none: absent).",
+            labels=["host"],
+        )
+        for reported in host_set_aside_list():
+            set_aside.add_metric([reported.name], len(reported.runs))
+        yield set_aside
 
     def _queues(self) -> Iterator[Metric]:
         up = GaugeMetricFamily("benchhub_redis_up", "1 when Redis answered this scrape.")
+        client = redis.Redis.from_url(
+            settings.REDIS_URL, socket_timeout=2, socket_connect_timeout=2
+        )
         try:
-            lengths = celery_queue_lengths()
+            lengths = celery_queue_lengths(client=client)
+            seen = worker_seen_times(client=client, queues=list(lengths))
         except redis.RedisError:
             up.add_metric([], 0)
             yield up
             return
+        finally:
+            client.close()
         up.add_metric([], 1)
         yield up
         queue = GaugeMetricFamily(
@@ -104,3 +120,12 @@ class StateCollector(Collector):
         for name, length in lengths.items():
             queue.add_metric([name], length)
         yield queue
+        worker = GaugeMetricFamily(
+            "benchhub_celery_worker_last_seen_timestamp_seconds",
+            "Unix time a worker consuming each Celery queue last said it was alive (0: none in "
+            "the last week).",
+            labels=["queue"],
+        )
+        for name, at in seen.items():
+            worker.add_metric([name], at)
+        yield worker

@@ -5,13 +5,13 @@ changing a state takes staff (or regressions.change_regression); the rest is eac
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import status
-from rest_framework.pagination import CursorPagination
 from rest_framework.permissions import IsAuthenticatedOrReadOnly
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
+from benchhub.api.pagination import EnvelopeCursorPagination
 from benchhub.api.permissions import IsPerson, request_person
 from benchhub.regressions import selectors, services
 from benchhub.regressions.models import Regression
@@ -28,10 +28,8 @@ from benchhub.regressions.serializers import (
 )
 
 
-class DetectedCursorPagination(CursorPagination):
+class DetectedCursorPagination(EnvelopeCursorPagination):
     ordering = ("-detected_at", "-id")
-    page_size = 50
-    page_size_query_param = "page_size"
     max_page_size = 200
 
 
@@ -52,6 +50,7 @@ class RegressionsView(APIView):
     workload, clients."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
+    pagination_class = DetectedCursorPagination
 
     @extend_schema(
         parameters=[
@@ -65,7 +64,7 @@ class RegressionsView(APIView):
             data={k: v for k, v in request.query_params.items() if v != ""}
         )
         query.is_valid(raise_exception=True)
-        paginator = DetectedCursorPagination()
+        paginator = self.pagination_class()
         regressions = selectors.regression_list(filters=query.validated_data)
         page = paginator.paginate_queryset(regressions, request, view=self)
         return paginator.get_paginated_response(RegressionOutSerializer(page, many=True).data)

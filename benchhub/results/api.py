@@ -38,13 +38,14 @@ class RunsView(APIView):
     """GET lists runs (newest first, cursor-paginated); POST uploads one complete run."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
+    pagination_class = CreatedCursorPagination
     token_scopes = {"POST": "import"}
 
     @extend_schema(parameters=[RunFilterSerializer], responses=RunOutSerializer(many=True))
     def get(self, request: Request) -> Response:
         filters = RunFilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
-        paginator = CreatedCursorPagination()
+        paginator = self.pagination_class()
         runs = selectors.run_list(filters=filters.validated_data)
         page = paginator.paginate_queryset(runs, request, view=self)
         return paginator.get_paginated_response(RunOutSerializer(page, many=True).data)

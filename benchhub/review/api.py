@@ -3,12 +3,12 @@
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
-from rest_framework.pagination import CursorPagination
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.errors import error_response
+from benchhub.api.pagination import EnvelopeCursorPagination
 from benchhub.api.permissions import IsPerson
 from benchhub.results.models import Run
 from benchhub.results.selectors import run_get
@@ -25,10 +25,8 @@ from benchhub.review.serializers import (
 )
 
 
-class EventCursorPagination(CursorPagination):
+class EventCursorPagination(EnvelopeCursorPagination):
     ordering = ("-at", "-id")
-    page_size = 50
-    page_size_query_param = "page_size"
     max_page_size = 200
 
 
@@ -141,6 +139,7 @@ class ReviewEventsView(APIView):
     """GET the review log, newest first (cursor-paginated); ?run=<uuid> for one run."""
 
     permission_classes = [IsPerson]
+    pagination_class = EventCursorPagination
 
     @extend_schema(
         parameters=[OpenApiParameter("run", str, required=False)],
@@ -152,6 +151,6 @@ class ReviewEventsView(APIView):
         query.is_valid(raise_exception=True)
         run_uuid = query.validated_data["run"]
         events = selectors.event_list(run=_run(run_uuid) if run_uuid else None)
-        paginator = EventCursorPagination()
+        paginator = self.pagination_class()
         page = paginator.paginate_queryset(events, request, view=self)
         return paginator.get_paginated_response(ReviewEventOutSerializer(page, many=True).data)

@@ -139,11 +139,47 @@ def test_it_reports_each_celery_queues_length_from_redis(client, db, metrics_on,
     assert samples["benchhub_redis_up"][()] == 1
 
 
+def test_it_counts_the_runs_each_agent_set_aside_as_it_reported_them(client, agent, metrics_on):
+    entry = {"run_uuid": str(uuid.uuid4()), "status": 400, "error": "invalid", "tries": 1}
+    report = {"set_aside": [entry, {**entry, "run_uuid": str(uuid.uuid4())}]}
+    assert agent.client.post("/api/v1/hosts/spool/", report, format="json").status_code == 204
+    assert scrape(client)["benchhub_agent_runs_set_aside"] == {(("host", "bench-01"),): 2}
+    # The agent's next report replaces the last: a spool emptied by hand clears the figure.
+    assert agent.client.post("/api/v1/hosts/spool/", {"set_aside": []}, format="json").status_code
+    assert "benchhub_agent_runs_set_aside" not in scrape(client)
+
+
+def test_it_reports_when_a_real_worker_of_each_queue_was_last_alive(
+    client, db, metrics_on, settings
+):
+    """A worker records its queue as it starts (and every 15 s after); a queue that no worker
+    consumes reads 0."""
+    served, unserved = processes.unique_queue(), processes.unique_queue()
+    settings.BENCHHUB_QUEUES = {"ingest": served, "analysis": unserved, "bisection": unserved}
+    started = time.time()
+    worker = processes.celery_worker(served).start()
+    try:
+        deadline = time.monotonic() + 60
+        seen: dict[str, float] = {}
+        while time.monotonic() < deadline:
+            samples = scrape(client)["benchhub_celery_worker_last_seen_timestamp_seconds"]
+            seen = {dict(labels)["queue"]: value for labels, value in samples.items()}
+            if seen.get(served):
+                break
+            time.sleep(0.5)
+    finally:
+        worker.stop()
+    assert started <= seen[served] <= time.time(), worker.output()
+    assert seen[unserved] == 0
+
+
 def test_it_says_redis_is_down_and_still_reports_the_rest(client, db, metrics_on, settings):
     settings.REDIS_URL = f"redis://127.0.0.1:{processes.free_port()}/0"
     samples = scrape(client)
     assert samples["benchhub_redis_up"][()] == 0
     assert "benchhub_celery_queue_length" not in samples
+    # Not 0 (which reads as "no worker"): Redis being down is its own alert.
+    assert "benchhub_celery_worker_last_seen_timestamp_seconds" not in samples
     assert "benchhub_jobs" in samples
 
 
@@ -217,21 +253,26 @@ def test_gunicorn_processes_share_their_request_latencies_in_a_directory(
     assert len(set(counts)) == 1 and counts[0] >= 20, counts
 
 
-def test_the_documented_alerts_and_metrics_name_what_metrics_reports(client, agent, metrics_on):
-    """docs/deployment.md's alert rules parse, and each BenchHub metric they or its table name
-    is one /metrics serves."""
+def test_the_alert_rules_and_documented_metrics_name_what_metrics_reports(
+    client, agent, metrics_on
+):
+    """Each BenchHub metric that deploy/prometheus/benchhub-rules.yml or docs/deployment.md
+    names is one /metrics serves (with a job claimed, a run set aside and a request made, so
+    that every family has samples)."""
     queued_job("bench-01")
     assert agent.client.post("/api/v1/jobs/claim/", {}, format="json").status_code == 200
+    entry = {"run_uuid": str(uuid.uuid4()), "status": 400}
+    agent.client.post("/api/v1/hosts/spool/", {"set_aside": [entry]}, format="json")
     client.get("/healthz")
     served = set(scrape(client))
-    text = (processes.ROOT / "docs" / "deployment.md").read_text()
-    rules_block = text.split("```yaml\ngroups:")[1].split("```")[0]
-    rules = yaml.safe_load("groups:" + rules_block)["groups"][0]["rules"]
-    assert {rule["alert"] for rule in rules} >= {"BenchHubAgentSilent", "BenchHubQueueGrowing"}
+    rules_file = processes.ROOT / "deploy" / "prometheus" / "benchhub-rules.yml"
+    rules = yaml.safe_load(rules_file.read_text())["groups"][0]["rules"]
     named = set()
     for rule in rules:
         named |= set(re.findall(r"\bbenchhub_\w+", rule["expr"]))
+    assert len(named) >= 8, named
+    text = (processes.ROOT / "docs" / "deployment.md").read_text()
     named |= set(re.findall(r"`(benchhub_\w+)", text))
-    families = {name.removesuffix("_bucket") for name in named}
+    families = {name.removesuffix("_bucket").removesuffix("_count") for name in named}
     missing = {n for n in families if n not in served and f"{n}_count" not in served}
     assert not missing, missing
