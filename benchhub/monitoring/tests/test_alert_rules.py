@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from benchhub.testing import installs
 from benchhub.testing.processes import ROOT
 
 RULES_DIR = ROOT / "deploy" / "prometheus"
@@ -16,10 +17,13 @@ RULE_TESTS = RULES_DIR / "benchhub-rules.test.yml"
 
 
 def promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    binary = shutil.which("promtool")
-    assert binary, "promtool is missing: `make tools` installs prometheus"
     return subprocess.run(
-        [binary, *args], capture_output=True, text=True, check=False, cwd=cwd, timeout=120
+        [installs.promtool(), *args],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=cwd,
+        timeout=120,
     )
 
 
