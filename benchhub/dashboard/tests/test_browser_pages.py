@@ -135,3 +135,32 @@ def test_it_shows_a_catalog_entrys_defaults_in_the_job_form_and_queues_it(live_s
     page.wait_for_url("**/jobs/*/")
     screenshot(page, "job-from-catalog")
     assert "e5-read-only" in page.content()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_puts_the_answer_on_the_first_screen_at_1440x900(live_server, page, agent):
+    """The compare page's verdict per level and the run page's tps per level are where a person
+    looks first: every level's verdict on the first screen, the run's levels within 1,200 px."""
+    runs = []
+    for version, factor in (("13.3", 1.0), ("14.0", 1.2)):
+        payload = run_payload(version=version, clients=(1, 2, 4, 8, 16, 32), repeats=3)
+        for result in payload["results"]:
+            result["tps"] *= factor
+        response = agent.client.post(
+            "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
+        )
+        assert response.status_code == 201, response.content
+        runs.append(payload["run_uuid"])
+        run_aggregate(run_id=Run.objects.get(uuid=payload["run_uuid"]).pk)
+    page.set_viewport_size({"width": 1440, "height": 900})
+
+    page.goto(f"{live_server.url}/compare/?workload=select-only&host=bench-01&versions=13.3,14.0")
+    table = page.locator("#verdict-table").bounding_box()
+    last_level = page.locator("#verdict-table tr[data-clients='32']").bounding_box()
+    page.goto(f"{live_server.url}/runs/{runs[0]}/")
+    levels = page.locator("#per-level").bounding_box()
+
+    assert table is not None and last_level is not None and levels is not None
+    assert table["y"] < 900, f"the verdict table starts at {table['y']:.0f} px"
+    assert last_level["y"] + last_level["height"] < 900, "every level on the first screen"
+    assert levels["y"] < 1200, f"the run's levels start at {levels['y']:.0f} px"
