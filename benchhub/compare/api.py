@@ -36,7 +36,10 @@ class CsvRenderer(renderers.BaseRenderer):
 
 class CompareView(APIView):
     """The comparison of versions (or runs) of a workload on a host: per client level each
-    version's median tps and change against the baseline in percent; under "verdicts", for each
+    version's median tps and change against the baseline in percent, and its latency p50, p90
+    and p99 (ms, the median over the set's repeats of the sampled transaction log's, null
+    without one); per series its `knee` (the level past which tps stops growing, its tps and
+    the rule that fired; null when tps grows up to the largest level); under "verdicts", for each
     version against the baseline, the sentence on the whole curve (Holm-corrected counts,
     geometric-mean ratio with its 95% interval) and per level the tps and latency ratios with
     95% intervals, the verdict (faster, slower, same within the threshold, inconclusive), the

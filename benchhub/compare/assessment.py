@@ -83,6 +83,9 @@ class Assessment:
     versions: list[VersionAssessment]
     noise_text: str
     repeats: dict[int, dict[int, int]]  # series run id -> clients -> repeats pooled
+    # The pooled repeats themselves (series run id -> clients -> repeats): the knee of each
+    # curve (compare.knees) is read from them, without a query of its own.
+    pooled: dict[int, dict[int, list[Repeat]]] = field(default_factory=dict)
 
     def row(self, series: Series, clients: int) -> LevelRow | None:
         for version in self.versions:
@@ -130,6 +133,7 @@ def comparison_assess(
         versions=assessed,
         noise_text=host_noise_text(host=host, base_repeats=counts[base.run.id]),
         repeats=counts,
+        pooled=repeats,
     )
 
 

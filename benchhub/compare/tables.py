@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from benchhub.compare.assessment import Assessment, LevelRow, VersionAssessment
 from benchhub.compare.describe import Difference, hardware_text, length_text
+from benchhub.compare.knees import knee_data
 from benchhub.compare.presentations import tables_data
 from benchhub.compare.selectors import Comparison, ComparisonShown, History, Series
 from benchhub.compare.splits import segment_differences
@@ -42,6 +43,11 @@ class Cell:
     verdict: LevelRow | None = None
     # pgbench itself was the bottleneck at this level, on this side or the baseline's.
     client_bound: bool = False
+    # Latency percentiles (ms) from the sampled transaction logs: each the median over the
+    # set's repeats that carry it (selectors.latency); None where no repeat does.
+    latency_p50_ms: float | None = None
+    latency_p90_ms: float | None = None
+    latency_p99_ms: float | None = None
 
 
 @dataclass
@@ -65,8 +71,16 @@ def _medians(series: Series) -> dict[int, float | None]:
     return {c: a.tps_median for c, a in series.levels.items()}
 
 
-def comparison_rows(comparison: Comparison, assessment: Assessment | None = None) -> list[Row]:
+def comparison_rows(
+    comparison: Comparison,
+    assessment: Assessment | None = None,
+    *,
+    latency: dict[int, dict[int, dict[str, float | None]]] | None = None,
+) -> list[Row]:
+    """One row per compared level, one cell per version; `latency` (selectors.latency) fills
+    the cells' percentiles."""
     base = comparison.baseline
+    latency = latency or {}
     if base is None:
         return []
     rows = []
@@ -78,6 +92,7 @@ def comparison_rows(comparison: Comparison, assessment: Assessment | None = None
                 cells.append(None)
                 continue
             verdict = assessment.row(series, clients) if assessment else None
+            percentiles = latency.get(series.run.id, {}).get(clients, {})
             cells.append(
                 Cell(
                     tps=level.tps_median,
@@ -87,6 +102,9 @@ def comparison_rows(comparison: Comparison, assessment: Assessment | None = None
                     change_pct=(verdict.verdict.tps.value - 1) * 100 if verdict else None,
                     verdict=verdict,
                     client_bound=clients in series.client_bound | base.client_bound,
+                    latency_p50_ms=percentiles.get("p50_ms"),
+                    latency_p90_ms=percentiles.get("p90_ms"),
+                    latency_p99_ms=percentiles.get("p99_ms"),
                 )
             )
         rows.append(Row(clients=clients, cells=cells))
@@ -152,6 +170,7 @@ def comparison_data(shown: ComparisonShown) -> dict[str, Any]:
     body): its runs, rows, summary, verdicts, presentation and why section."""
     comparison, assessment, rows = shown.comparison, shown.assessment, shown.rows
     base = comparison.baseline
+    knees = [knee_data(k) for k in shown.knees] or [None] * len(comparison.series)
     return {
         "series": [
             {
@@ -163,8 +182,9 @@ def comparison_data(shown: ComparisonShown) -> dict[str, Any]:
                 "source": s.run.source,
                 "invalid": s.run.invalid,
                 "measured_on": measured_on(s.run),
+                "knee": knee,
             }
-            for s in comparison.series
+            for s, knee in zip(comparison.series, knees, strict=True)
         ],
         "pooled_hosts": pooled_hosts(comparison),
         "left_out": [vars(note) for note in comparison.left_out],

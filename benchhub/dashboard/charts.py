@@ -119,6 +119,47 @@ def latency_figure(comparison: Comparison, *, title: str) -> dict[str, Any]:
     }
 
 
+# p50 solid, p90 dashed, p99 dotted: one colour per version, one dash per percentile.
+PERCENTILE_DASHES = {"p50_ms": "solid", "p90_ms": "dash", "p99_ms": "dot"}
+
+
+def latency_percentiles_figure(
+    comparison: Comparison,
+    latency: dict[int, dict[int, dict[str, float | None]]],
+    *,
+    title: str,
+) -> dict[str, Any] | None:
+    """Latency p50, p90 and p99 (ms, each the median over the set's repeats of the sampled
+    transaction log's; compare.selectors.latency) against clients: per version one trace per
+    percentile, in the version's colour. None when no compared run has percentiles."""
+    traces = []
+    for index, series in enumerate(comparison.series):
+        levels = latency.get(series.run.id, {})
+        color = PALETTE[index % len(PALETTE)]
+        for key, dash in PERCENTILE_DASHES.items():
+            points = [(c, p[key]) for c, p in sorted(levels.items()) if p.get(key) is not None]
+            if not points:
+                continue
+            traces.append(
+                {
+                    "type": "scatter",
+                    "mode": "lines+markers",
+                    "name": f"{_name(series)} {key.removesuffix('_ms')}",
+                    "legendgroup": series.label,
+                    "x": [c for c, _ in points],
+                    "y": [v for _, v in points],
+                    "line": {"color": color, "dash": dash},
+                    "marker": {"color": color, "size": 6},
+                }
+            )
+    if not traces:
+        return None
+    layout = _layout(title, "latency, ms (median of repeats)", comparison.clients)
+    # Tails span decades between p50 and p99 and between 1 and hundreds of clients.
+    layout["yaxis"] = {"title": {"text": "latency, ms (median of repeats)"}, "type": "log"}
+    return {"data": traces, "layout": layout, "config": _config("benchhub-compare-percentiles")}
+
+
 CHANGE_COLOURS: dict[str, str] = {
     Regression.Kind.REGRESSION: "#b3261e",
     Regression.Kind.IMPROVEMENT: "#2e933c",

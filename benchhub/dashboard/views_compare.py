@@ -15,6 +15,7 @@ from django.views.decorators.http import require_POST
 
 from benchhub.api.errors import flatten_errors
 from benchhub.bisections.origins import bisectable
+from benchhub.compare.knees import knee_text
 from benchhub.compare.selectors import (
     ComparisonShown,
     compare_choices,
@@ -102,6 +103,10 @@ def _comparison_context(shown: ComparisonShown, data: dict) -> dict:
         "pooled_hosts": shown.pooled_hosts,
         "tps_figure": charts.tps_figure(comparison, title=f"tps: {title}"),
         "latency_figure": charts.latency_figure(comparison, title=f"latency: {title}"),
+        "percentiles_figure": charts.latency_percentiles_figure(
+            comparison, shown.latency, title=f"latency percentiles: {title}"
+        ),
+        "knee_lines": [knee_text(k) for k in shown.knees],
         "permalink": permalink,
         "permalink_with_threshold": permalink,
         "threshold_hidden": [(k, v) for k, v in parse_qsl(permalink) if k != "threshold"],

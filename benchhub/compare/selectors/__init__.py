@@ -13,6 +13,7 @@ noise make goes through here, and each module states its query count.
 - experiments: what has been run of each experiment, and one experiment on one host;
 - history: one series over time (history_get);
 - why: the why section's evidence at one level (why_read; compare.why picks the level);
+- latency: each set's latency percentiles per level (comparison_latency);
 - host_noise: a host's run-to-run variation per workload and level (host_noise_rows).
 """
 
@@ -53,6 +54,7 @@ from benchhub.compare.selectors.host_noise import (
     NoiseRow,
     host_noise_rows,
 )
+from benchhub.compare.selectors.latency import CURVE_PERCENTILES, comparison_latency
 from benchhub.compare.selectors.presentations import (
     MAX_PROGRESS_POINTS,
     MAX_STREAM_ROWS,
@@ -98,6 +100,7 @@ from benchhub.compare.selectors.why import (
 )
 
 __all__ = [
+    "CURVE_PERCENTILES",
     "HELD_COLUMNS",
     "HISTORY_MAX_POINTS",
     "HOST_NOISE_REPEATS",
@@ -138,6 +141,7 @@ __all__ = [
     "comparison_build",
     "comparison_get",
     "comparison_history_spreads",
+    "comparison_latency",
     "comparison_repeats",
     "comparison_show",
     "experiment_get",

@@ -7,12 +7,14 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from benchhub.compare.selectors.comparisons import Comparison, comparison_get
+from benchhub.compare.selectors.latency import comparison_latency
 from benchhub.compare.selectors.presentations import presentation_read, progress_read
 from benchhub.compare.selectors.why import Why
 from benchhub.workloads.models import Workload
 
 if TYPE_CHECKING:
     from benchhub.compare.assessment import Assessment, VersionAssessment
+    from benchhub.compare.knees import VersionKnee
     from benchhub.compare.presentations import Progress
     from benchhub.compare.tables import Row, Summary
 
@@ -26,7 +28,9 @@ class ComparisonShown:
     `unlike_notes`, `pooled_hosts` the tables and lines of compare.tables; `verdict_lines` each
     version's assessment with its client-bound levels; `presentation` the tables of the
     workload's presentation (compare.presentations.presentation_tables); `why` the why section
-    (compare.why; None without a level). What only the page shows, read when asked for
+    (compare.why; None without a level); `latency` each set's latency percentiles per level
+    (selectors.latency: series run id -> clients -> percentile -> ms); `knees` each version's
+    knee (compare.knees), baseline first. What only the page shows, read when asked for
     (`page`): `progress`, the progress lines of a connections presentation.
     """
 
@@ -41,6 +45,8 @@ class ComparisonShown:
     pooled_hosts: list[str] = field(default_factory=list)
     presentation: dict[str, Any] = field(default_factory=dict)
     why: Why | None = None
+    latency: dict[int, dict[int, dict[str, float | None]]] = field(default_factory=dict)
+    knees: list[VersionKnee] = field(default_factory=list)
     progress: list[Progress] = field(default_factory=list)
 
 
@@ -57,12 +63,13 @@ def comparison_show(
     section (at `why` clients when compared, else the level the verdicts pick). With `page`,
     also a connections presentation's progress lines (at `level`). The API and the page read
     the same numbers through it. Queries: comparison_get's, the assessment's two, the
-    presentation's one (none for a sweep), the why section's two, and with `page` the progress
+    presentation's one (none for a sweep), the why section's two, the latency percentiles' one
+    (none without a compared level), and with `page` the progress
     lines' two (connections only). Raises ComparisonError as comparison_get does."""
     # The modules that assess and tabulate a comparison import the selectors (its types, its
     # reads): they are imported here, when the first comparison is shown, not while the
     # selectors package loads.
-    from benchhub.compare import presentations, tables
+    from benchhub.compare import knees, presentations, tables
     from benchhub.compare.assessment import comparison_assess
     from benchhub.compare.why import why_get
 
@@ -74,7 +81,9 @@ def comparison_show(
     )
     if not comparison.series:
         return shown
-    shown.rows = tables.comparison_rows(comparison, assessment)
+    shown.latency = comparison_latency(comparison)
+    shown.knees = knees.comparison_knees(comparison, assessment)
+    shown.rows = tables.comparison_rows(comparison, assessment, latency=shown.latency)
     shown.summary = tables.comparison_summary(comparison, assessment)
     shown.captions = tables.captions(comparison)
     shown.set_lines = tables.set_lines(comparison)

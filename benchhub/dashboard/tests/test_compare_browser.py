@@ -107,3 +107,28 @@ def test_it_marks_each_version_on_the_history_page(live_server, page, agent):
     assert page.locator("#history-table tbody tr").count() == 6
     screenshot(page, "history")
     assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_draws_the_latency_percentiles_against_clients(live_server, page, agent):
+    from benchhub.compare.tests.uploads import upload_evidence
+
+    for version, p99 in (("13.3", 4.0), ("15.4", 2.0)):
+        upload_evidence(
+            agent, version=version, tps={1: [100, 101], 8: [400, 404]}, waits={"CPU": 1.0},
+            folded="postgres;main 1\n", p99=p99,
+        )  # fmt: skip
+    errors = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.goto(f"{live_server.url}/compare/?workload=select-only&host=bench-01&versions=13.3,15.4")
+    page.wait_for_selector("#percentiles-chart .main-svg")
+    traces = page.evaluate(
+        "Array.from(document.getElementById('percentiles-chart').data,"
+        " t => ({name: t.name, x: Array.from(t.x), y: Array.from(t.y)}))"
+    )
+    lines = {t["name"]: (t["x"], t["y"]) for t in traces}
+    assert sorted(lines) == [f"{v} {p}" for v in ("13.3", "15.4") for p in ("p50", "p90", "p99")]
+    assert lines["13.3 p99"] == ([1, 8], [4.0, 4.0])
+    assert lines["15.4 p99"] == ([1, 8], [2.0, 2.0])
+    assert page.locator("#knees li.knee").count() == 2
+    assert errors == []

@@ -51,9 +51,9 @@ def test_it_makes_a_fixed_number_of_queries(client, agent, django_assert_num_que
     upload(agent, version="15.4", tps={1: [100], 2: [150]})
     # 10 for the comparison (3 of them the verdicts: the runs each version pools, their
     # repeats, the host history), 2 for the why section (the level's results with their
-    # evidence, every level's latency percentiles), 1 for the comparison comment thread
-    # (authors joined in).
-    with django_assert_num_queries(13):
+    # evidence, every level's latency percentiles), 1 for each set's latency percentiles per
+    # level (the percentile chart), 1 for the comparison comment thread (authors joined in).
+    with django_assert_num_queries(14):
         assert client.get(PERMALINK).status_code == 200
     for day in range(1, 10):
         for version in ("13.3", "15.4"):
@@ -62,7 +62,7 @@ def test_it_makes_a_fixed_number_of_queries(client, agent, django_assert_num_que
     author = get_user_model().objects.create_user("carol")
     for number in range(5):
         comment_add(author=author, body=f"note {number}", comparison_key=comparison_key(PERMALINK))
-    with django_assert_num_queries(13):
+    with django_assert_num_queries(14):
         assert client.get(PERMALINK).status_code == 200
 
 

@@ -1,4 +1,5 @@
-// Compare page: draws the tps and latency figures that the view built (dashboard/charts.py).
+// Compare page: draws the tps, latency and latency percentile figures that the view built
+// (dashboard/charts.py).
 (function () {
   "use strict";
   function draw(figureId, elementId) {
@@ -10,6 +11,7 @@
   }
   draw("tps-figure", "tps-chart");
   draw("latency-figure", "latency-chart");
+  draw("percentiles-figure", "percentiles-chart");
   // Figures by element id: the workload's presentation (e.g. the progress of an E2 level) and
   // the why section (wait events, percentiles, the distribution, flame graphs).
   function drawAll(sourceId) {
