@@ -25,7 +25,7 @@ from benchhub.jobs.serializers import ScheduleInSerializer
 def _may_change(request: HttpRequest, row: ScheduleRow) -> bool:
     user = request.user
     return bool(
-        user.is_authenticated and services.schedule_may_change(schedule=row.schedule, person=user)  # type: ignore[arg-type]
+        user.is_authenticated and services.schedule_may_change(schedule=row.schedule, person=user)
     )
 
 

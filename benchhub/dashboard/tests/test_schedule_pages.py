@@ -4,6 +4,7 @@ creator or staff change it."""
 
 import json
 import re
+from datetime import timedelta
 
 import pytest
 from django.test import Client
@@ -43,7 +44,7 @@ def test_it_lists_each_schedule_with_its_next_run_and_latest_jobs(nightly, agent
     now = timezone.now()
     after = now.replace(hour=2, minute=30, second=0, microsecond=0)
     if after <= now:
-        after += timezone.timedelta(days=1)
+        after += timedelta(days=1)
     assert f"{after:%Y-%m-%d} 02:30" in row and "30 2 * * *" in row
     assert f'href="/jobs/{fired.pk}/"' in row and "queued" in row
     assert f"/compare/?runs={runs}" in row
