@@ -126,20 +126,11 @@ def schedule_next_run(*, schedule: JobSchedule, now: datetime) -> datetime | Non
 
 
 def _schedules() -> QuerySet[JobSchedule]:
-    latest = (
-        _jobs()
-        .defer("builds")
-        .filter(
-            # The newest few per schedule in the one prefetch query: Django slices per parent.
-            schedule__isnull=False
-        )
-        .order_by("-created_at", "-id")
-    )
+    # A sliced prefetch takes the newest few of each schedule in one query (a window function).
+    latest = job_list().order_by("-created_at", "-id")[:SCHEDULE_JOBS_SHOWN]
     return JobSchedule.objects.select_related(
         "created_by", "periodic_task__crontab"
-    ).prefetch_related(
-        Prefetch("jobs", queryset=latest[:SCHEDULE_JOBS_SHOWN], to_attr="latest_jobs")
-    )
+    ).prefetch_related(Prefetch("jobs", queryset=latest, to_attr="latest_jobs"))
 
 
 def schedule_list(*, now: datetime) -> list[ScheduleRow]:
