@@ -1,6 +1,7 @@
 """HTML forms. They collect input; validation is the API's (jobs.serializers), so a job queued
 from the page and one queued through the API obey the same rules."""
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -487,3 +488,23 @@ class BisectionForm(forms.Form):
             }
             body.setdefault("scale", 1)
         return body
+
+
+class ScheduleForm(forms.Form):
+    """A schedule's crontab and job template (JSON, as the schedule API takes it); its name is
+    what identifies it (and its file, for `benchhub apply`), so it is not edited here."""
+
+    crontab = forms.CharField(max_length=100, help_text="minute hour day month weekday, UTC")
+    template = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 18, "cols": 80, "spellcheck": "false"}),
+        help_text="the job's fields as POST /api/v1/jobs/ takes them (JSON)",
+    )
+
+    def clean_template(self) -> dict[str, Any]:
+        try:
+            value = json.loads(self.cleaned_data["template"])
+        except json.JSONDecodeError as exc:
+            raise forms.ValidationError(f"Not valid JSON (line {exc.lineno}): {exc.msg}") from None
+        if not isinstance(value, dict):
+            raise forms.ValidationError("Give one JSON object: the job's fields.")
+        return value

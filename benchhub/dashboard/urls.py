@@ -14,6 +14,7 @@ from benchhub.dashboard import (
     views_regressions,
     views_review,
     views_runs,
+    views_schedules,
     views_workloads,
 )
 
@@ -50,6 +51,13 @@ urlpatterns = [
     path("jobs/new/", views_jobs.job_new, name="job-new"),
     path("jobs/<int:job_id>/", views_jobs.job_detail, name="job"),
     path("jobs/<int:job_id>/cancel/", views_jobs.job_cancel, name="job-cancel"),
+    path("schedules/", views_schedules.schedule_list, name="schedules"),
+    path(
+        "schedules/<int:schedule_id>/enable/",
+        views_schedules.schedule_enable,
+        name="schedule-enable",
+    ),
+    path("schedules/<int:schedule_id>/edit/", views_schedules.schedule_edit, name="schedule-edit"),
     path(
         "accounts/login/", auth_views.LoginView.as_view(authentication_form=LoginForm), name="login"
     ),

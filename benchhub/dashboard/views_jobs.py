@@ -47,12 +47,12 @@ def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
         "progress": progress,
         "step": step if steps else None,
         "steps": steps,
-        "compare_runs": _compare_runs(job),
+        "compare_runs": compare_runs(job),
     }
     return render(request, "dashboard/job.html", context)
 
 
-def _compare_runs(job: Job) -> str:
+def compare_runs(job: Job) -> str:
     """The job's runs of its latest attempt for ?runs=, in the order the job names the versions
     (an A/A job's two series in upload order); empty unless every version has its run."""
     runs = sorted((r for r in job.runs.all() if r.job_attempt == job.attempt), key=lambda r: r.id)

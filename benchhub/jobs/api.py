@@ -169,6 +169,7 @@ class SchedulesView(APIView):
             # As sent (host by name): validated again each time the schedule fires.
             template=data.initial_data["template"],
             enabled=data.validated_data["enabled"],
+            file_set=data.validated_data["file_set"],
             created_by=request.user,
         )
         return Response(ScheduleOutSerializer(schedule).data, status=status.HTTP_201_CREATED)

@@ -230,6 +230,13 @@ class JobSchedule(models.Model):
     template = models.JSONField(help_text="fields of the job to queue, as the job API takes them")
     crontab = models.CharField(max_length=100, help_text="minute hour day month weekday, UTC")
     enabled = models.BooleanField(default=True)
+    file_set = models.CharField(
+        max_length=100,
+        blank=True,
+        help_text="the set of files `benchhub apply --set` keeps this schedule in step with; "
+        "empty for a schedule made by hand (page, API, `benchhub submit`), which apply never "
+        "deletes",
+    )
     created_at = models.DateTimeField(default=timezone.now)
     created_by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL,

@@ -6,7 +6,7 @@ from datetime import datetime
 from django.db.models import Count, Min, Prefetch, Q, QuerySet
 
 from benchhub.hosts.selectors import HostPresence, host_presence_list
-from benchhub.jobs.models import Job
+from benchhub.jobs.models import Job, JobSchedule
 from benchhub.results.models import Run
 
 JOB_RELATIONS = ("host", "claimed_host", "created_by")
@@ -97,3 +97,56 @@ def job_claim_waits(*, since: datetime) -> list[float]:
         for created, claimed in pairs
         if claimed is not None
     ]
+
+
+SCHEDULE_LIST_MAX = 500
+SCHEDULE_JOBS_SHOWN = 5
+
+
+@dataclass(frozen=True)
+class ScheduleRow:
+    """A schedule as its page shows it: when beat fires it next (None while paused) and its
+    latest jobs, newest first, with their runs."""
+
+    schedule: JobSchedule
+    next_run_at: datetime | None
+    jobs: list[Job]
+
+
+def schedule_next_run(*, schedule: JobSchedule, now: datetime) -> datetime | None:
+    """The next time after `now` beat fires `schedule` (its crontab, in UTC); None when paused
+    or when it has no beat entry."""
+    task = schedule.periodic_task
+    if not schedule.enabled or task is None or task.crontab is None:
+        return None
+    cron = task.crontab.schedule
+    # remaining_estimate counts from celery's clock: give it ours so the answer is for `now`.
+    cron.nowfun = lambda: now
+    return now + cron.remaining_estimate(now)
+
+
+def _schedules() -> QuerySet[JobSchedule]:
+    # A sliced prefetch takes the newest few of each schedule in one query (a window function).
+    latest = job_list().order_by("-created_at", "-id")[:SCHEDULE_JOBS_SHOWN]
+    return JobSchedule.objects.select_related(
+        "created_by", "periodic_task__crontab"
+    ).prefetch_related(Prefetch("jobs", queryset=latest, to_attr="latest_jobs"))
+
+
+def schedule_list(*, now: datetime) -> list[ScheduleRow]:
+    """Schedules by name (at most SCHEDULE_LIST_MAX), each with its next run and latest jobs;
+    a fixed number of queries whatever their count."""
+    return [_row(s, now) for s in _schedules().order_by("name")[:SCHEDULE_LIST_MAX]]
+
+
+def schedule_get(*, schedule_id: int, now: datetime) -> ScheduleRow | None:
+    schedule = _schedules().filter(pk=schedule_id).first()
+    return _row(schedule, now) if schedule else None
+
+
+def _row(schedule: JobSchedule, now: datetime) -> ScheduleRow:
+    return ScheduleRow(
+        schedule=schedule,
+        next_run_at=schedule_next_run(schedule=schedule, now=now),
+        jobs=list(getattr(schedule, "latest_jobs", [])),
+    )

@@ -375,6 +375,13 @@ class ScheduleInSerializer(InSerializer):
     crontab = StrictCharField(max_length=100)
     template = JobInSerializer()
     enabled = serializers.BooleanField(default=True)
+    file_set = StrictCharField(
+        max_length=100,
+        default="",
+        allow_blank=True,
+        help_text="the set of files `benchhub apply` keeps this schedule with; empty (the "
+        "default) for one made by hand",
+    )
 
     def validate_crontab(self, value: str) -> str:
         return crontab_check(value)
@@ -383,7 +390,7 @@ class ScheduleInSerializer(InSerializer):
 class ScheduleOutSerializer(serializers.ModelSerializer):
     class Meta:
         model = JobSchedule
-        fields = ["id", "name", "crontab", "template", "enabled", "created_at"]
+        fields = ["id", "name", "crontab", "template", "enabled", "file_set", "created_at"]
 
 
 class ActiveJobOutSerializer(serializers.ModelSerializer):

@@ -615,8 +615,14 @@ def _template_target_check(*, person: User | None, template: dict[str, Any]) -> 
     )
 
 
+def schedule_may_change(*, schedule: JobSchedule, person: User | None) -> bool:
+    """Whether `person` may change, pause or delete `schedule`: its creator or staff (None, the
+    operator's command line, always may). Saving or resuming also takes the host right."""
+    return person is None or person.is_staff or schedule.created_by_id == person.pk
+
+
 def _schedule_owner_check(*, schedule: JobSchedule, person: User | None) -> None:
-    if person is None or person.is_staff or schedule.created_by_id == person.pk:
+    if schedule_may_change(schedule=schedule, person=person):
         return
     raise ScheduleError(
         "forbidden_schedule",
@@ -632,6 +638,7 @@ def schedule_save(
     crontab: str,
     template: dict[str, Any],
     enabled: bool = True,
+    file_set: str = "",
     created_by: Any = None,
 ) -> JobSchedule:
     """Create or update a recurring job and its database-backed beat entry.
@@ -641,6 +648,8 @@ def schedule_save(
     `crontab` is valid for celery (jobs.serializers.crontab_check). A schedule of that name made
     by someone else is theirs: 403 `forbidden_schedule` unless `created_by` is staff, and its
     creator stays who it was. `created_by` needs the right to run jobs on the template's host.
+    `file_set` names the files `benchhub apply` keeps the schedule with ("" for by hand); a save
+    sets it, so saving a file's schedule by hand takes it out of the set.
     """
     from django_celery_beat.models import CrontabSchedule, PeriodicTask
 
@@ -661,6 +670,7 @@ def schedule_save(
         )
         schedule = existing or JobSchedule(name=name, created_by=created_by)
         schedule.crontab, schedule.template, schedule.enabled = crontab, template, enabled
+        schedule.file_set = file_set
         schedule.save()
         task, _ = PeriodicTask.objects.update_or_create(
             name=f"benchhub job schedule {schedule.pk}",
@@ -674,6 +684,26 @@ def schedule_save(
         if schedule.periodic_task_id != task.pk:
             schedule.periodic_task = task
             schedule.save(update_fields=["periodic_task"])
+    return schedule
+
+
+def schedule_enable(*, schedule: JobSchedule, enabled: bool, by: Any = None) -> JobSchedule:
+    """Pause (`enabled` False) or resume a schedule and its beat entry, nothing else changed;
+    only its creator or staff (403 `forbidden_schedule`). Resuming also takes the right to run
+    jobs on the template's host (403 `forbidden_host`); pausing never does, so a person whose
+    right was withdrawn can still stop their schedule."""
+    person = _person(by)
+    _schedule_owner_check(schedule=schedule, person=person)
+    if enabled:
+        _template_target_check(person=person, template=schedule.template)
+    with transaction.atomic():
+        schedule.enabled = enabled
+        schedule.save(update_fields=["enabled"])
+        task = schedule.periodic_task
+        if task is not None and task.enabled != enabled:
+            # save(), not an update(): its signal tells beat to reload its schedule.
+            task.enabled = enabled
+            task.save()
     return schedule
 
 

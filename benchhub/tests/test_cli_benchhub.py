@@ -365,6 +365,101 @@ def test_it_names_the_scope_a_read_only_token_lacks(world, home, tmp_path):
     assert not Job.objects.exists()
 
 
+# --- apply ---------------------------------------------------------------------------------------
+
+
+def _schedule_file(directory: Path, name: str, crontab: str, **template: Any) -> Path:
+    path = directory / f"{name}.json"
+    body = {**_job(), "host": "bench-01", **template}
+    path.write_text(json.dumps({"name": name, "crontab": crontab, "template": body}, indent=1))
+    return path
+
+
+def _pause_on_the_page(world: World, schedule_id: int) -> None:
+    """Bob signs in and presses Pause (through the server: the test's transaction would hold
+    the row a write of its own touched)."""
+    session = requests.Session()
+    session.get(f"{world.url}/accounts/login/", timeout=30)
+    csrf = {"X-CSRFToken": session.cookies.get("csrftoken") or "", "Referer": world.url}
+    signed_in = session.post(
+        f"{world.url}/accounts/login/",
+        data={"username": "bob", "password": "bob-pass-1"},
+        headers=csrf,
+        timeout=30,
+    )
+    assert signed_in.status_code == 200 and "bob" in signed_in.text, signed_in.text
+    paused = session.post(
+        f"{world.url}/schedules/{schedule_id}/enable/",
+        data={"enabled": "0"},
+        headers={**csrf, "X-CSRFToken": session.cookies.get("csrftoken") or ""},
+        timeout=30,
+    )
+    assert "paused." in paused.text, paused.text
+
+
+def test_apply_dry_run_prints_the_plan_and_changes_nothing(world, home, tmp_path):
+    directory = tmp_path / "nightly"
+    directory.mkdir()
+    _schedule_file(directory, "a", "0 2 * * *")
+    (directory / "job.toml").write_text(JOB_TOML)  # a job, not a schedule: skipped
+    done = benchhub("apply", str(directory), "--dry-run", env=env_for(world, home))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"create a ({directory / 'a.json'})\n"
+    assert "job.toml: skipped" in done.stderr and "1 would change" in done.stderr
+    assert not JobSchedule.objects.exists() and not Job.objects.exists()
+
+
+def test_apply_creates_changes_and_prunes_only_the_sets_schedules(world, home, tmp_path):
+    directory = tmp_path / "nightly"
+    directory.mkdir()
+    env = env_for(world, home)
+    by_hand = tmp_path / "by-hand.json"
+    by_hand.write_text(_schedule_file(directory, "by-hand", "0 5 * * *").read_text())
+    (directory / "by-hand.json").unlink()
+    assert benchhub("submit", str(by_hand), env=env).returncode == 0
+    a = _schedule_file(directory, "a", "0 2 * * *")
+    b = _schedule_file(directory, "b", "0 3 * * *")
+    done = benchhub("apply", str(directory), env=env)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [f"create a ({a})", f"create b ({b})"]
+    assert dict(JobSchedule.objects.values_list("name", "file_set")) == {
+        "a": "nightly", "b": "nightly", "by-hand": "",
+    }  # fmt: skip
+    again = benchhub("apply", str(directory), env=env)
+    assert again.stdout == "" and "0 changed, 2 unchanged" in again.stderr
+
+    _schedule_file(directory, "a", "0 4 * * *", clients=[1, 4])
+    b.unlink()
+    _pause_on_the_page(world, JobSchedule.objects.get(name="a").pk)
+    plan = benchhub("apply", str(directory), "--dry-run", "--prune", env=env)
+    assert plan.stdout.splitlines() == [
+        f"change a: crontab, template.clients ({a})",
+        "delete b",
+    ]
+    assert JobSchedule.objects.get(name="a").crontab == "0 2 * * *"
+    kept = benchhub("apply", str(directory), env=env)  # without --prune b stays, said so
+    assert kept.returncode == 0, kept.stderr
+    assert "b: its file is gone; --prune deletes it" in kept.stderr
+    assert JobSchedule.objects.filter(name="b").exists()
+    schedule = JobSchedule.objects.get(name="a")
+    assert (schedule.crontab, schedule.template["clients"]) == ("0 4 * * *", [1, 4])
+    assert not schedule.enabled  # a file without `enabled` leaves the pause alone
+    pruned = benchhub("apply", str(directory), "--prune", env=env)
+    assert pruned.returncode == 0, pruned.stderr
+    assert pruned.stdout == "delete b\n"
+    assert sorted(JobSchedule.objects.values_list("name", flat=True)) == ["a", "by-hand"]
+
+
+def test_apply_names_the_file_and_field_the_server_refuses(world, home, tmp_path):
+    path = _schedule_file(tmp_path, "bad", "61 * * * *")
+    done = benchhub("apply", str(tmp_path), env=env_for(world, home))
+    assert done.returncode == 2
+    assert f"{path}:3: crontab" in done.stderr
+    assert not JobSchedule.objects.exists()
+    done = benchhub("apply", str(tmp_path / "nowhere"), env=env_for(world, home))
+    assert done.returncode == 2 and "not a directory" in done.stderr
+
+
 # --- wait, try ---------------------------------------------------------------------------------
 
 

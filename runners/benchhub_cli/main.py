@@ -15,6 +15,7 @@ from typing import Any
 
 from benchhub_cli import errors
 from benchhub_cli.api import Api, Refused
+from benchhub_cli.applying import apply_plan, schedule_files, schema_check, step_run
 from benchhub_cli.comparing import comparison_fetch, runs_query, versions_query
 from benchhub_cli.config import Settings, config_write, settings_resolve
 from benchhub_cli.errors import CliError
@@ -97,6 +98,20 @@ def parser() -> argparse.ArgumentParser:
     submit.add_argument("file", type=Path)
     submit.add_argument("--wait", action="store_true", help="follow the job to its verdict")
     submit.set_defaults(run=cmd_submit)
+
+    apply = sub.add_parser(
+        "apply", parents=[common], help="make the server's schedules match a directory's files"
+    )
+    apply.add_argument("directory", type=Path, metavar="DIR")
+    apply.add_argument(
+        "--set", dest="file_set", metavar="NAME",
+        help="the file set the schedules are kept in (default: the directory's name)",
+    )  # fmt: skip
+    apply.add_argument(
+        "--prune", action="store_true", help="delete the set's schedules whose file is gone"
+    )
+    apply.add_argument("--dry-run", action="store_true", help="print the plan, change nothing")
+    apply.set_defaults(run=cmd_apply)
 
     trial = sub.add_parser(
         "try", parents=[common, verdicts], help="measure patches against a recipe or a git ref"
@@ -256,6 +271,29 @@ def cmd_submit(args: argparse.Namespace) -> int:
         return errors.OK
     job = job_follow(api, made["id"], patience_s=args.patience)
     return _report(_job_comparison(api, job, args), args)
+
+
+def cmd_apply(args: argparse.Namespace) -> int:
+    file_set = args.file_set or args.directory.resolve().name
+    if not file_set or len(file_set) > 100:
+        raise CliError("--set: give the file set a name of 1 to 100 characters")
+    files = schedule_files(args.directory)
+    api = _api(args)
+    schema_check(api, files)
+    schedules = api.call("GET", "/api/v1/schedules/")
+    plan = apply_plan(files=files, schedules=schedules, file_set=file_set, prune=args.prune)
+    for step in plan.steps:
+        print(step.line(), flush=True)
+        if not args.dry_run:
+            step_run(api, step)
+    for name in plan.unpruned:
+        print(f"benchhub: {name}: its file is gone; --prune deletes it", file=sys.stderr)
+    done = "would change" if args.dry_run else "changed"
+    print(
+        f"benchhub: set {file_set}: {len(plan.steps)} {done}, {len(plan.unchanged)} unchanged",
+        file=sys.stderr,
+    )
+    return errors.OK
 
 
 def cmd_try(args: argparse.Namespace) -> int:

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from benchhub_cli.applying import apply_plan
 from benchhub_cli.config import config_write, settings_resolve
 from benchhub_cli.errors import CliError
 from benchhub_cli.follow import progress_text
@@ -278,3 +279,29 @@ def test_the_progress_line_says_the_build_and_the_level_and_repeat_being_measure
     assert line.startswith("job 7 running, on bench-01, level c=8 repeat=2 version=master+p")
     assert line.endswith("step 5/12")
     assert progress_text({"id": 7, "state": "queued"}) == "job 7 queued"
+
+
+def _schedule(name: str, file_set: str, crontab: str = "0 2 * * *", **extra) -> dict:
+    return {"id": len(name), "name": name, "crontab": crontab, "template": {"versions": ["13"]},
+            "enabled": True, "file_set": file_set, **extra}  # fmt: skip
+
+
+def test_apply_prunes_only_its_own_sets_schedules_without_a_file(tmp_path):
+    path = tmp_path / "kept.json"
+    path.write_text(json.dumps({"name": "kept", "crontab": "0 3 * * *", "template": {}}))
+    server = [
+        _schedule("kept", "nightly", enabled=False),
+        _schedule("gone", "nightly"),
+        _schedule("by-hand", ""),
+        _schedule("other-set", "weekly"),
+    ]
+    plan = apply_plan(files=[jobfile_read(path)], schedules=server, file_set="nightly", prune=True)
+    assert [step.line() for step in plan.steps] == [
+        f"change kept: crontab, template.versions ({path})",
+        "delete gone",
+    ]
+    assert plan.steps[0].body["enabled"] is False  # the file leaves the pause alone
+    unpruned = apply_plan(
+        files=[jobfile_read(path)], schedules=server, file_set="nightly", prune=False
+    )
+    assert [s.action for s in unpruned.steps] == ["change"] and unpruned.unpruned == ["gone"]
