@@ -74,7 +74,8 @@ def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job
 
     Each version that names a recipe gets the recipe's build spec as it is now (patches
     inline), so later changes to the recipe never change what this job builds. `builds` given
-    in `fields` (a bisection's commits, which no recipe names) are the build specs instead.
+    in `fields` (a bisection's commits, which no recipe names; a rerun's builds as they were
+    made) are the build specs instead.
     """
     job_target_check(
         person=_person(created_by),
@@ -214,8 +215,9 @@ def _rerun_builds(*, versions: list[str], runs: list[Run], refusal: str) -> dict
     would make the rerun measure another build, whose runs fall outside the comparison."""
     built = {_build_name(run.build.version): run.build for run in runs}
     queued: dict[str, dict[str, Any]] = {}
-    for job in {run.job_id: run.job for run in runs if run.job_id is not None}.values():
-        for name, spec in (job.builds if job is not None else {}).items():
+    # One run per job: its job is read once however many of its runs there are.
+    for run in {run.job_id: run for run in runs if run.job_id is not None}.values():
+        for name, spec in (run.job.builds if run.job is not None else {}).items():
             queued.setdefault(_build_name(name), spec)
     builds = {v: built[_build_name(v)] for v in versions if _build_name(v) in built}
     given = {v: queued[_build_name(v)] for v in versions if _build_name(v) in queued}
