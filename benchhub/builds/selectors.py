@@ -7,7 +7,7 @@ from django.db.models import Prefetch, QuerySet
 from django.db.models.functions import Lower
 
 from benchhub.builds.models import Build, Patch, Recipe
-from benchhub.builds.specs import recipe_spec
+from benchhub.builds.specs import build_spec_pinned, recipe_spec
 
 MAX_BUILDS = 1000
 MAX_RECIPES = 500
@@ -73,3 +73,32 @@ def recipe_names_among(*, names: list[str]) -> set[str]:
     lowered = [name.strip().lower() for name in names]
     found = Recipe.objects.annotate(lname=Lower("name")).filter(lname__in=lowered)
     return set(found.values_list("lname", flat=True))
+
+
+def build_specs_pinned(
+    *, builds: dict[str, Build], given: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
+    """For each version name (as a job names it) and the build it ran, the spec that makes that
+    build again (builds.specs.build_spec_pinned); builds not made from source here are left
+    out. `given`: the specs the builds' jobs sent, by the same names (their patch texts are
+    used first, then the stored patches of that digest). One query at most.
+    Raises BuildSpecError when a patch's text is nowhere to be found."""
+    texts = {
+        str(p["sha256"]): p["text"]
+        for spec in given.values()
+        for p in spec.get("patches") or []
+        if isinstance(p, dict) and "text" in p
+    }
+    wanted = {
+        str(p.get("sha256"))
+        for build in builds.values()
+        for p in (build.provenance or {}).get("patches") or []
+    } - set(texts)
+    if wanted:
+        stored = Patch.objects.filter(sha256__in=sorted(wanted)).values_list("sha256", "text")
+        texts.update((sha, text) for sha, text in stored)
+    specs = {
+        name: build_spec_pinned(build, given=given.get(name), patch_texts=texts)
+        for name, build in builds.items()
+    }
+    return {name: spec for name, spec in specs.items() if spec is not None}

@@ -19,6 +19,13 @@ from benchhub.jobs.models import Job
 from benchhub.workloads.catalog import EXPERIMENTS, entry_list, params_from_text
 from benchhub.workloads.models import Workload
 
+# Rows of custom scripts the job form offers, each pgbench's -f file@weight.
+SCRIPT_ROWS = 4
+SCRIPT_PARTS = ("name", "weight", "body")
+SCRIPT_PLACEHOLDER = "\\set id random(1, 100000)\nSELECT * FROM items WHERE id = :id;"
+# The line that separates two setup steps in the form's setup text.
+STEP_SEPARATOR = "---"
+
 # What a custom workload gets for the fields left blank (a catalog entry brings its own).
 CUSTOM_DEFAULTS: dict[str, Any] = {
     "scale": 1,
@@ -91,6 +98,26 @@ class JobForm(forms.Form):
     )
     query_mode = forms.ChoiceField(
         choices=_as_named(Workload.QueryMode), initial=QUERY_MODE_DEFAULT, required=False
+    )
+    # Custom scripts (script_<i>_name, _weight, _body) are added per row in __init__; like the
+    # rest of the form they are checked by the API's serializer, job-code checker included.
+    workload_name = forms.CharField(
+        required=False,
+        label="Workload name",
+        help_text="for custom scripts: the name pages and comparisons give it; blank: custom",
+    )
+    setup = forms.CharField(
+        required=False,
+        label="Setup SQL",
+        widget=forms.Textarea(
+            attrs={
+                "rows": 3,
+                "placeholder": "CREATE TABLE items AS SELECT generate_series(1, 100000) AS id;",
+            }
+        ),
+        help_text="for a custom workload: SQL run once per version before the measurements "
+        f"(and before pgbench -i when a builtin runs); steps separated by a line of "
+        f"{STEP_SEPARATOR}",
     )
     scale = forms.IntegerField(
         min_value=1, required=False, help_text="pgbench -s; blank: the default (custom: 1)"
@@ -168,6 +195,39 @@ class JobForm(forms.Form):
         offers.help_text = f"{offers.help_text}. Offered: {tablespace_offers(hosts)}"
         tags = self.fields["host_tags"]
         tags.help_text = f"{tags.help_text}. Offered: {tag_offers(hosts)}"
+        for row in range(SCRIPT_ROWS):
+            self.fields.update(_script_fields(row))
+
+    def main_fields(self) -> list[Any]:
+        """The bound fields shown in the form's table: all but the script rows."""
+        return [f for f in self.visible_fields() if not f.name.startswith("script_")]
+
+    def script_rows(self) -> list[tuple[int, list[Any]]]:
+        """(row, [name, weight, body] bound fields) for the form's scripts table."""
+        return [
+            (row, [self[f"script_{row}_{part}"] for part in SCRIPT_PARTS])
+            for row in range(SCRIPT_ROWS)
+        ]
+
+    def _scripts(self) -> list[dict[str, Any]]:
+        """The script rows up to the last one filled in, as the API takes them: a blank row
+        before it is sent too (and refused, naming it), so scripts[i] is always row i."""
+        data = self.cleaned_data
+        rows = [
+            (data.get(f"script_{r}_name") or "", data.get(f"script_{r}_weight"),
+             data.get(f"script_{r}_body") or "")
+            for r in range(SCRIPT_ROWS)
+        ]  # fmt: skip
+        filled = [r for r, (name, weight, body) in enumerate(rows) if name or body.strip()]
+        return [
+            # Browsers send a textarea's lines ending in CR LF; pgbench reads LF.
+            {
+                "name": name.strip(),
+                "weight": 1 if weight is None else weight,
+                "body": body.replace("\r\n", "\n"),
+            }
+            for name, weight, body in rows[: filled[-1] + 1 if filled else 0]
+        ]
 
     def clean_tablespaces(self) -> list[str]:
         return self.cleaned_data["tablespaces"].replace(",", " ").split()
@@ -203,6 +263,12 @@ class JobForm(forms.Form):
                 self.add_error("params", [f"{path}: {'; '.join(m)}" for path, m in messages])
         elif data.get("params", "").strip():
             self.add_error("params", "Params are for a catalog workload; choose one above.")
+        if data.get("catalog") and self._scripts():
+            self.add_error("script_0_body", "Scripts are for a custom workload; the catalog "
+                           "entry brings its own.")  # fmt: skip
+        if data.get("catalog") and data.get("setup", "").strip():
+            self.add_error("setup", "Setup is for a custom workload; the catalog entry brings "
+                           "its own.")  # fmt: skip
         return data
 
     def job_request(self) -> dict[str, Any]:
@@ -225,12 +291,7 @@ class JobForm(forms.Form):
             if data["settings"]:
                 body["config_overrides"] = data["settings"]
         else:
-            builtin = data["builtin"] or "select-only"
-            body["workload"] = {
-                "name": builtin,
-                "builtin": builtin,
-                "query_mode": data["query_mode"] or QUERY_MODE_DEFAULT,
-            }
+            body["workload"] = self._custom_workload()
             body["config_overrides"] = data["settings"]
             body = {**CUSTOM_DEFAULTS, **body}
         if data["host"]:
@@ -240,6 +301,65 @@ class JobForm(forms.Form):
         if data["tablespaces"]:
             body["tablespaces"] = data["tablespaces"]
         return body
+
+    def _custom_workload(self) -> dict[str, Any]:
+        """Custom scripts (pgbench -f file@weight each) when any row is filled in, else the
+        builtin; with the setup steps and the query mode either way."""
+        data = self.cleaned_data
+        workload: dict[str, Any] = {"query_mode": data["query_mode"] or QUERY_MODE_DEFAULT}
+        scripts = self._scripts()
+        if scripts:
+            workload.update(name=data["workload_name"].strip() or "custom", scripts=scripts)
+        else:
+            builtin = data["builtin"] or "select-only"
+            workload.update(name=data["workload_name"].strip() or builtin, builtin=builtin)
+        steps = setup_steps(data["setup"])
+        if steps:
+            workload["setup"] = steps
+        return workload
+
+
+def _script_fields(row: int) -> dict[str, forms.Field]:
+    return {
+        f"script_{row}_name": forms.CharField(
+            required=False,
+            label=f"scripts[{row}].name",
+            widget=forms.TextInput(
+                attrs={"placeholder": "read-heavy.sql", "aria-label": f"scripts[{row}].name"}
+            ),
+        ),
+        f"script_{row}_weight": forms.IntegerField(
+            required=False,
+            label=f"scripts[{row}].weight",
+            widget=forms.NumberInput(
+                attrs={"placeholder": "1", "aria-label": f"scripts[{row}].weight"}
+            ),
+        ),
+        f"script_{row}_body": forms.CharField(
+            required=False,
+            strip=False,
+            label=f"scripts[{row}].body",
+            widget=forms.Textarea(
+                attrs={
+                    "rows": 3,
+                    "placeholder": SCRIPT_PLACEHOLDER,
+                    "aria-label": f"scripts[{row}].body",
+                }
+            ),
+        ),
+    }
+
+
+def setup_steps(text: str) -> list[str]:
+    """The setup text as its steps: separated by lines of STEP_SEPARATOR, blank steps left
+    out (a step may hold several statements; the agent runs each on its own)."""
+    steps: list[list[str]] = [[]]
+    for line in text.splitlines():
+        if line.strip() == STEP_SEPARATOR:
+            steps.append([])
+        else:
+            steps[-1].append(line)
+    return [joined for step in steps if (joined := "\n".join(step).strip())]
 
 
 class MultipleFileInput(forms.ClearableFileInput):

@@ -1,5 +1,7 @@
 """Job pages: the queue, the form to queue a job, one job with its history."""
 
+import re
+
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -64,14 +66,34 @@ def compare_runs(job: Job) -> str:
     return ",".join(str(r.uuid) for r in runs)
 
 
+# A custom script's error path: workload.scripts[1].body -> the form's script_1_body.
+SCRIPT_PATH = re.compile(r"^workload\.scripts(?:\[(\d+)\](?:\.(name|weight|body))?)?")
+
+
 def _form_field(path: str, *, catalog: bool) -> str:
-    """The form field an API error path belongs to (workload.params.rows -> params)."""
+    """The form field an API error path belongs to (workload.params.rows -> params,
+    workload.scripts[1].body -> script_1_body, workload.setup[0] -> setup)."""
     if path.startswith("workload.params"):
         return "params"
+    if script := SCRIPT_PATH.match(path):
+        row, part = script.group(1) or "0", script.group(2)
+        return f"script_{row}_{part or ('body' if script.group(1) else 'weight')}"
+    if path.startswith("workload.setup"):
+        return "setup"
+    if path == "workload.name":
+        return "workload_name"
     field = path.split(".")[0].split("[")[0]
     if field == "workload":
         return "catalog" if catalog else "builtin"
     return {"config_overrides": "settings"}.get(field, field)
+
+
+def _form_message(path: str, field: str, message: str) -> str:
+    """The message as the form shows it: where the field holds several values (params,
+    scripts, setup steps), the API's path to the one at fault first (scripts[1].body: ...)."""
+    if field == "params" or field == "setup" or field.startswith("script_"):
+        return f"{path.removeprefix('workload.')}: {message}"
+    return message
 
 
 @login_required
@@ -91,9 +113,7 @@ def job_new(request: HttpRequest) -> HttpResponse:
         catalog = bool(form.cleaned_data["catalog"])
         for path, messages in flatten_errors(request_body.errors).items():
             field = _form_field(path, catalog=catalog)
-            message = "; ".join(messages)
-            if field == "params":
-                message = f"{path.removeprefix('workload.')}: {message}"
+            message = _form_message(path, field, "; ".join(messages))
             form.add_error(field if field in form.fields else None, message)
     context = {"form": form, "catalog_defaults": catalog_defaults()}
     return render(request, "dashboard/job_new.html", context)

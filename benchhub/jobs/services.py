@@ -19,7 +19,9 @@ from django.db.models import Q
 from django.utils import timezone
 
 from benchhub.api.errors import flatten_errors
-from benchhub.builds.selectors import recipe_specs
+from benchhub.builds.selectors import build_specs_pinned, recipe_specs
+from benchhub.builds.specs import BuildSpecError
+from benchhub.builds.versions import VersionError, version_parse
 from benchhub.errors import ApplicationError
 from benchhub.hosts.access import job_target_check
 from benchhub.hosts.models import Host, RunnerToken, host_name_key
@@ -72,7 +74,8 @@ def job_create(*, created_by: Any = None, actor: str = "", **fields: Any) -> Job
 
     Each version that names a recipe gets the recipe's build spec as it is now (patches
     inline), so later changes to the recipe never change what this job builds. `builds` given
-    in `fields` (a bisection's commits, which no recipe names) are the build specs instead.
+    in `fields` (a bisection's commits, which no recipe names; a rerun's builds as they were
+    made) are the build specs instead.
     """
     job_target_check(
         person=_person(created_by),
@@ -168,6 +171,8 @@ def _plan_of(run: Run) -> dict[str, Any]:
 def job_create_again(*, run: Run, created_by: Any) -> Job:
     """Queue again the job that measured `run` (the run page's "Queue this again"): the whole
     job with its full definition when the run came from one, else a job made from the run.
+    Each version built from source is built as its run's build was (its provenance: the commit
+    it resolved, its patches and flags; see _rerun_builds), never from the recipe as it is now.
 
     The request is validated as the API validates one, so a run whose host or workload no longer
     passes is refused: JobError `invalid` (400), its detail naming each field at fault.
@@ -182,11 +187,45 @@ def job_create_again(*, run: Run, created_by: Any) -> Job:
             )
     job = Job.objects.select_related("host").filter(pk=run.job_id).first() if run.job_id else None
     request = _job_request_of_job(job) if job is not None else job_request_of(run)
+    ran = [run]
+    if job is not None:
+        ran += list(job.runs.filter(job_attempt=run.job_attempt).select_related("build"))
+    refusal = "This run cannot be queued again"
+    fields = _validated(request, refusal)
+    fields["builds"] = _rerun_builds(versions=fields["versions"], runs=ran, refusal=refusal)
     return job_create(
         created_by=created_by,
         actor=f"{created_by.get_username()} (again from run {run.uuid})",
-        **_validated(request, "This run cannot be queued again"),
+        **fields,
     )
+
+
+def _build_name(version: str) -> str:
+    try:
+        return version_parse(version).name.lower()
+    except VersionError:
+        return version.strip().lower()
+
+
+def _rerun_builds(*, versions: list[str], runs: list[Run], refusal: str) -> dict[str, Any]:
+    """The build spec of each of `versions` as its run's build was made (builds.selectors.
+    build_specs_pinned: the resolved commit, the patches and flags it was built with), else as
+    the runs' job queued it; a version neither names stays without one (a release the agent
+    provisions). Never the recipe's current definition: a patch added or a branch moved since
+    would make the rerun measure another build, whose runs fall outside the comparison."""
+    built = {_build_name(run.build.version): run.build for run in runs}
+    queued: dict[str, dict[str, Any]] = {}
+    # One run per job: its job is read once however many of its runs there are.
+    for run in {run.job_id: run for run in runs if run.job_id is not None}.values():
+        for name, spec in (run.job.builds if run.job is not None else {}).items():
+            queued.setdefault(_build_name(name), spec)
+    builds = {v: built[_build_name(v)] for v in versions if _build_name(v) in built}
+    given = {v: queued[_build_name(v)] for v in versions if _build_name(v) in queued}
+    try:
+        pinned = build_specs_pinned(builds=builds, given=given)
+    except BuildSpecError as exc:
+        raise JobError("invalid", f"{refusal}: {exc.detail}", status=400) from None
+    return {**given, **pinned}
 
 
 def job_create_more(
@@ -200,8 +239,10 @@ def job_create_more(
 ) -> Job:
     """Queue more repeats of what `runs` measured (a comparison's "settle it"): their builds'
     versions, in order, at `clients`, `repeats` repeats each, on the first run's host with its
-    workload, scale, length, pgbench threads and configuration overrides, so the new runs share
-    the runs' comparability keys and join their comparison. `aa`: one version against itself.
+    workload, scale, length, pgbench threads and configuration overrides, the pgbench client its
+    job pinned (Job.client), and each build as it was made (_rerun_builds), so the new runs
+    share the runs' builds and comparability keys and join their comparison. `aa`: one version
+    against itself.
 
     Raises JobError `invalid` (400) when the request does not validate (the detail names each
     field), as job_create_again does.
@@ -211,10 +252,17 @@ def job_create_more(
     request.update(versions=versions[:1] if aa else versions, clients=clients, repeats=repeats)
     if aa:
         request["aa"] = True
+    if runs[0].job is not None:
+        # The pgbench client is held constant in a comparison: a run driven by another
+        # client would stay out of the set it was queued to settle.
+        request["client"] = runs[0].job.client
+    refusal = "These runs cannot be measured again"
+    fields = _validated(request, refusal)
+    fields["builds"] = _rerun_builds(versions=fields["versions"], runs=runs, refusal=refusal)
     return job_create(
         created_by=created_by,
         actor=f"{created_by.get_username()} ({reason})"[:200],
-        **_validated(request, "These runs cannot be measured again"),
+        **fields,
     )
 
 

@@ -6,6 +6,7 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
+from benchhub.jobs.models import Job
 from benchhub.results.models import Run
 from benchhub.results.services import run_aggregate
 from benchhub.testing.browser import screenshot, sign_in
@@ -129,6 +130,7 @@ def test_it_shows_a_catalog_entrys_defaults_in_the_job_form_and_queues_it(live_s
     assert page.get_attribute("#id_clients", "placeholder") == "2 4 8 16"
     assert page.get_attribute("#id_params", "placeholder") == "scale = 10"
     assert page.is_disabled("#id_builtin")
+    assert page.is_disabled("#id_script_0_body") and page.is_disabled("#id_setup")
     page.fill("#id_versions", "13 14")
     page.fill("#id_params", "scale = 2")
     page.click("form.job-form button[type=submit]")
@@ -164,3 +166,32 @@ def test_it_puts_the_answer_on_the_first_screen_at_1440x900(live_server, page, a
     assert table["y"] < 900, f"the verdict table starts at {table['y']:.0f} px"
     assert last_level["y"] + last_level["height"] < 900, "every level on the first screen"
     assert levels["y"] < 1200, f"the run's levels start at {levels['y']:.0f} px"
+
+
+def test_it_queues_custom_scripts_from_the_job_form_after_showing_a_refusal(
+    live_server, page, alice
+):
+    sign_in(page, live_server.url, "alice", "alice-pass-1")
+    page.goto(live_server.url + "/jobs/new/")
+    page.fill("#id_versions", "13 14")
+    page.fill("#id_workload_name", "mixed")
+    page.fill("#id_script_0_name", "read.sql")
+    page.fill("#id_script_0_weight", "9")
+    page.fill("#id_script_0_body", "\\set id random(1, 1000)\nSELECT :id;")
+    page.fill("#id_script_1_name", "write.sql")
+    page.fill("#id_script_1_body", "SELECT 1;\n\\shell id")
+    page.click("form.job-form button[type=submit]")
+    # refused, next to its row, with what was typed kept
+    row = page.locator("fieldset.job-scripts tr", has_text="scripts[1]")
+    assert "scripts[1].body: line 2: pgbench \\shell" in row.inner_text()
+    screenshot(page, "job-form-custom-scripts-refused")
+    assert page.input_value("#id_script_0_weight") == "9"
+    page.fill("#id_script_1_body", "SELECT 2;")
+    page.click("form.job-form button[type=submit]")
+    page.wait_for_url("**/jobs/*/")
+    job = Job.objects.get()
+    assert [(s["name"], s["weight"]) for s in job.workload["scripts"]] == [
+        ("read.sql", 9),
+        ("write.sql", 1),
+    ]
+    assert job.workload["scripts"][0]["body"] == "\\set id random(1, 1000)\nSELECT :id;"

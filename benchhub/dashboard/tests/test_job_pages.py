@@ -1,5 +1,8 @@
 """Queueing a job from the web form, and following it on its page."""
 
+import pytest
+from rest_framework.test import APIClient
+
 from benchhub.hosts.models import Host
 from benchhub.jobs.models import Job
 
@@ -136,3 +139,105 @@ def test_a_catalog_workload_from_the_form_keeps_its_own_tablespaces(client, bob)
     response = client.post("/jobs/new/", form)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert Job.objects.get().tablespaces == ["spare", "fast", "slow"]
+
+
+CUSTOM = {
+    **{k: v for k, v in FORM.items() if k != "builtin"},
+    "workload_name": "mixed",
+    "script_0_name": "read.sql",
+    "script_0_weight": "9",
+    "script_0_body": "\\set id random(1, 100000)\r\nSELECT * FROM items WHERE id = :id;\r\n",
+    "script_1_name": "write.sql",
+    "script_1_weight": "1",
+    "script_1_body": "\\set id random(1, 100000)\r\nUPDATE items SET n = n + 1 WHERE id = :id;\r\n",
+    "setup": "CREATE TABLE items AS SELECT g AS id, 0 AS n FROM generate_series(1, 100000) g;\n"
+    "---\nCREATE INDEX ON items (id);\n",
+}
+
+
+def test_it_queues_custom_scripts_with_their_weights_as_the_api_stores_them(client, bob):
+    client.force_login(bob)
+    response = client.post("/jobs/new/", CUSTOM)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    from_form = Job.objects.get()
+    assert [(s["name"], s["weight"]) for s in from_form.workload["scripts"]] == [
+        ("read.sql", 9),
+        ("write.sql", 1),
+    ]
+    assert from_form.workload["setup"] == [
+        "CREATE TABLE items AS SELECT g AS id, 0 AS n FROM generate_series(1, 100000) g;",
+        "CREATE INDEX ON items (id);",
+    ]
+    # The same workload queued through the API is stored alike.
+    workload = {
+        "name": "mixed",
+        "query_mode": "prepared",
+        "scripts": [
+            {"name": "read.sql", "weight": 9, "body": CUSTOM["script_0_body"].replace("\r", "")},
+            {"name": "write.sql", "weight": 1, "body": CUSTOM["script_1_body"].replace("\r", "")},
+        ],
+        "setup": from_form.workload["setup"],
+    }
+    api = APIClient()
+    api.force_login(bob)
+    body = {"versions": ["13", "14"], "workload": workload, "clients": [1], "duration_s": 5}
+    assert api.post("/api/v1/jobs/", body, format="json").status_code == 201
+    from_api = Job.objects.exclude(pk=from_form.pk).get()
+    assert from_form.workload == from_api.workload
+    assert "builtin" not in CUSTOM and from_form.workload["builtin"] == ""
+
+
+def test_it_shows_a_refused_meta_command_next_to_its_script_and_queues_nothing(client, bob):
+    client.force_login(bob)
+    page = client.post("/jobs/new/", {**CUSTOM, "script_1_body": "SELECT 1;\n\\shell id\n"})
+    assert page.status_code == 200 and Job.objects.count() == 0
+    form = page.context["form"]
+    assert list(form.errors) == ["script_1_body"]
+    [message] = form.errors["script_1_body"]
+    assert message.startswith("scripts[1].body: line 2: pgbench \\shell")
+    html = page.content.decode()
+    assert html.index("scripts[1].body: line 2: pgbench \\shell") > html.index("scripts[1]</th>")
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "message"),
+    [
+        (
+            {"setup": "SELECT 1;\n---\nSELECT 2;\n\\! id\n"},
+            "setup",
+            "setup[1]: line 2: psql meta-command \\!",
+        ),
+        (
+            {"script_2_name": "third.sql"},
+            "script_2_body",
+            "scripts[2]: A script needs a builtin name or a body.",
+        ),
+        (
+            {"script_0_weight": "0", "script_1_weight": "0"},
+            "script_0_weight",
+            "scripts: At least one script needs a weight above 0.",
+        ),
+        (
+            {"script_1_weight": "-1"},
+            "script_1_weight",
+            "scripts[1].weight: Ensure this value is greater than or equal to 0.",
+        ),
+        ({"workload_name": "two words"}, "workload_name", "Use 1 to 200 letters"),
+    ],
+)
+def test_it_names_the_setup_step_or_script_row_the_api_refuses(client, bob, change, field, message):
+    client.force_login(bob)
+    page = client.post("/jobs/new/", {**CUSTOM, **change})
+    assert page.status_code == 200 and Job.objects.count() == 0
+    errors = page.context["form"].errors
+    assert list(errors) == [field]
+    assert errors[field][0].startswith(message), errors[field]
+
+
+def test_it_refuses_custom_scripts_with_a_catalog_workload(client, bob):
+    client.force_login(bob)
+    page = client.post("/jobs/new/", {**CUSTOM, "catalog": "e5-read-only"})
+    assert page.status_code == 200 and Job.objects.count() == 0
+    errors = page.context["form"].errors
+    assert "Scripts are for a custom workload" in errors["script_0_body"][0]
+    assert "Setup is for a custom workload" in errors["setup"][0]

@@ -1,5 +1,6 @@
 // The job form: when a catalog workload is chosen, show its job defaults and params as the
-// placeholders of the blank fields (the server applies them to whatever is left blank).
+// placeholders of the blank fields (the server applies them to whatever is left blank), and
+// disable the custom workload's fields (builtin, scripts, setup), which it replaces.
 (function () {
   "use strict";
   const source = document.getElementById("catalog-defaults");
@@ -33,9 +34,13 @@
         ? Object.entries(entry.params).map(([k, v]) => k + " = " + v).join("\n")
         : customParams;
     }
-    for (const name of ["builtin", "query_mode"]) {
+    // A catalog entry brings its own workload: the custom one's fields are not sent.
+    for (const name of ["builtin", "query_mode", "workload_name", "setup"]) {
       const input = document.getElementById("id_" + name);
       if (input) input.disabled = Boolean(entry);
+    }
+    for (const input of document.querySelectorAll("fieldset.job-scripts [name^='script_']")) {
+      input.disabled = Boolean(entry);
     }
   }
   select.addEventListener("change", show);
