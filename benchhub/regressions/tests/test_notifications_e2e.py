@@ -62,12 +62,14 @@ def webhook_receiver():
 
 
 @pytest.fixture
-def notifying_worker(request, monkeypatch, smtp_server, webhook_receiver):
+def notifying_worker(request, monkeypatch, settings, smtp_server, webhook_receiver):
     """The analysis worker, sending mail through the test's SMTP server and allowed to call the
-    receiver on 127.0.0.1 (refused by default: docs/security.md)."""
+    receiver on 127.0.0.1 (refused by default: docs/security.md); this process too, where the
+    webhook is added through the service that checks its address."""
     monkeypatch.setenv("EMAIL_HOST", "127.0.0.1")
     monkeypatch.setenv("EMAIL_PORT", str(smtp_server[0]))
     monkeypatch.setenv("BENCHHUB_WEBHOOK_ALLOW_PRIVATE", "1")
+    settings.BENCHHUB_WEBHOOK_ALLOW_PRIVATE = True
     return request.getfixturevalue("analysis_worker")
 
 
