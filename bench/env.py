@@ -91,8 +91,8 @@ def free_port() -> int:
 
 class WebServer:
     """gunicorn serving BenchHub on the bench database with `workers` processes of `threads`
-    threads each (gunicorn's gthread worker, as docker-compose.yml and `make up` serve it; one
-    thread is its sync worker)."""
+    threads each, under the settings every deployment uses (benchhub/gunicorn_conf.py; one
+    thread is gunicorn's sync worker)."""
 
     def __init__(self, *, workers: int, log: Path, threads: int = 1) -> None:
         self.port = free_port()
@@ -106,14 +106,14 @@ class WebServer:
         argv = [
             str(BIN / "gunicorn"),
             "benchhub.wsgi:application",
+            "--config",
+            "python:benchhub.gunicorn_conf",
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",
             str(self.workers),
             "--threads",
             str(self.threads),
-            "--backlog",
-            "512",
             "--graceful-timeout",
             "5",
             # One control socket per user by default, which two benches' web servers would share.

@@ -60,6 +60,11 @@ class Figure:
         """True when met, False when missed, None when undecided or without a target."""
         return {"met": True, "MISSED": False}.get(self.verdict)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Figure:
+        """A figure as as_dict wrote it (bench/results.json)."""
+        return cls(**{name: data[name] for name in cls.__dataclass_fields__ if name in data})
+
     def as_dict(self, machine: str) -> dict[str, Any]:
         return {**asdict(self), "met": self.met, "verdict": self.verdict or None,
                 "machine": machine}  # fmt: skip
@@ -107,7 +112,7 @@ def machine_label(info: dict[str, Any]) -> str:
     return f"{info['hostname']}: {info['cpu_model']}, {info['cpus']} CPUs"
 
 
-def _fmt(value: float | None) -> str:
+def number_text(value: float | None) -> str:
     if value is None:
         return ""
     if math.isnan(value):
@@ -117,22 +122,22 @@ def _fmt(value: float | None) -> str:
     return f"{value:.3g}"
 
 
-def _target(f: Figure) -> str:
+def target_text(f: Figure) -> str:
     if f.op is None or f.target is None:
         return ""
     if f.target_text:
         return f.target_text
     if f.op == "within":
-        return f"within {_fmt(f.target)} .. {_fmt(f.target_high)} {f.unit}"
-    return f"{f.op} {_fmt(f.target)} {f.unit}"
+        return f"within {number_text(f.target)} .. {number_text(f.target_high)} {f.unit}"
+    return f"{f.op} {number_text(f.target)} {f.unit}"
 
 
-def _interval(f: Figure) -> str:
+def interval_text(f: Figure) -> str:
     if f.exact:
         return "exact"
     if f.low is None or f.high is None:
         return "-"
-    return f"{_fmt(f.low)} .. {_fmt(f.high)}"
+    return f"{number_text(f.low)} .. {number_text(f.high)}"
 
 
 def table(figures: list[Figure]) -> str:
@@ -140,9 +145,9 @@ def table(figures: list[Figure]) -> str:
     verdict (met, MISSED, undecided)."""
     rows = [("section", "figure", "value", "95% interval", "target", "floor", "verdict")]
     for f in figures:
-        floor = f"{_fmt(f.floor)} {f.unit}" if f.floor is not None else ""
-        rows.append((f.section, f.name, f"{_fmt(f.value)} {f.unit}", _interval(f), _target(f),
-                     floor, f.verdict))  # fmt: skip
+        floor = f"{number_text(f.floor)} {f.unit}" if f.floor is not None else ""
+        value = f"{number_text(f.value)} {f.unit}"
+        rows.append((f.section, f.name, value, interval_text(f), target_text(f), floor, f.verdict))
     widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)) for row in rows]
     lines.insert(1, "  ".join("-" * w for w in widths))
@@ -151,8 +156,9 @@ def table(figures: list[Figure]) -> str:
 
 def write_results(
     path: Path, *, figures: list[Figure], info: dict[str, Any], options: dict[str, Any]
-) -> None:
-    """bench/results.json: the machine, the options of the run and every figure."""
+) -> dict[str, Any]:
+    """bench/results.json: the machine, the options of the run and every figure; returns the
+    document written."""
     label = machine_label(info)
     document = {
         "machine": info,
@@ -160,3 +166,4 @@ def write_results(
         "figures": [f.as_dict(label) for f in figures],
     }
     path.write_text(json.dumps(document, indent=2, default=str) + "\n")
+    return json.loads(path.read_text())

@@ -29,6 +29,8 @@ from datetime import timedelta
 from django.db import connection, transaction
 from django.utils import timezone
 
+from benchhub.regressions.detection import CONFIRM
+
 LEVELS = (1, 2, 4, 8, 16, 32, 64, 128, 256)
 REPEATS = 3
 # A performance farm at 10M results (the scale of the targets), and the smaller shape of the
@@ -267,19 +269,20 @@ def _statements(*, runs: int, dims: dict[str, list[int]], with_progress: int) ->
         GROUP BY r.id, r.created_at
     """
     # A change at 8 clients in one run of REGRESSION_EVERY, alternately a regression and an
-    # improvement of 5%, detected an hour after the run.
+    # improvement of 5%, detected an hour after the run, confirmed (CONFIRM detections).
     regression = f"""
         INSERT INTO regressions_regression (kind, state, note, comparability_key, clients,
             host_id, workload_id, run_before_id, run_after_id, before_tps, after_tps,
             before_runs, after_runs, change, change_low, change_high, p_value, detected_at,
-            redetected_at)
+            redetected_at, detections)
         SELECT CASE WHEN r.id % 2 = 0 THEN 'regression' ELSE 'improvement' END, 'new', '',
             r.comparability_key, 8, r.host_id, r.workload_id, r.id - 1, r.id, 6400.0,
             CASE WHEN r.id % 2 = 0 THEN 6080.0 ELSE 6720.0 END, 10, 10,
             CASE WHEN r.id % 2 = 0 THEN -0.05 ELSE 0.05 END,
             CASE WHEN r.id % 2 = 0 THEN -0.07 ELSE 0.03 END,
             CASE WHEN r.id % 2 = 0 THEN -0.03 ELSE 0.07 END,
-            0.00001, r.finished_at + interval '1 hour', r.finished_at + interval '1 hour'
+            0.00001, r.finished_at + interval '1 hour', r.finished_at + interval '1 hour',
+            {CONFIRM}
         FROM results_run r WHERE r.id % {REGRESSION_EVERY} = 0
     """
     return [run, result, aggregate, progress, telemetry, output, imported, regression]

@@ -4,6 +4,7 @@
                         [--agent-pairs N] [--agent-seconds S] [--agent-contrast]
                         [--sections ingest,compare,queue,agent,statistics]
                         [--database NAME] [--output bench/results.json]
+                        [--report docs/performance-results.md]
 
 Every figure comes from repeated, interleaved rounds with its 95% interval (bench.intervals);
 a target is met only when the whole interval is on its right side.
@@ -27,11 +28,13 @@ from bench import env
 from bench.agent import AgentOptions
 from bench.figures import Figure, machine, table, write_results
 from bench.queueing import AGENTS as QUEUE_AGENTS
+from bench.report import REPORT, commit_label, report_write, targets_table
+from benchhub import gunicorn_conf
 
 SECTIONS = ("ingest", "compare", "queue", "agent", "statistics")
-# gunicorn's threads per worker where BenchHub is deployed (docker-compose.yml, the Dockerfile,
-# `make up`): the bench serves as they do unless told otherwise.
-DEPLOYED_THREADS = 8
+# gunicorn's threads per worker where BenchHub is deployed (every shape loads
+# benchhub/gunicorn_conf.py): the bench serves as they do unless told otherwise.
+DEPLOYED_THREADS = gunicorn_conf.threads
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -64,9 +67,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         "--agent-contrast", action="store_true",
         help="the agent section also runs the agent with its collectors inside the pass",
     )  # fmt: skip
+    parser.add_argument(
+        "--floor-arrays", choices=("literal", "psycopg"), default="literal",
+        help="how the ingest floor writes progress arrays: as the upload does (literal, the "
+        "cheapest) or through psycopg's list dumper (the floor of figures before 2026-12-06)",
+    )  # fmt: skip
     parser.add_argument("--sections", default=",".join(SECTIONS))
     parser.add_argument("--database", default="benchhub_bench")
     parser.add_argument("--output", type=Path, default=env.ROOT / "bench" / "results.json")
+    parser.add_argument(
+        "--report", type=Path, default=REPORT,
+        help="the targets' table in Markdown, which docs/performance.md links (default "
+        "docs/performance-results.md)",
+    )  # fmt: skip
     parser.add_argument(
         "--workers", type=int, default=2 * (os.cpu_count() or 1),
         help="gunicorn worker processes (default 2 x CPUs)",
@@ -123,6 +136,7 @@ def _web_sections(args: argparse.Namespace, url: str, log: Path, wanted: list[st
     with env.WebServer(workers=args.workers, threads=args.threads, log=log) as web:
         if "ingest" in wanted:
             ingest = IngestOptions.quick() if args.quick else IngestOptions()
+            ingest = replace(ingest, floor_arrays=args.floor_arrays)
             figures += _section("ingest", lambda: ingest_bench(
                 server=web.url, database_url=url, options=ingest))  # fmt: skip
         if "compare" in wanted:
@@ -174,13 +188,17 @@ def main(argv: list[str] | None = None) -> int:
     url = env.bench_prepare(base, args.database)
     log = Path(tempfile.mkstemp(prefix="benchhub-bench-gunicorn-", suffix=".log")[1])
     started = datetime.now(UTC)
+    commit = commit_label()  # the code measured, before anything is edited while it runs
     try:
         figures = run_sections(args, url, log)
     finally:
         env.redis_queue_clear()
     info = machine()
     print(table(figures))
+    print(f"\nTargets\n\n{targets_table(figures)}")
     options = {
+        "argv": sys.argv[1:] if argv is None else argv,
+        "commit": commit,
         "quick": args.quick,
         "results": args.results,
         "hosts": args.hosts,
@@ -190,14 +208,16 @@ def main(argv: list[str] | None = None) -> int:
         "agent_seconds": args.agent_seconds,
         "agent_contrast": args.agent_contrast,
         "sections": args.sections,
+        "floor_arrays": args.floor_arrays,
         "database": args.database,
         "gunicorn_workers": args.workers,
         "gunicorn_threads": args.threads,
         "started_at": started.isoformat(),
         "finished_at": datetime.now(UTC).isoformat(),
     }
-    write_results(args.output, figures=figures, info=info, options=options)
-    print(f"bench: wrote {args.output}")
+    document = write_results(args.output, figures=figures, info=info, options=options)
+    report_write(args.report, [document])
+    print(f"bench: wrote {args.output}, and merged it into {args.report}")
     return 0
 
 

@@ -43,6 +43,7 @@ from benchhub.results.api import (
     RunResultsView,
     RunsView,
 )
+from benchhub.results.texts_api import ResultOutputView, RunImportTextView
 from benchhub.review.api import (
     ComparisonCommentsView,
     ReviewEventsView,
@@ -57,6 +58,14 @@ api_v1 = [
     path("runs/", RunsView.as_view(), name="api-runs"),
     path("runs/<uuid:run_uuid>/", RunDetailView.as_view(), name="api-run"),
     path("runs/<uuid:run_uuid>/results/", RunResultsView.as_view(), name="api-run-results"),
+    path(
+        "runs/<uuid:run_uuid>/import-text/", RunImportTextView.as_view(), name="api-run-import-text"
+    ),
+    path(
+        "runs/<uuid:run_uuid>/results/<int:result_id>/output/",
+        ResultOutputView.as_view(),
+        name="api-result-output",
+    ),
     path("imports/outputs/", ImportOutputsView.as_view(), name="api-import-outputs"),
     path("imports/summary/", ImportSummaryView.as_view(), name="api-import-summary"),
     path("builds/", BuildsView.as_view(), name="api-builds"),

@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from benchhub_runner.versions import VersionError, version_major, version_parse
+from benchhub_runner.servers.versions import VersionError, version_major, version_parse
 from stack import StackError, pg_candidates
 
 

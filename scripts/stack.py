@@ -53,10 +53,10 @@ from pathlib import Path
 from typing import IO, Protocol
 
 # Installed into the venv (editable) by `make install`, like the server's own dependencies.
-from benchhub_runner.account import Account, AccountError, runner_account
-from benchhub_runner.bindirs import SERVER_TOOLS, bindir_candidates, has_tools
-from benchhub_runner.processes import pid_alive
-from benchhub_runner.provision import ProvisionError, installation_from_bindir
+from benchhub_runner.sandbox.account import Account, AccountError, runner_account
+from benchhub_runner.sandbox.processes import pid_alive
+from benchhub_runner.servers.bindirs import SERVER_TOOLS, bindir_candidates, has_tools
+from benchhub_runner.servers.installation import ProvisionError, installation_from_bindir
 
 REPO = Path(__file__).resolve().parent.parent
 # Not resolved: .venv/bin/python is a symlink to the system interpreter, and the venv's
@@ -759,10 +759,10 @@ def manage(env: dict[str, str], *args: str) -> None:
 
 def web_children(layout: Layout, port: int) -> dict[str, list[str]]:
     gunicorn = [str(VENV_BIN / "gunicorn"), "benchhub.wsgi:application"]
+    # Threads, each connection started on a free one (benchhub/gunicorn_conf.py): a long read
+    # (a large run's page) holds one thread, and /healthz and short reads still get one.
+    gunicorn += ["--config", "python:benchhub.gunicorn_conf"]
     gunicorn += ["--bind", f"127.0.0.1:{port}", "--workers", "3", "--access-logfile", "-"]
-    # Threads (gunicorn's gthread worker): a long read (a large run's page) holds one thread,
-    # and /healthz and short reads still get one.
-    gunicorn += ["--threads", "8"]
     # gunicorn's control socket defaults to one per user (~/.gunicorn/gunicorn.ctl), which two
     # stacks (a developer's `make up` and the test of `up`) would fight over.
     gunicorn += ["--control-socket", str(layout.run / "gunicorn.ctl")]
@@ -808,7 +808,8 @@ SUPERVISOR_VAR = "BENCHHUB_SUPERVISOR"
 
 def supervisor_record(layout: Layout, token: str) -> Path:
     path = layout.run / "supervisors" / token.replace(":", "-")
-    path.parent.mkdir(exist_ok=True)
+    # With DATABASE_URL and REDIS_URL given no service is started, so nothing has made var/run.
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(token)
     return path
 

@@ -14,19 +14,27 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from bench.ingest import TARGET_MEDIAN_RATIO
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_quick(tmp_path: Path, sections: str) -> dict:
-    output = tmp_path / "results.json"
+    output, report = tmp_path / "results.json", tmp_path / "performance-results.md"
     base = os.environ["DATABASE_URL"]
     database = f"{urlsplit(base).path.lstrip('/') or 'benchhub'}_bench_quick"
     argv = [sys.executable, "-m", "bench.run", "--quick", "--sections", sections,
-            "--database", database, "--output", str(output)]  # fmt: skip
+            "--database", database, "--output", str(output), "--report", str(report)]  # fmt: skip
     done = subprocess.run(argv, cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout + done.stderr
     assert "section" in done.stdout and "figure" in done.stdout  # the table
-    return json.loads(output.read_text())
+    document = json.loads(output.read_text())
+    # The targets' table, printed and written: a row per figure with a target.
+    targeted = [f for f in document["figures"] if f["op"] is not None]
+    rows = [line for line in report.read_text().splitlines() if line.startswith("| ")][1:]
+    assert len(rows) == len(targeted) and "Targets" in done.stdout
+    assert f"--sections {sections}" in report.read_text()
+    return document
 
 
 def check_figures(report: dict, sections: set[str]) -> None:
@@ -55,11 +63,16 @@ def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
             "history page p95", "run list API p95", "regressions page p95",
             "double claims, stress rhythm", "change detection per series p95",
             "change detection queries per series"} <= names  # fmt: skip
+    # The compare page and API are held to their own, tighter p95 targets; other pages to 100 ms.
+    targets = {f["name"]: f["target"] for f in report["figures"] if f["name"].endswith(" p95")}
+    assert (targets["compare page p95"], targets["compare API p95"]) == (60.0, 50.0)
+    assert targets["history page p95"] == targets["regressions page p95"] == 100.0
     detect = next(f for f in report["figures"] if f["name"] == "change detection per series p95")
     assert detect["target"] == 50.0 and detect["low"] <= detect["value"] <= detect["high"]
     # Every measured latency and ratio carries its interval from the rounds.
     ratio = next(f for f in report["figures"] if f["name"] == "upload median / COPY median")
-    assert ratio["low"] < ratio["value"] < ratio["high"] and ratio["target"] == 2.0
+    assert ratio["low"] < ratio["value"] < ratio["high"]
+    assert ratio["target"] == TARGET_MEDIAN_RATIO
     assert all(f["low"] is not None for f in report["figures"] if f["name"].endswith("p95"))
     double = next(f for f in report["figures"] if f["name"] == "double claims, stress rhythm")
     assert double["value"] == 0
@@ -92,7 +105,7 @@ def test_it_serves_with_the_threads_of_the_deployment():
 
     services = yaml.safe_load((ROOT / "docker-compose.yml").read_text())["services"]
     command = services["web"]["command"]
-    assert int(command[command.index("--threads") + 1]) == DEPLOYED_THREADS
+    assert "python:benchhub.gunicorn_conf" in command and "--threads" not in command
     stack = (ROOT / "scripts" / "stack.py").read_text()
-    assert f'["--threads", "{DEPLOYED_THREADS}"]' in stack
-    assert parse_args([]).threads == DEPLOYED_THREADS
+    assert '["--config", "python:benchhub.gunicorn_conf"]' in stack and "--threads" not in stack
+    assert parse_args([]).threads == DEPLOYED_THREADS == 8

@@ -10,6 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.accounts.models import PersonalToken
+from benchhub.accounts.selectors import personal_token_get, personal_token_list
 from benchhub.accounts.services import (
     MAX_TOKEN_DAYS,
     personal_token_create,
@@ -68,9 +69,7 @@ class TokensView(APIView):
 
     @extend_schema(responses=TokenOutSerializer(many=True))
     def get(self, request: Request) -> Response:
-        tokens = PersonalToken.objects.filter(user=request_person(request)).order_by("-created_at")[
-            :200
-        ]
+        tokens = personal_token_list(user=request_person(request))
         return Response(TokenOutSerializer(tokens, many=True).data)
 
     @extend_schema(request=TokenInSerializer, responses={201: TokenOutSerializer})
@@ -90,7 +89,7 @@ class TokenDetailView(APIView):
 
     @extend_schema(responses={204: None})
     def delete(self, request: Request, prefix: str) -> Response:
-        token = PersonalToken.objects.filter(user=request_person(request), prefix=prefix).first()
+        token = personal_token_get(user=request_person(request), prefix=prefix)
         if token is None:
             return error_response("not_found", f"No token {prefix}.", status.HTTP_404_NOT_FOUND)
         personal_token_revoke(token=token)

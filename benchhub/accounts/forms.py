@@ -1,11 +1,16 @@
 """Sign-in forms with the failed-sign-in rate limits (accounts.ratelimit), for the site's sign-in
-page and the admin's."""
+page and the admin's; the form that makes a personal token on the Tokens page."""
+
+from datetime import datetime, timedelta
 
 from django import forms
 from django.contrib.admin.forms import AdminAuthenticationForm
 from django.contrib.auth.forms import AuthenticationForm
+from django.utils import timezone
 
 from benchhub.accounts import ratelimit
+from benchhub.accounts.models import PersonalToken
+from benchhub.accounts.services import DEFAULT_TOKEN_DAYS, MAX_TOKEN_DAYS
 
 
 class RateLimitedAuthenticationForm(AuthenticationForm):
@@ -57,3 +62,34 @@ class LoginForm(RateLimitedAuthenticationForm):
 
 class AdminLoginForm(RateLimitedAuthenticationForm, AdminAuthenticationForm):
     pass
+
+
+# The lifetimes the Tokens page offers, in days; none beyond what the service allows.
+TOKEN_DAYS = (7, 30, DEFAULT_TOKEN_DAYS, MAX_TOKEN_DAYS)
+SCOPE_HELP = {
+    PersonalToken.Scope.READ: "read runs, comparisons and jobs",
+    PersonalToken.Scope.IMPORT: "upload runs (imports)",
+    PersonalToken.Scope.QUEUE: "queue jobs, schedules, recipes and review",
+}
+
+
+class PersonalTokenForm(forms.Form):
+    """A personal token's name, scopes and lifetime, as the API's POST /api/v1/tokens/ takes
+    them: at least one scope, at most MAX_TOKEN_DAYS."""
+
+    name = forms.CharField(max_length=100, strip=True)
+    scopes = forms.MultipleChoiceField(
+        choices=[(scope, f"{scope}: {SCOPE_HELP[scope]}") for scope in PersonalToken.Scope],
+        initial=[PersonalToken.Scope.READ],
+        widget=forms.CheckboxSelectMultiple,
+        error_messages={"required": "Choose at least one scope."},
+    )
+    days = forms.TypedChoiceField(
+        choices=[(days, f"{days} days") for days in TOKEN_DAYS],
+        coerce=int,
+        initial=DEFAULT_TOKEN_DAYS,
+        label="Expires after",
+    )
+
+    def expires_at(self) -> datetime:
+        return timezone.now() + timedelta(days=self.cleaned_data["days"])

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from operator import itemgetter
 from typing import Any
 
-from benchhub_runner.hosttags import HOST_TAG_MAX_LENGTH, HOST_TAGS_MAX, host_tags_problems
+from benchhub_runner.host.tags import HOST_TAG_MAX_LENGTH, HOST_TAGS_MAX, host_tags_problems
 from rest_framework import serializers
 
 from benchhub.querystrings import TAG_MAX_LENGTH, TAGS_MAX, tags_listed
@@ -44,7 +44,12 @@ class StrictFloatField(serializers.FloatField):
     def to_internal_value(self, data: Any) -> float:
         if isinstance(data, bool) or not isinstance(data, (int, float)):
             self.fail("invalid")
-        if not math.isfinite(data):
+        try:
+            finite = math.isfinite(data)
+        except OverflowError:
+            # An integer past a float's range (JSON keeps 10**400 exact): no float holds it.
+            self.fail("invalid")
+        if not finite:
             self.fail("non_finite")
         return super().to_internal_value(data)
 
@@ -63,7 +68,7 @@ class StrictCharField(serializers.CharField):
 
 
 class HostTagsField(serializers.ListField):
-    """A list of host tags as benchhub_runner.hosttags bounds them (count, spelling, each once):
+    """A list of host tags as benchhub_runner.host.tags bounds them (count, spelling, each once):
     a host's offer at its claim, a job's or a schedule's required tags. Errors name the tag
     (`host_tags[1]`) or the list."""
 

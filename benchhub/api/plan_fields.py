@@ -1,11 +1,11 @@
-"""The API's field of each measurement plan field (benchhub_runner.plan), made from its spec:
-bounds, default, nullability and help. A job request takes every plan field so
+"""The API's field of each measurement plan field (benchhub_runner.jobspec.plan), made from its
+spec: bounds, default, nullability and help. A job request takes every plan field so
 (jobs.serializers.PlanInSerializer); a run's upload the ones a run records, with its own wider
 bounds (results.serializers.RunUploadSerializer)."""
 
 from typing import Any
 
-from benchhub_runner.plan import MAX_LEVELS, Spec, plan_default
+from benchhub_runner.jobspec.plan import MAX_LEVELS, Spec, plan_default
 from rest_framework import serializers
 
 from benchhub.api.fields import (

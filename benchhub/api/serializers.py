@@ -11,8 +11,9 @@ host extra, progress) are not fields and keep their keys.
 """
 
 import difflib
+import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from rest_framework import serializers
 
@@ -68,3 +69,30 @@ class InSerializer(serializers.Serializer):
 def _nested(field: serializers.Field) -> serializers.Field:
     """The serializer a field holds: itself, or the child of a list of them."""
     return getattr(field, "child", None) or field
+
+
+S = TypeVar("S", bound=serializers.Serializer)
+
+# Per thread: each request-serving thread has its own field trees, so no two requests validate
+# through the same field objects at once.
+_trees = threading.local()
+
+
+def with_built_fields(serializer_class: type[S], *, data: Any) -> S:
+    """`serializer_class(data=data)` whose fields are the tree this thread built the first time.
+
+    DRF deep-copies a serializer's declared fields for every instance, and every nested
+    serializer's again when it is first validated: for an upload (a run, its host, build,
+    configuration, workload and a list of results, some 200 fields) that was an eighth of
+    the request's CPU (bench/, ingest). A field keeps no state between validations, and the
+    tree is built from an instance without data or context, so it reads as a fresh one does
+    (root.partial False, context empty). Only for serializers that read nothing from their
+    context: the fields' root is the thread's first, data-less instance.
+    """
+    trees = _trees.__dict__.setdefault("trees", {})
+    fields = trees.get(serializer_class)
+    if fields is None:
+        fields = trees[serializer_class] = serializer_class().fields
+    serializer = serializer_class(data=data)
+    serializer.__dict__["fields"] = fields  # the cached_property's own slot
+    return serializer

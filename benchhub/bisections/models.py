@@ -5,7 +5,7 @@ step) -> found | narrowed | failed | cancelled. Each commit of the range is a Bi
 (position 0 the bad end) that carries its outcome once measured.
 """
 
-from benchhub_runner.plan import PLAN_FIELDS
+from benchhub_runner.jobspec.plan import PLAN_FIELDS
 from django.conf import settings as django_settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
@@ -92,9 +92,9 @@ class Bisection(models.Model):
         return f"bisection {self.pk} ({self.recipe_id}: {self.good_ref}..{self.bad_ref})"
 
 
-# The plan fields (benchhub_runner.plan) a bisection stores as a job takes them and gives each of
-# its jobs: every plan field it has a column of, but clients (one level here, not a list) and
-# repeats (per step, with a bisection's own default and bounds).
+# The plan fields (benchhub_runner.jobspec.plan) a bisection stores as a job takes them and gives
+# each of its jobs: every plan field it has a column of, but clients (one level here, not a list)
+# and repeats (per step, with a bisection's own default and bounds).
 BISECTION_PLAN_FIELDS: tuple[str, ...] = tuple(
     name
     for name in PLAN_FIELDS

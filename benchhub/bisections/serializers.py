@@ -4,7 +4,7 @@ API returns them."""
 import re
 from typing import Any
 
-from benchhub_runner.plan import PLAN_SPECS
+from benchhub_runner.jobspec.plan import PLAN_SPECS
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 

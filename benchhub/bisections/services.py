@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from benchhub_runner.build import SpecError, git_ref_parse
-from benchhub_runner.plan import plan_default
+from benchhub_runner.jobspec.plan import plan_default
 from django.db import transaction
 from django.utils import timezone
 

@@ -1,6 +1,6 @@
 """A build's provenance as the pages show it: labelled rows of text, one fact each.
 
-The agent records the provenance of a build from source (benchhub_runner.build.builder): the
+The agent records the provenance of a build from source (benchhub_runner.build.provenance): the
 resolved commit or tarball digest, the patches and their digests, configure flags, CFLAGS,
 the compiler and its version, pg_config and the build time. Pure code over a Build.
 """

@@ -19,7 +19,7 @@ from benchhub_runner.build.spec import (
     SpecError,
     spec_parse,
 )
-from benchhub_runner.urlpolicy import host_refusal
+from benchhub_runner.transport.urlpolicy import host_refusal
 from django.conf import settings
 from django.db import IntegrityError, transaction
 from django.db.models import Max
@@ -64,15 +64,17 @@ def build_get_or_create(
     linked to the recipe of its name and sorts where the recipe does (after its base).
     """
     parsed = version_parse(version)
-    commit = commit or parsed.commit
     provenance = provenance or {}
     recipe = _recipe_named(parsed.name) if provenance else None
-    build, _ = Build.objects.get_or_create(
-        version=parsed.name,
+    identity = build_identity(
+        version=version,
         commit=commit,
         configure_flags=configure_flags,
         origin=origin,
-        input_key=str(provenance.get("key", ""))[:64],
+        provenance=provenance,
+    )
+    build, _ = Build.objects.get_or_create(
+        **identity,
         defaults={
             "major": parsed.major,
             "minor": parsed.minor,
@@ -85,6 +87,26 @@ def build_get_or_create(
         },
     )
     return build
+
+
+def build_identity(
+    *,
+    version: str,
+    commit: str = "",
+    configure_flags: str = "",
+    origin: str = Build.Origin.UNKNOWN,
+    provenance: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """The fields that tell builds apart (Build's unique constraint) for build_get_or_create's
+    arguments: a filter for Build.objects. Raises VersionError for an unknown name."""
+    parsed = version_parse(version)
+    return {
+        "version": parsed.name,
+        "commit": commit or parsed.commit,
+        "configure_flags": configure_flags,
+        "origin": origin,
+        "input_key": str((provenance or {}).get("key", ""))[:64],
+    }
 
 
 def _recipe_named(name: str) -> Recipe | None:

@@ -1,10 +1,10 @@
 """PostgreSQL version names for the server: the agent package's one definition, re-exported.
 
-The grammar, the major and the order live in `benchhub_runner.versions`, which the agent uses to
-match installations too; see its docstring.
+The grammar, the major and the order live in `benchhub_runner.servers.versions`, which the agent
+uses to match installations too; see its docstring.
 """
 
-from benchhub_runner.versions import (
+from benchhub_runner.servers.versions import (
     MASTER_MAJOR,
     PATCH_MARK,
     STAGES,

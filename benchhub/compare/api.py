@@ -13,10 +13,11 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from benchhub.api.permissions import IsPerson
-from benchhub.compare.selectors import comparison_get, comparison_show
+from benchhub.compare.selectors.comparisons import comparison_get
+from benchhub.compare.selectors.shown import comparison_show
 from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
 from benchhub.compare.services import comparison_settle
-from benchhub.compare.tables import comparison_csv, comparison_data
+from benchhub.compare.shown_data import comparison_csv, comparison_data
 from benchhub.jobs.selectors import job_get
 from benchhub.jobs.serializers import JobDetailOutSerializer
 
@@ -44,8 +45,9 @@ class CompareView(APIView):
     geometric-mean ratio with its 95% interval) and per level the tps and latency ratios with
     95% intervals, the verdict (faster, slower, same within the threshold, inconclusive), the
     Mann-Whitney p and Cliff's delta from 4 repeats a side, and for an inconclusive level the
-    repeats a side likely to settle it, and the interval's units (`interval_unit`: run_means or
-    repeats_in_one_job, with the page's words); "noise" says what the host lets these repeats see;
+    repeats a side likely to settle it, and the interval's units (`interval_unit`: run_means,
+    repeats_in_one_job or pairs_in_one_job, with the page's words) and method
+    (`interval_method`: paired or unpaired); "noise" says what the host lets these repeats see;
     each version's peak; the differences between the runs; under "presentation" the tables of
     the workload's presentation; and under "why" the Compare page's why section (at `why`
     clients, else the level the verdicts pick), or null without a compared level.

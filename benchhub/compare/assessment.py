@@ -12,14 +12,12 @@ docs/statistics.md explains the method.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
-from benchhub.compare.selectors import (
-    Comparison,
-    Series,
-    comparison_history_spreads,
-    comparison_repeats,
-)
+from benchhub.compare.selectors.comparisons import Comparison
+from benchhub.compare.selectors.repeats import comparison_history_spreads, comparison_repeats
+from benchhub.compare.settling import SETTLE_JOBS, measurement_seconds, settle_text
+from benchhub.compare.types import Series
 from benchhub.compare.verdict_text import curve_summary, host_noise_text, level_description
 from benchhub.stats import verdicts
 from benchhub.stats.noise import (
@@ -30,24 +28,21 @@ from benchhub.stats.noise import (
     repeats_needed,
 )
 from benchhub.stats.repeats import Repeat
-from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Unit, Verdict
+from benchhub.stats.verdicts import CurveVerdict, LevelVerdict, Verdict
 
 DEFAULT_THRESHOLD = verdicts.DEFAULT_THRESHOLD
 # "Settle it" asks for at most this many more repeats a side in one job.
 MAX_SETTLE_REPEATS = 10
 # With one repeat a side the variation is unknown: this many more make an interval possible.
 UNKNOWN_SETTLE_REPEATS = 2
-# With one run a side, repeats cannot show the variation between runs; only runs of separate
-# jobs can. Two more jobs make three runs a side: run means with 4 degrees of freedom, the
-# fewest whose t quantile (2.78) no longer swamps the difference (4.30 at 2).
-SETTLE_JOBS = 2
 
 
 @dataclass
 class LevelRow:
     """One version against the baseline at one client level: the level's own verdict, the
-    verdict after Holm over the curve, what the host's noise lets these repeats see, and how
-    the verdict was reached in words (verdict_text.level_description)."""
+    verdict after Holm over the curve, what the host's noise lets these repeats see, how the
+    verdict was reached in words (verdict_text.level_description) and, for a level left
+    inconclusive, the change that would settle it with its time (settling.settle_text)."""
 
     clients: int
     verdict: LevelVerdict
@@ -55,10 +50,14 @@ class LevelRow:
     noise: HostNoise | None
     visible: float | None
     description: str = ""
+    settle_text: str = ""
+    # A repeat of either side moved inside its run, unexplained: no verdict is called here.
+    unsteady: bool = False
 
     @property
     def settle(self) -> bool:
-        return self.corrected is Verdict.INCONCLUSIVE
+        # More repeats do not explain a run whose throughput moved; a person does (the mark).
+        return self.corrected is Verdict.INCONCLUSIVE and not self.unsteady
 
 
 @dataclass
@@ -119,11 +118,14 @@ def comparison_assess(
     repeats = comparison_repeats(comparison)
     base = comparison.series[0]
     history, host = _noise(comparison, repeats)
+    pace = measurement_seconds([s.run for s in comparison.series])
     assessed = []
     for series in comparison.series[1:]:
-        assessed.append(
-            _version(series, base, repeats, history=history, host=host, threshold=threshold)
-        )
+        version = _version(series, base, repeats, history=history, host=host, threshold=threshold)
+        for row in version.levels.values():
+            if row.settle:
+                row.settle_text = settle_text(row.verdict, pace=pace)
+        assessed.append(version)
     counts = {
         s.run.id: {c: len(r) for c, r in repeats[s.run.id].items()} for s in comparison.series
     }
@@ -147,29 +149,62 @@ def _version(
     threshold: float,
 ) -> VersionAssessment:
     mine, theirs = repeats[series.run.id], repeats[base.run.id]
-    levels = {
-        clients: verdicts.level_verdict(
-            baseline=theirs[clients],
-            other=mine[clients],
-            threshold=threshold,
-            tps_noise=history.get(clients),
-        )
-        for clients in sorted(set(mine) & set(theirs))
-    }
+    levels = verdicts.level_verdicts(
+        sides={c: (theirs[c], mine[c]) for c in sorted(set(mine) & set(theirs))},
+        threshold=threshold,
+        tps_noise=history,
+    )
     if not levels:
         return VersionAssessment(series=series, curve=None)
-    curve = verdicts.curve_verdict(levels=levels)
+    unsteady = (series.unsteady | base.unsteady) & set(levels)
+    levels = {c: unsteady_uncalled(v) if c in unsteady else v for c, v in levels.items()}
+    curve = _curve(levels, unsteady)
     rows = {}
     for clients, level in levels.items():
         noise = host.get(clients)
         visible = None
         if noise is not None:
             visible = detectable_difference(noise=noise, repeats=min(level.repeats))
+        description = level_description(level)
+        if clients in unsteady:
+            description = f"{description} {UNSTEADY_NOTE}."
         rows[clients] = LevelRow(
-            clients, level, curve.levels[clients], noise, visible, level_description(level)
+            clients,
+            level,
+            curve.levels[clients],
+            noise,
+            visible,
+            description,
+            unsteady=clients in unsteady,
         )
     summary = curve_summary(curve, baseline_label=base.label, other_label=series.label)
     return VersionAssessment(series=series, curve=curve, levels=rows, summary=summary)
+
+
+UNSTEADY_NOTE = (
+    "Throughput drifted inside a run at this level (a trend or a level shift): no verdict is "
+    "called until a reviewer marks the run explained"
+)
+
+
+def unsteady_uncalled(level: LevelVerdict) -> LevelVerdict:
+    """The level's figures with its verdict left inconclusive and its tests dropped, so that
+    neither the level nor Holm's family over the curve calls it."""
+    return replace(
+        level, verdict=Verdict.INCONCLUSIVE, p_difference=None, p_same=None, repeats_needed=None
+    )
+
+
+def _curve(levels: dict[int, LevelVerdict], unsteady: set[int]) -> CurveVerdict:
+    """The curve's verdict over its steady levels (the geometric mean too), the unsteady ones
+    added as inconclusive; over every level, none called, when none is steady."""
+    steady = {c: v for c, v in levels.items() if c not in unsteady}
+    curve = verdicts.curve_verdict(levels=steady or levels)
+    if not unsteady or not steady:
+        return curve
+    corrected = {**curve.levels, **dict.fromkeys(unsteady, Verdict.INCONCLUSIVE)}
+    counts = {v: sum(1 for c in corrected.values() if c is v) for v in Verdict}
+    return replace(curve, levels=dict(sorted(corrected.items())), counts=counts)
 
 
 def _noise(
@@ -213,7 +248,7 @@ def settle_plan(comparison: Comparison, assessment: Assessment) -> SettlePlan | 
         return None
     clients = sorted({row.clients for row in open_rows})
     open_levels = [row.verdict for row in open_rows]
-    one_run = [level for level in open_levels if level.tps.unit is Unit.REPEATS]
+    one_run = [level for level in open_levels if level.tps.one_job]
     if one_run:
         repeats = max(min(level.repeats) for level in one_run)
         return SettlePlan(
@@ -235,7 +270,10 @@ def _more_repeats(level: LevelVerdict) -> int:
     if needed is None:
         # Inconclusive only after Holm: how many would settle it on its own, as a floor.
         needed = repeats_needed(
-            log_ratio=level.tps.log_value, cv=level.tps.cv, threshold=level.threshold
+            log_ratio=level.tps.log_value,
+            cv=level.tps.cv,
+            threshold=level.threshold,
+            paired=level.tps.paired,
         )
     if needed is None:
         return MAX_SETTLE_REPEATS

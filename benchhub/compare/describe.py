@@ -22,7 +22,7 @@ from benchhub.results.models import Run
 
 if TYPE_CHECKING:
     from benchhub.builds.models import Build
-    from benchhub.compare.selectors import Series
+    from benchhub.compare.types import Series
     from benchhub.hosts.models import HostFacts
 
 

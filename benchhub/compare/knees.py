@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchhub.compare.assessment import Assessment
-from benchhub.compare.selectors import Comparison
+from benchhub.compare.selectors.comparisons import Comparison
 from benchhub.stats.knee import CurveLevel, Knee, KneeRule, knee
 
 

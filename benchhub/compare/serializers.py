@@ -12,7 +12,7 @@ from django.http import QueryDict
 from rest_framework import serializers
 
 from benchhub.api.fields import TagsParamField
-from benchhub.compare.selectors import MAX_COMPARED
+from benchhub.compare.selectors.comparisons import MAX_COMPARED
 from benchhub.stats.verdicts import DEFAULT_THRESHOLD
 
 DEFAULT_THRESHOLD_PCT = DEFAULT_THRESHOLD * 100

@@ -7,7 +7,7 @@ from typing import Any
 from django.db import transaction
 
 from benchhub.compare.assessment import comparison_assess, settle_plan
-from benchhub.compare.selectors import Comparison
+from benchhub.compare.selectors.comparisons import Comparison
 from benchhub.errors import ApplicationError
 from benchhub.jobs.models import Job
 from benchhub.jobs.services import job_create_more

@@ -80,6 +80,8 @@ def _variation_text(tps: Ratio, noise: HostNoise | None) -> str:
             f"from these runs, which vary more than the host's history ({percent(noise.cv)}), "
             "so the history was set aside"
         )
+    if tps.paired:
+        return _paired_variation_text(tps)
     floor = ""
     if tps.within_cv >= tps.cv:
         floor = ", no less than each run's own per-second noise"
@@ -90,11 +92,37 @@ def _variation_text(tps: Ratio, noise: HostNoise | None) -> str:
     return text + _unit_text(tps)
 
 
-def interval_unit_text(tps: Ratio) -> str | None:
-    """What the interval counted as independent, in the page's words; None without an
-    interval. Runs share nothing; the repeats of one run share its cluster, data load and hour."""
+def _paired_variation_text(tps: Ratio) -> str:
+    """The variation of a paired interval: that of the pairs' ratios, said per side (Ratio)."""
+    floor = ""
+    if tps.within_cv >= (tps.cv or 0):
+        floor = ", no less than the repeats' own per-second noise"
+    return (
+        f"Paired: each repeat against the other version's repeat measured beside it; the "
+        f"pairs' ratios vary by {percent(math.sqrt(2) * (tps.cv or 0))}{floor}; Student's t "
+        f"with {tps.dof:.0f} degrees of freedom on the mean log ratio of the pairs."
+    ) + _unit_text(tps)
+
+
+def interval_method(tps: Ratio) -> str | None:
+    """How the interval was computed: "paired" (over pairs of repeats measured side by side)
+    or "unpaired" (over each side's values apart); None without an interval."""
     if tps.low is None:
         return None
+    return "paired" if tps.paired else "unpaired"
+
+
+def interval_unit_text(tps: Ratio) -> str | None:
+    """What the interval counted as independent, in the page's words; None without an
+    interval. Runs share nothing; the repeats of one run share its cluster, data load and hour;
+    a pair's two repeats share the moment they were measured at."""
+    if tps.low is None:
+        return None
+    if tps.unit == Unit.PAIRS:
+        return (
+            "pairs of repeats measured side by side in one job (paired; the interval sees "
+            "only within-job variation)"
+        )
     if tps.unit == Unit.REPEATS:
         return "repeats inside one job (the interval sees only within-job variation)"
     base, other = tps.runs
@@ -108,6 +136,11 @@ def _unit_text(tps: Ratio) -> str:
     unit = interval_unit_text(tps)
     if unit is None:
         return ""
+    if tps.unit == Unit.PAIRS:
+        return (
+            f" Units: {unit}. A drift of the host between repeats moves both of a pair and "
+            "drops out of its ratio; the variation between separate jobs is not seen."
+        )
     if tps.unit == Unit.REPEATS:
         return (
             f" Units: {unit}. With one run a side the variation between separate jobs is not "
@@ -132,7 +165,12 @@ def _verdict_text(
             "run-to-run variation is unknown; run 3 or more repeats a side."
         )
     text = f"Inconclusive: the interval includes 1 and reaches beyond {band}"
-    if tps.unit == Unit.REPEATS:
+    if tps.paired and repeats_needed is not None:
+        return text + (
+            f"; about {repeats_needed} pairs (repeats a side) in one job, or more jobs a side, "
+            "would likely settle it."
+        )
+    if tps.one_job:
         return text + "; more jobs a side, each a run of its own, would settle it."
     if repeats_needed is not None:
         return text + f"; about {repeats_needed} repeats a side would likely settle it."

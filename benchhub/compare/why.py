@@ -18,7 +18,8 @@ from dataclasses import asdict
 from typing import Any
 
 from benchhub.compare.assessment import Assessment
-from benchhub.compare.selectors import Comparison, Why, WhySide, why_read
+from benchhub.compare.selectors.comparisons import Comparison
+from benchhub.compare.selectors.why import Why, WhySide, why_read
 from benchhub.results.evidence import LevelEvidence
 from benchhub.stats.verdicts import Verdict
 

@@ -11,6 +11,7 @@ from benchhub.compare.selectors import Comparison
 from benchhub.compare.why import Why, level_rows, why_caption
 from benchhub.dashboard import charts_evidence
 from benchhub.results.evidence import LevelEvidence
+from benchhub.results.profiles import UNSYMBOLIZED_LIMIT, unsymbolized_share
 
 
 def why_context(why: Why | None, comparison: Comparison, *, permalink: str) -> dict[str, Any]:
@@ -79,8 +80,11 @@ def why_context(why: Why | None, comparison: Comparison, *, permalink: str) -> d
 
 
 def run_level_context(level: LevelEvidence, *, prefix: str) -> dict[str, Any]:
-    """A run page level's evidence: {"evidence", "rows", "figures": {id: figure}}."""
+    """A run page level's evidence: {"evidence", "rows", "figures": {id: figure},
+    "unsymbolized_pct": the % of the profile's samples without a symbol when above
+    results.profiles.UNSYMBOLIZED_LIMIT, else None}."""
     figures: dict[str, Any] = {}
+    unsymbolized = None
     if level.waits:
         figures[f"{prefix}-waits"] = charts_evidence.waits_figure(
             sides=[(f"{level.clients} clients", level.waits)],
@@ -98,4 +102,12 @@ def run_level_context(level: LevelEvidence, *, prefix: str) -> dict[str, Any]:
         )
         if figure is not None:
             figures[f"{prefix}-flame"] = figure
-    return {"evidence": level, "rows": level_rows([level]), "figures": figures}
+        share = unsymbolized_share(level.profile["folded"])
+        if share is not None and share > UNSYMBOLIZED_LIMIT:
+            unsymbolized = share * 100
+    return {
+        "evidence": level,
+        "rows": level_rows([level]),
+        "figures": figures,
+        "unsymbolized_pct": unsymbolized,
+    }

@@ -5,7 +5,7 @@ import json
 from collections.abc import Mapping
 from typing import Any
 
-from benchhub_runner.plan import MAX_REPEATS, QUERY_MODE_DEFAULT, plan_default
+from benchhub_runner.jobspec.plan import MAX_REPEATS, QUERY_MODE_DEFAULT, plan_default
 from django import forms
 from django.db import models
 from rest_framework.exceptions import ValidationError as ApiValidationError
@@ -149,7 +149,9 @@ class JobForm(forms.Form):
         choices=Job.LevelOrder.choices,
         initial=Job.LevelOrder.GIVEN,
         required=False,
-        label="Level order",
+        label="Client levels",
+        help_text="the order of the client levels within one version's sweep (not the order "
+        "of the versions: see Versions' turns)",
     )
     profile_clients = forms.IntegerField(
         min_value=1,
@@ -158,7 +160,13 @@ class JobForm(forms.Form):
         help_text="the client level whose CPU profile (perf) the agent takes, where the host "
         "allows; blank: the largest level",
     )
-    order = forms.ChoiceField(choices=Job.Order.choices, initial=Job.Order.INTERLEAVED)
+    order = forms.ChoiceField(
+        choices=Job.Order.choices,
+        initial=Job.Order.INTERLEAVED,
+        label="Versions' turns",
+        help_text="how the versions take turns on the host (not the order of the client "
+        "levels: see Client levels)",
+    )
     host = forms.ChoiceField(choices=_host_choices, required=False)
     # The API's rules (count, spelling) are checked by its serializer, as for tablespaces.
     host_tags = forms.CharField(

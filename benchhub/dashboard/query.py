@@ -70,6 +70,14 @@ def clients(query: QueryDict) -> int:
     return value
 
 
+def ids(query: QueryDict, name: str) -> list[int]:
+    """`?name=3,5` or repeated `?name=3&name=5`: the positive whole numbers given, in order,
+    each once; anything else is left out (a page's script sends these, not a person)."""
+    parts = listed(query.getlist(name))
+    # Nine digits at most: every id fits a PostgreSQL integer.
+    return [int(p) for p in parts if p.isascii() and p.isdigit() and len(p) <= 9 and int(p) > 0]
+
+
 def run_uuid(value: str | None) -> uuid.UUID | None:
     """A run's UUID as typed into a form; None for anything else."""
     try:

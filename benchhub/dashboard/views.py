@@ -1,6 +1,8 @@
 """Page views."""
 
 from functools import cache
+from typing import Any
+from urllib.parse import urlencode
 
 import markdown as markdown_lib
 import nh3
@@ -8,19 +10,23 @@ from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import render
+from django.urls import reverse
 
+from benchhub.compare.selectors import RecentComparison, comparison_recent
 from benchhub.dashboard import query
 from benchhub.errors import ApplicationError
 from benchhub.hosts.selectors import host_set_aside_list
-from benchhub.jobs.selectors import queue_status
+from benchhub.jobs.selectors import job_pending_list, queue_status
 from benchhub.results.selectors import run_dimensions, run_list
 
 HOME_RUNS = 25
+HOME_COMPARISONS = 5
 
 
 def home(request: HttpRequest) -> HttpResponse:
-    """Recent runs (`?tag=a,b` or `?tag=a&tag=b`: those carrying every one of those review
-    tags), the queue and the agents (home.js keeps those two live), quick compare."""
+    """The comparisons just measured with their verdicts, the queue and the agents (home.js
+    keeps those two live), quick compare, then recent runs (`?tag=a,b` or `?tag=a&tag=b`: those
+    carrying every one of those review tags); with no run yet, the jobs that will bring one."""
     try:
         tags, problem = query.tags(request.GET), ""
     except ApplicationError as exc:
@@ -40,8 +46,30 @@ def home(request: HttpRequest) -> HttpResponse:
         "dimensions": dimensions,
         "measured": [list(triple) for triple in dimensions.measured],
         "set_aside": host_set_aside_list(),
+        "comparisons": [_comparison_row(c) for c in comparison_recent(limit=HOME_COMPARISONS)],
+        "pending": job_pending_list() if not runs else [],
     }
     return render(request, "dashboard/home.html", context)
+
+
+def _comparison_row(recent: RecentComparison) -> dict[str, Any]:
+    """One line of Home's latest comparisons: what was compared, a link to the Compare page
+    (the same selection, so the same verdicts), and each version's verdict over its curve."""
+    params = {
+        "workload": recent.workload,
+        "host": recent.host,
+        "versions": ",".join(recent.versions),
+    }
+    return {
+        "title": f"{recent.workload} on {recent.host}",
+        "labels": [s.label for s in recent.comparison.series],
+        "url": f"{reverse('compare')}?{urlencode(params, safe=',')}",
+        "job": recent.job,
+        "verdicts": [
+            {"label": v.label, "verdict": v.curve.verdict if v.curve else "", "text": v.summary}
+            for v in recent.assessment.versions
+        ],
+    }
 
 
 def healthz(request: HttpRequest) -> JsonResponse:

@@ -15,23 +15,28 @@ from django.views.decorators.http import require_POST
 
 from benchhub.api.errors import flatten_errors
 from benchhub.bisections.origins import bisectable
-from benchhub.compare.knees import knee_text
 from benchhub.compare.selectors import (
     ComparisonShown,
     compare_choices,
     comparison_get,
     comparison_show,
     history_get,
+    versions_grouped,
 )
 from benchhub.compare.serializers import CompareQuerySerializer, permalink_query, query_params
 from benchhub.compare.services import comparison_settle
 from benchhub.compare.tables import history_differences, history_rows, measured_on
 from benchhub.dashboard import charts, query
-from benchhub.dashboard.evidence import why_context
-from benchhub.dashboard.presentation import presentation_section
+from benchhub.dashboard.views_compare_sections import (
+    compare_history_url,
+    section_query,
+    section_url,
+    sections_links,
+)
 from benchhub.errors import ApplicationError
-from benchhub.jobs.selectors import job_pending_for
+from benchhub.jobs.selectors import job_ended_among, job_pending_for
 from benchhub.regressions.selectors import history_markers
+from benchhub.stats.noise import MAX_REPEATS
 
 
 def _selection_title(comparison, workload: str | None, host: str | None) -> str:
@@ -43,7 +48,9 @@ def _selection_title(comparison, workload: str | None, host: str | None) -> str:
 def compare(request: HttpRequest) -> HttpResponse:
     """GET /compare/?workload=&host=&versions=a,b[&baseline=a][&threshold=2][&same_hardware=1]
     [&invalid=1][&unlike=1][&why=<clients>] or ?runs=u1,u2. A form submission with repeated
-    `versions` is redirected to the permalink's comma form. `why` picks the why section's level."""
+    `versions` is redirected to the permalink's comma form. The page shows the verdicts and
+    the tps and latency charts; its other sections are folded and load from their own URLs
+    (views_compare_sections), with the page's query (`why` picks the why section's level)."""
     if len(request.GET.getlist("versions")) > 1:
         selection = CompareQuerySerializer(data=query_params(request.GET))
         if selection.is_valid():
@@ -54,18 +61,25 @@ def compare(request: HttpRequest) -> HttpResponse:
         selection = CompareQuerySerializer(data=params)
         if selection.is_valid():
             try:
+                # The folded sections are read when opened (views_compare_sections).
                 shown = comparison_show(
                     selection=selection.selection(),
                     threshold=selection.threshold_fraction,
-                    page=True,
-                    level=query.level(request.GET),
-                    why=selection.why_level,
+                    sections=False,
                 )
             except ApplicationError as exc:
                 context["errors"] = exc.fields
             else:
                 context.update(_comparison_context(shown, selection.validated_data))
+                own = section_query(
+                    request.GET, permalink=permalink_query(selection.validated_data)
+                )
+                context["sections"] = sections_links(own)
+                context["method_url"] = section_url("method", own)
                 context["pending"] = _pending(shown, selection.validated_data)
+                context["pending_url"] = (
+                    f"{reverse('compare-pending')}?{permalink_query(selection.validated_data)}"
+                )
         else:
             context["errors"] = flatten_errors(selection.errors)
     _form_context(context, params, versions=query.versions(request.GET))
@@ -81,43 +95,59 @@ def _pending(shown: ComparisonShown, data: dict) -> list:
     return job_pending_for(workload=data["workload"], host=data.get("host"), versions=missing)
 
 
+def compare_pending(request: HttpRequest) -> HttpResponse:
+    """GET /compare/pending/?<the compare page's query>&shown=3,5: the compare page's box of
+    the jobs that will measure its missing versions, alone, which compare.js fetches every few
+    seconds while the page waits for runs: each job queued or running (state, host, stage,
+    progress, expected end) and those of `shown` (the jobs the page listed) that have ended
+    since, saying how. When no version is missing any more, the box says the runs have arrived
+    (`data-arrived`) and the page reloads to show the comparison."""
+    selection = CompareQuerySerializer(data=query_params(request.GET))
+    if not selection.is_valid():
+        return HttpResponse(status=400)
+    try:
+        comparison = comparison_get(**selection.selection())
+    except ApplicationError:
+        return HttpResponse(status=400)
+    data = selection.validated_data
+    workload = data.get("workload")
+    missing = comparison.missing
+    context = {
+        "missing": missing,
+        "pending": (
+            job_pending_for(workload=workload, host=data.get("host"), versions=missing)
+            if missing and workload
+            else []
+        ),
+        "ended": job_ended_among(job_ids=query.ids(request.GET, "shown"), workload=workload)
+        if workload
+        else [],
+    }
+    return render(request, "dashboard/_compare_pending.html", context)
+
+
 def _comparison_context(shown: ComparisonShown, data: dict) -> dict:
     comparison, assessment = shown.comparison, shown.assessment
     if not comparison.series:
         return {"comparison": comparison}
     title = _selection_title(comparison, data.get("workload"), data.get("host"))
     permalink = permalink_query(data)
-    base = comparison.series[0].run
-    history_host = data.get("host") or base.host.name
     return {
         "comparison": comparison,
         "assessment": assessment,
         "threshold_pct": f"{assessment.threshold * 100:g}",
         "title": title,
-        "rows": shown.rows,
-        "summary": list(zip(comparison.series, shown.summary, strict=True)),
         "captions": shown.captions,
-        "set_lines": shown.set_lines,
         "unlike_notes": shown.unlike_notes,
         "verdict_lines": shown.verdict_lines,
-        "pooled_hosts": shown.pooled_hosts,
+        "max_repeats": MAX_REPEATS,
         "tps_figure": charts.tps_figure(comparison, title=f"tps: {title}"),
         "latency_figure": charts.latency_figure(comparison, title=f"latency: {title}"),
-        "percentiles_figure": charts.latency_percentiles_figure(
-            comparison, shown.latency, title=f"latency percentiles: {title}"
-        ),
-        "knee_lines": [knee_text(k) for k in shown.knees],
         "permalink": permalink,
         "permalink_with_threshold": permalink,
         "threshold_hidden": [(k, v) for k, v in parse_qsl(permalink) if k != "threshold"],
         "api_url": f"{reverse('api-compare')}?{permalink}",
-        "history_query": {
-            "host": history_host,
-            "workload": base.workload.name,
-            "tag": ",".join(data.get("tag") or []),
-        },
-        **presentation_section([comparison], tables=shown.presentation, progress=shown.progress),
-        **why_context(shown.why, comparison, permalink=permalink),
+        "history_url": compare_history_url(comparison, data),
         "bisect_url": _bisect_url(comparison),
     }
 
@@ -142,7 +172,6 @@ def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:
         workload = comparison.series[0].run.workload.name
         host = comparison.series[0].run.host.name
     choices = compare_choices(workload=workload, host=host)
-    offered = list(dict.fromkeys(choices.versions + selected_versions))
     context["form"] = {
         "workload": workload or "",
         "host": host or "",
@@ -154,7 +183,7 @@ def _form_context(context: dict, params: dict, *, versions: list[str]) -> None:
         "unlike": query.flag(params.get("unlike")),
         "workloads": choices.workloads,
         "hosts": choices.hosts,
-        "version_choices": [(v, v in selected_versions) for v in offered],
+        "version_groups": versions_grouped(versions=choices.versions, selected=selected_versions),
     }
 
 

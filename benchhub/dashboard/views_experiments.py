@@ -22,11 +22,18 @@ from benchhub.compare.tables import series_captions
 from benchhub.dashboard import query
 from benchhub.dashboard.presentation import presentation_context
 from benchhub.errors import ApplicationError
+from benchhub.jobs.selectors import job_ended_among, job_pending_list
 
 
 def experiment_list(request: HttpRequest) -> HttpResponse:
-    """GET /experiments/: each experiment, its description, the hosts and versions run."""
+    """GET /experiments/[?shown=3,5]: each experiment, its description, the hosts and versions
+    run, and the jobs queued or running for it. experiments.js fetches the page every few
+    seconds naming the jobs it has shown (`shown`): those that have ended since stay listed,
+    saying how."""
     index = experiment_index()
+    entries = tuple(entry for e in EXPERIMENTS for entry in e.catalog_entries)
+    pending = job_pending_list(catalog_entries=entries)
+    ended = job_ended_among(job_ids=query.ids(request.GET, "shown"), catalog_entries=entries)
     rows = [
         {
             "experiment": e,
@@ -39,10 +46,16 @@ def experiment_list(request: HttpRequest) -> HttpResponse:
                 }
                 for ran in index[e.id]
             ],
+            "pending": _of(pending, e.catalog_entries),
+            "ended": _of(ended, e.catalog_entries),
         }
         for e in EXPERIMENTS
     ]
     return render(request, "dashboard/experiments.html", {"rows": rows})
+
+
+def _of(jobs: list, catalog_entries: tuple[str, ...]) -> list:
+    return [j for j in jobs if j.workload.get("catalog_entry") in catalog_entries]
 
 
 def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
@@ -74,6 +87,9 @@ def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
         "results": None,
         "chosen_for_you": chosen_for_you,
         "form": _form(ran=ran, host=host, versions=versions, invalid=invalid),
+        "pending": job_pending_list(catalog_entries=experiment.catalog_entries),
+        "ended": [],
+        "has_results": False,
     }
     if host or versions:
         try:
@@ -89,6 +105,24 @@ def experiment_detail(request: HttpRequest, experiment_id: str) -> HttpResponse:
     return render(request, "dashboard/experiment.html", context)
 
 
+def experiment_jobs(request: HttpRequest, experiment_id: str) -> HttpResponse:
+    """GET /experiments/<id>/jobs/?shown=3,5[&results=1]: the experiment page's box of jobs
+    alone, which experiment.js fetches every few seconds: the jobs queued or running for the
+    experiment (state, host, stage, progress, expected end), and those of `shown` (the jobs the
+    page listed) that have ended since, saying how. `results=1`: the page shows runs already."""
+    experiment = BY_ID.get(experiment_id)
+    if experiment is None:
+        raise Http404("No such experiment.")
+    context = {
+        "pending": job_pending_list(catalog_entries=experiment.catalog_entries),
+        "ended": job_ended_among(
+            job_ids=query.ids(request.GET, "shown"), catalog_entries=experiment.catalog_entries
+        ),
+        "has_results": query.flag(request.GET.get("results")),
+    }
+    return render(request, "dashboard/_experiment_jobs.html", context)
+
+
 def _results_context(results: ExperimentResults, *, level: int | None, invalid: bool) -> dict:
     comparisons = [c for c in results.comparisons if c.series]
     several = len(comparisons) > 1
@@ -100,6 +134,7 @@ def _results_context(results: ExperimentResults, *, level: int | None, invalid: 
     versions = ",".join(results.versions)
     return {
         "results": results,
+        "has_results": bool(comparisons),
         "captions": series_captions(labelled),
         "permalink": _query(host=results.host.name, versions=results.versions, invalid=invalid),
         "workloads": [

@@ -19,11 +19,12 @@ from benchhub.regressions.models import Regression
 from benchhub.regressions.presentation import list_rows
 
 LIST_LIMIT = 200
-FILTERS = ("state", "kind", "host", "workload")
+FILTERS = ("state", "kind", "host", "workload", "group")
 
 
 def regression_list(request: HttpRequest) -> HttpResponse:
-    """GET /regressions/?state=&kind=&host=&workload=: detected changes, newest first."""
+    """GET /regressions/?state=&kind=&host=&workload=&group=: detected changes, newest first
+    (`group`: the changes of one alert, its host and commit range)."""
     filters = {name: request.GET.get(name, "").strip() for name in FILTERS}
     errors = {}
     if filters["state"] and filters["state"] not in Regression.State.values:
@@ -32,6 +33,9 @@ def regression_list(request: HttpRequest) -> HttpResponse:
     if filters["kind"] and filters["kind"] not in Regression.Kind.values:
         errors["kind"] = [f"One of {', '.join(Regression.Kind.values)}."]
         filters["kind"] = ""
+    if filters["group"] and not filters["group"].isdigit():
+        errors["group"] = ["An alert group's id (a number)."]
+        filters["group"] = ""
     regressions = selectors.regression_rows(filters=filters, limit=LIST_LIMIT)
     context = {
         "rows": list_rows(regressions),

@@ -8,8 +8,9 @@ from urllib.parse import urlencode
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.paginator import Paginator
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
 from benchhub.builds.provenance import provenance_rows
@@ -21,6 +22,14 @@ from benchhub.hosts.tuning import host_tuning
 from benchhub.jobs.services import job_create_again
 from benchhub.results import selectors
 from benchhub.results.evidence import level_evidence
+from benchhub.results.excerpts import (
+    NO_TEXT,
+    OUTPUT_SHOWN_CHARS,
+    RESULT_OUTPUTS,
+    output_excerpts,
+    run_import_head,
+    text_heads,
+)
 from benchhub.results.models import ResultEvidence, Run
 from benchhub.results.partitions import run_pruning
 from benchhub.results.selectors import ProgressPoints
@@ -103,20 +112,40 @@ def _rerunnable(run: Run) -> bool:
     return bool(run.workload.builtin and run.scale and length)
 
 
-def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
-    run = _get_run(run_uuid)
+def _run_levels(run: Run, *, with_output: bool) -> tuple[list, list, list]:
+    """The run's results, grouped by level with their evidence, and the charts of every level.
+    With `with_output`, each result carries the head of its pgbench output (`output_shown`)."""
     # The page draws progress bucket-averaged to a bounded number of points, never every
     # sample a run holds; the OS telemetry (thinned by the chart) is joined to the results.
     results = list(
-        selectors.result_list(run=run, with_progress=False, with_output=True, with_telemetry=True)
+        selectors.result_list(run=run, with_progress=False, with_output=False, with_telemetry=True)
     )
+    if with_output:
+        # Each text shows its head, the page's outputs together a bounded amount (excerpts.py):
+        # a page is as large as what it shows, and reads as much, not what was imported.
+        heads = text_heads(
+            source=RESULT_OUTPUTS, owner_ids=[r.pk for r in results], limit=OUTPUT_SHOWN_CHARS
+        )
+        shown = output_excerpts([heads.get(r.pk, NO_TEXT) for r in results])
+        for result, output in zip(results, shown, strict=True):
+            result.output_shown = output  # type: ignore[attr-defined]
     points = selectors.progress_points(result_ids=[r.pk for r in results], run_uuid=run.uuid)
     levels, charts = _levels(results, selectors.evidence_by_result(run=run), points)
+    return results, levels, charts
+
+
+def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
+    """GET /runs/<uuid>/: the run's tps and latency per level, then what it ran on, its
+    settings and each level's evidence. Its charts are not in the page: run.js fetches them
+    from run_charts, so that the page's text is drawn without waiting for their data."""
+    run = _get_run(run_uuid)
+    results, levels, charts = _run_levels(run, with_output=True)
     context = {
         "run": run,
+        "import_shown": run_import_head(run=run),
         "results": results,
         "levels": levels,
-        "charts": charts,
+        "charts_url": reverse("run-charts", args=[run.uuid]) if charts else "",
         "non_default": _non_default_settings(run),
         "build_rows": provenance_rows(run.build),
         "tuning": host_tuning(run.host_facts),
@@ -126,6 +155,13 @@ def run_detail(request: HttpRequest, run_uuid: str) -> HttpResponse:
         "pruning": run_pruning(created_at=run.created_at),
     }
     return render(request, "dashboard/run.html", context)
+
+
+def run_charts(request: HttpRequest, run_uuid: str) -> JsonResponse:
+    """GET /runs/<uuid>/charts/: the run page's charts, [{"id": the element to draw in,
+    "figure": a plotly figure (dashboard.charts_run, dashboard.evidence)}], in page order."""
+    _, _, charts = _run_levels(_get_run(run_uuid), with_output=False)
+    return JsonResponse(charts, safe=False)
 
 
 @login_required

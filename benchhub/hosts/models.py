@@ -36,7 +36,7 @@ class Host(models.Model):
         "HostFacts", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     # Runs the host's agent set aside because this server refused them or kept failing on them
-    # (the agent's report, replaced whole each time; runners/benchhub_runner/spool.py).
+    # (the agent's report, replaced whole each time; runners/benchhub_runner/transport/spool.py).
     spool_set_aside = models.JSONField(default=list, blank=True)
     # The tablespace names the host's agent offered when it last claimed work (its config's
     # [tablespaces]): a job naming this host and another tablespace is refused when queued.

@@ -55,17 +55,24 @@ def host_presence_list(*, now: datetime | None = None) -> list[HostPresence]:
     return sorted(hosts, key=lambda host: (not host.online, not host.agent))
 
 
-def host_overview_list() -> QuerySet[Host]:
-    """Every host (bounded, by name) for the host list, each with `agent` (see _has_agent),
-    `run_count` and `last_run_at` (the latest run's start, None without runs). One query."""
-    return Host.objects.annotate(
+def host_overview_list(*, name_contains: str = "", measured_by: str = "") -> QuerySet[Host]:
+    """The hosts for the host list, by name, each with `agent` (see _has_agent), `run_count`
+    and `last_run_at` (the latest run's start, None without runs); one query (the page slices
+    it). `name_contains`: only names holding it, case aside; `measured_by`: "agent" or
+    "imported" (no agent measures it), anything else keeps every host."""
+    hosts = Host.objects.annotate(
         agent=_has_agent(), run_count=Count("runs"), last_run_at=Max("runs__started_at")
-    ).order_by("name")[:MAX_HOSTS]
+    )
+    if name_contains:
+        hosts = hosts.filter(name__icontains=name_contains)
+    if measured_by in ("agent", "imported"):
+        hosts = hosts.filter(agent=measured_by == "agent")
+    return hosts.order_by("name")
 
 
 @dataclass(frozen=True)
 class HostSetAside:
-    """The runs a host's agent set aside, as it last reported them (runners' spool.py)."""
+    """The runs a host's agent set aside, as it last reported them (runners' transport/spool.py)."""
 
     name: str
     reported_at: datetime | None

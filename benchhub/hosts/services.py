@@ -57,7 +57,19 @@ def host_get_or_create(*, name: str) -> Host:
     return host
 
 
-@transaction.atomic
+def host_facts_digest(
+    *,
+    facts: dict[str, Any],
+    lscpu: str = "",
+    sysctl: dict[str, str] | None = None,
+    extra: dict[str, Any] | None = None,
+) -> str:
+    """What tells one snapshot of a host's facts from another (HostFacts.digest)."""
+    return facts_digest(facts, {"lscpu": lscpu, "sysctl": sysctl or {}, "extra": extra or {}})
+
+
+# No savepoint of its own: every failure in here fails the caller's whole write (an upload).
+@transaction.atomic(savepoint=False)
 def host_facts_record(
     *,
     host: Host,
@@ -65,35 +77,53 @@ def host_facts_record(
     lscpu: str = "",
     sysctl: dict[str, str] | None = None,
     extra: dict[str, Any] | None = None,
+    seen: bool = False,
+    snapshot: HostFacts | None = None,
 ) -> HostFacts:
     """The snapshot matching these facts, created if they are new for this host.
 
     Locks the host row so two concurrent uploads from one host store one snapshot, and moves
-    the host's `current_facts` to the returned snapshot.
+    the host's `current_facts` to the returned snapshot. With `seen`, the host's
+    `last_seen_at` becomes now, in the statement that takes the lock. `snapshot`: the one the
+    caller read for these facts (host_facts_digest), when it did: a snapshot never changes,
+    so a read before the lock stays true.
     """
     sysctl = sysctl or {}
     extra = extra or {}
-    Host.objects.select_for_update().filter(pk=host.pk).first()
-    digest = facts_digest(facts, {"lscpu": lscpu, "sysctl": sysctl, "extra": extra})
-    known = {name: facts.get(name) for name in (*HARDWARE_FACTS, *SOFTWARE_FACTS)}
-    # Known facts (nearly every upload) are read without their JSON and text (sysctl, lscpu,
-    # extra): the run needs the snapshot's id and fingerprint. The host's lock above keeps a
-    # concurrent upload from creating the same snapshot between the read and the create.
-    snapshot = HostFacts.objects.filter(host=host, digest=digest).only("id", "fingerprint").first()
+    if seen:
+        # An UPDATE locks the row as SELECT ... FOR UPDATE does: one round trip for both.
+        Host.objects.filter(pk=host.pk).update(last_seen_at=timezone.now())
+    else:
+        Host.objects.select_for_update().filter(pk=host.pk).first()
     if snapshot is None:
-        snapshot = HostFacts.objects.create(
-            host=host,
-            digest=digest,
-            fingerprint=hardware_fingerprint(facts),
-            **{k: ("" if v is None and k in _TEXT_FACTS else v) for k, v in known.items()},
-            lscpu=lscpu,
-            sysctl=sysctl,
-            extra=extra,
-        )
+        snapshot = _facts_snapshot(host=host, facts=facts, lscpu=lscpu, sysctl=sysctl, extra=extra)
     if host.current_facts_id != snapshot.pk:
         host.current_facts = snapshot
         host.save(update_fields=["current_facts"])
     return snapshot
+
+
+def _facts_snapshot(
+    *, host: Host, facts: dict[str, Any], lscpu: str, sysctl: dict[str, str], extra: dict[str, Any]
+) -> HostFacts:
+    """The host's snapshot of these facts, created if new; under the host's lock."""
+    digest = host_facts_digest(facts=facts, lscpu=lscpu, sysctl=sysctl, extra=extra)
+    # Known facts (nearly every upload) are read without their JSON and text (sysctl, lscpu,
+    # extra): the run needs the snapshot's id and fingerprint. The host's lock keeps a
+    # concurrent upload from creating the same snapshot between the read and the create.
+    snapshot = HostFacts.objects.filter(host=host, digest=digest).only("id", "fingerprint").first()
+    if snapshot is not None:
+        return snapshot
+    known = {name: facts.get(name) for name in (*HARDWARE_FACTS, *SOFTWARE_FACTS)}
+    return HostFacts.objects.create(
+        host=host,
+        digest=digest,
+        fingerprint=hardware_fingerprint(facts),
+        **{k: ("" if v is None and k in _TEXT_FACTS else v) for k, v in known.items()},
+        lscpu=lscpu,
+        sysctl=sysctl,
+        extra=extra,
+    )
 
 
 def runner_token_create(

@@ -1,5 +1,6 @@
 """Host tuning that changes results, in words: transparent huge pages, huge pages, the CPU
-frequency governor and the sysctl values the agent records (runners/benchhub_runner/sysinfo.py).
+frequency governor and the sysctl values the agent records
+(runners/benchhub_runner/host/sysinfo.py).
 
 Pure code over a HostFacts snapshot. The hardware fingerprint leaves these out on purpose (a
 host is the same machine after `sysctl -w`), so two runs on one host can differ in them; the run

@@ -6,7 +6,7 @@ lease that heartbeats renew; a lapsed lease puts the job back in the queue (a ne
 job says who did what and when.
 """
 
-from benchhub_runner import plan
+from benchhub_runner.jobspec import plan
 from django.conf import settings as django_settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
@@ -15,8 +15,8 @@ from django.utils import timezone
 
 
 class Job(models.Model):
-    """A job: its plan's fields (benchhub_runner.plan: the enums below take its values) and the
-    queue's own."""
+    """A job: its plan's fields (benchhub_runner.jobspec.plan: the enums below take its values) and
+    the queue's own."""
 
     class State(models.TextChoices):
         QUEUED = "queued"

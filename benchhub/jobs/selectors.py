@@ -1,10 +1,11 @@
 """Reads for the queue."""
 
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
-from django.db.models import Count, Min, Prefetch, Q, QuerySet
+from django.db.models import Case, Count, Min, Prefetch, Q, QuerySet, When
 
+from benchhub.hosts.models import host_name_key
 from benchhub.hosts.selectors import HostPresence, host_presence_list
 from benchhub.jobs.models import Job, JobSchedule
 from benchhub.results.models import Run
@@ -57,8 +58,49 @@ def job_pending_for(*, workload: str, host: str | None, versions: list[str]) -> 
     )
     if host:
         unplaced = Q(host__isnull=True, claimed_host__isnull=True)
-        jobs = jobs.filter(Q(host__name=host) | Q(claimed_host__name=host) | unplaced)
+        key = host_name_key(host)
+        jobs = jobs.filter(Q(host__name_key=key) | Q(claimed_host__name_key=key) | unplaced)
     return list(jobs.order_by("-id")[:MAX_PENDING_SHOWN])
+
+
+def job_pending_list(*, catalog_entries: tuple[str, ...] = ()) -> list[Job]:
+    """Queued or held jobs, held ones first, then the newest; with `catalog_entries`, only jobs
+    of workloads made from those catalog entries (an experiment's). At most MAX_PENDING_SHOWN:
+    where a page has no result yet, these say which job will bring one."""
+    jobs = job_list().filter(state__in=(Job.State.QUEUED, *Job.ACTIVE))
+    if catalog_entries:
+        jobs = jobs.filter(workload__catalog_entry__in=list(catalog_entries))
+    held = Case(When(state__in=Job.ACTIVE, then=0), default=1)
+    return list(jobs.order_by(held, "-id")[:MAX_PENDING_SHOWN])
+
+
+def job_ended_among(
+    *, job_ids: list[int], catalog_entries: tuple[str, ...] = (), workload: str | None = None
+) -> list[Job]:
+    """Of `job_ids` (jobs a page listed as queued or running), those that have ended since, of
+    workloads made from `catalog_entries` (an experiment's) and, given `workload`, of the
+    workload of that name (a comparison's); newest first, at most MAX_PENDING_SHOWN. A page
+    that follows its jobs says how each ended rather than dropping it."""
+    jobs = job_list().filter(pk__in=job_ids[: 4 * MAX_PENDING_SHOWN], state__in=Job.FINAL)
+    if catalog_entries:
+        jobs = jobs.filter(workload__catalog_entry__in=list(catalog_entries))
+    if workload is not None:
+        jobs = jobs.filter(workload__name=workload)
+    return list(jobs.order_by("-id")[:MAX_PENDING_SHOWN])
+
+
+def job_expected_end(*, job: Job, now: datetime) -> datetime | None:
+    """When a running job should end if its remaining steps (the agent's progress: `step` of
+    `steps` measurements) take as long as the ones done since it started running. None until a
+    step is done, and for a job that is not running: a guess from nothing would mislead."""
+    progress = job.progress if isinstance(job.progress, dict) else {}
+    step, steps = progress.get("step"), progress.get("steps")
+    if job.state != Job.State.RUNNING or job.started_at is None:
+        return None
+    if not isinstance(step, int) or not isinstance(steps, int) or not 0 < step <= steps:
+        return None
+    elapsed = max(now - job.started_at, timedelta(0))
+    return now + elapsed * (steps - step) / step
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,10 @@ import copy
 import re
 from typing import Any, ClassVar
 
-from benchhub_runner.jobcode import Refusal, check_settings, job_code_check
-from benchhub_runner.plan import (
+from benchhub_runner.jobcode.checker import job_code_check
+from benchhub_runner.jobcode.refusals import Refusal
+from benchhub_runner.jobcode.settings import check_settings
+from benchhub_runner.jobspec.plan import (
     CLIENT_CONFIGURED,
     MAX_LEVELS,
     PLAN_FIELDS,
@@ -13,10 +15,12 @@ from benchhub_runner.plan import (
     plan_method,
     plan_problems,
 )
-from benchhub_runner.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
+from benchhub_runner.servers.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 from celery.schedules import ParseException
 from celery.schedules import crontab as celery_crontab
 from django.db import models
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from benchhub.api.fields import HostTagsField, StrictCharField, StrictIntegerField
@@ -26,6 +30,7 @@ from benchhub.builds.selectors import recipe_names_among
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.fields import HostNameField
 from benchhub.jobs.models import Job, JobEvent, JobSchedule
+from benchhub.jobs.selectors import job_expected_end
 from benchhub.workloads.catalog import catalog_job_request
 from benchhub.workloads.serializers import JobWorkloadInSerializer
 
@@ -188,8 +193,8 @@ def _check_tablespaces(attrs: dict[str, Any]) -> dict[str, str]:
 
 
 def _refuse_job_code(refusals: list[Refusal], prefix: str) -> None:
-    """What the job-code checker (benchhub_runner.jobcode) refused, as field errors under the
-    field being validated: `workload.setup[1]: line 2: psql meta-command \\! ...`."""
+    """What the job-code checker (benchhub_runner.jobcode.checker) refused, as field errors under
+    the field being validated: `workload.setup[1]: line 2: psql meta-command \\! ...`."""
     if not refusals:
         return
     errors: dict[str, list[str]] = {}
@@ -219,12 +224,18 @@ def _builds_without_recipe(versions: list[str]) -> list[str]:
     return [v for v in builds if v.strip().lower() not in recipes]
 
 
+# Tablespace names a host may offer: each claim stores them on the host (Host.tablespaces) and
+# its page lists them, so the offer is bounded at the edge in count as each name is in length
+# (a 400 naming `tablespaces`, or `tablespaces[i]`, and nothing stored).
+MAX_OFFERED_TABLESPACES = 100
+
+
 class ClaimInSerializer(InSerializer):
     tablespaces = serializers.ListField(
         child=StrictCharField(max_length=63, validators=[_check_tablespace]),
         required=False,
         default=list,
-        max_length=100,
+        max_length=MAX_OFFERED_TABLESPACES,
         help_text="the tablespace names the agent's host offers (its [tablespaces] config)",
     )
     # Absent (an agent whose configuration names no tags, or one older than tags): the host
@@ -396,6 +407,14 @@ class ScheduleOutSerializer(serializers.ModelSerializer):
 class ActiveJobOutSerializer(serializers.ModelSerializer):
     workload = serializers.CharField(source="workload.name", default="")
     claimed_host = serializers.CharField(source="claimed_host.name", allow_null=True, default=None)
+    expected_end = serializers.SerializerMethodField(
+        help_text="when the job should end at the pace of its steps so far; null until known"
+    )
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_expected_end(self, job: Job) -> str | None:
+        end = job_expected_end(job=job, now=timezone.now())
+        return serializers.DateTimeField().to_representation(end) if end else None
 
     class Meta:
         model = Job
@@ -411,6 +430,7 @@ class ActiveJobOutSerializer(serializers.ModelSerializer):
             "started_at",
             "last_heartbeat_at",
             "progress",
+            "expected_end",
         ]
 
 

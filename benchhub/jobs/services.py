@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any, cast
 
-from benchhub_runner.plan import PLAN_FIELDS
+from benchhub_runner.jobspec.plan import PLAN_FIELDS
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection, transaction
@@ -161,7 +161,7 @@ def job_request_of(run: Run) -> dict[str, Any]:
 
 
 def _plan_of(run: Run) -> dict[str, Any]:
-    """The plan fields the run stores (benchhub_runner.plan), as it stored them; the others
+    """The plan fields the run stores (benchhub_runner.jobspec.plan), as it stored them; the others
     take their defaults when the request is validated."""
     columns = {column.name for column in Run._meta.concrete_fields}
     values = {name: getattr(run, name) for name in PLAN_FIELDS if name in columns}
@@ -345,7 +345,7 @@ def _claim_sql() -> str:
     it claimed, log the event, and return it with its creator's name and its runs' UUIDs (an
     earlier attempt's, in the order Run's default ordering gives). A claim is the request
     200 agents make most; the ORM's version was five statements, each compiled per call, and
-    took three times the CPU (docs/performance.md, "Fifth pass"). The host's row is written
+    took three times the CPU (docs/performance-log.md, "Fifth pass"). The host's row is written
     only when its agent was last seen over SEEN_RESOLUTION ago or its offer (tags, tablespaces)
     changed; the job's required tags are matched with `<@` against the offer, a filter on the
     queued jobs the claim-order index yields, like its tablespaces."""

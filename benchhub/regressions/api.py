@@ -47,15 +47,15 @@ def _detail(regression: Regression) -> dict:
 
 class RegressionsView(APIView):
     """GET detected changes, newest first (cursor-paginated); filters: state, kind, host,
-    workload, clients."""
+    workload, clients, group (an alert group's id: its changes)."""
 
     permission_classes = [IsAuthenticatedOrReadOnly]
     pagination_class = DetectedCursorPagination
 
     @extend_schema(
         parameters=[
-            OpenApiParameter(name, str if name != "clients" else int, required=False)
-            for name in ("state", "kind", "host", "workload", "clients")
+            OpenApiParameter(name, int if name in ("clients", "group") else str, required=False)
+            for name in ("state", "kind", "host", "workload", "clients", "group")
         ],
         responses=RegressionOutSerializer(many=True),
     )

@@ -22,10 +22,57 @@ MAX_NOTE = 2000
 MAX_WEBHOOK_URL = 500
 
 
+class AlertGroup(models.Model):
+    """The changes detected on one host between the same two builds, across client levels and
+    workloads: one alert, as a person triages it (one commit range to bisect, one host to look
+    at), however many series moved. `direction` is `regression` or `improvement` when every
+    member went that way, `mixed` when some improved and others regressed (a change that trades
+    one workload or level for another). Written by detection (regressions.services.group_file),
+    never by hand."""
+
+    class Direction(models.TextChoices):
+        REGRESSION = "regression", "regression"
+        IMPROVEMENT = "improvement", "improvement"
+        MIXED = "mixed", "mixed (some improve, others regress)"
+
+    host = models.ForeignKey("hosts.Host", on_delete=models.CASCADE, related_name="+")
+    build_before = models.ForeignKey(
+        "builds.Build",
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="the last build before",
+    )
+    build_after = models.ForeignKey(
+        "builds.Build",
+        on_delete=models.CASCADE,
+        related_name="+",
+        help_text="the first build after",
+    )
+    direction = models.CharField(max_length=12, choices=Direction.choices)
+    members = models.PositiveIntegerField(default=0, help_text="changes in the group")
+    worst_change = models.FloatField(help_text="the member change furthest from 0 (after/before-1)")
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-updated_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["host", "build_before", "build_after"], name="alertgroup_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.direction} on {self.host_id}: {self.build_before_id}..{self.build_after_id}"
+
+
 class Regression(models.Model):
     class Kind(models.TextChoices):
         REGRESSION = "regression", "regression (tps fell)"
         IMPROVEMENT = "improvement", "improvement (tps rose)"
+        # A slow trend over the newest weeks of a series (stats.drift), no single step: run
+        # before and run after are the first and last runs of the window it was measured over.
+        DRIFT = "drift", "drift (tps moved slowly over weeks)"
 
     class State(models.TextChoices):
         NEW = "new", "new"
@@ -68,6 +115,22 @@ class Regression(models.Model):
     change_low = models.FloatField(null=True, blank=True, help_text="95% interval, low end")
     change_high = models.FloatField(null=True, blank=True, help_text="95% interval, high end")
     p_value = models.FloatField()
+    per_week = models.FloatField(
+        null=True, blank=True, help_text="a drift's change a week (-0.005: 0.5% lost a week)"
+    )
+    # Counts only the detections whose windowed test agreed (regressions.detection.Change.agreed):
+    # a change the runs around it do not bear out is listed but not sent.
+    detections = models.PositiveIntegerField(
+        default=1, help_text="detections that found it; it is notified once CONFIRM did"
+    )
+    group = models.ForeignKey(
+        AlertGroup,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="regressions",
+        help_text="the alert it is filed under: its host and commit range",
+    )
     detected_at = models.DateTimeField(default=timezone.now)
     redetected_at = models.DateTimeField(default=timezone.now)
     state_changed_at = models.DateTimeField(null=True, blank=True)
@@ -82,8 +145,12 @@ class Regression(models.Model):
     class Meta:
         ordering = ["-detected_at", "-id"]
         constraints = [
+            # A step is keyed by its first run after; a drift's last run moves as runs arrive
+            # (regressions.drifts keeps one a series), and may be a step's first run after.
             models.UniqueConstraint(
-                fields=["comparability_key", "clients", "run_after"], name="regression_unique"
+                fields=["comparability_key", "clients", "run_after"],
+                condition=Q(kind__in=["regression", "improvement"]),
+                name="regression_unique",
             ),
         ]
         indexes = [

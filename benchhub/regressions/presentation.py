@@ -27,6 +27,9 @@ class ListRow:
     clients: int
     between: str
     state: str
+    # The alert it is filed under (regressions.grouping): "" when none yet.
+    group_url: str = ""
+    group: str = ""
 
 
 def list_rows(regressions: list[dict[str, Any]]) -> list[ListRow]:
@@ -44,6 +47,17 @@ def list_rows(regressions: list[dict[str, Any]]) -> list[ListRow]:
             clients=r["clients"],
             between=f"{r['run_before__build__version']} → {r['run_after__build__version']}",
             state=Regression.State(r["state"]).label,
+            group_url=f"{reverse('regressions')}?group={r['group_id']}" if r["group_id"] else "",
+            group=_group_text(r),
         )
         for r in regressions
     ]
+
+
+def _group_text(row: dict[str, Any]) -> str:
+    if not row["group_id"]:
+        return ""
+    count = row["group__members"]
+    return (
+        f"#{row['group_id']} {row['group__direction']}, {count} change{'s' if count != 1 else ''}"
+    )

@@ -4,8 +4,13 @@ code, no Django.
 
     .venv/bin/python -m benchhub.regressions.quality            # the table of docs/statistics.md
     .venv/bin/python -m benchhub.regressions.quality --write    # and record it (quality.json)
-    .venv/bin/python -m benchhub.regressions.quality --as-uploaded   # the alerts stored a run
-                                                                     # at a time (minutes)
+    .venv/bin/python -m benchhub.regressions.quality --as-uploaded --product --write
+                                                   # and record the CI sample's (UPLOADED)
+    .venv/bin/python -m benchhub.regressions.quality --as-uploaded   # the alerts sent as runs
+                                                                     # arrive (minutes)
+    .venv/bin/python -m benchhub.regressions.quality --as-uploaded --product --confirm 0 1 2 3 5
+                                                   # sent after N detections, with and without
+                                                   # the windowed test
 
 Two measures per detector:
 
@@ -17,6 +22,10 @@ Two measures per detector:
   the labelled steps; a change stored at a host change, a dip or anywhere else is a false alert.
   `false_alert_share` is the share of stored changes that are false (1 - precision);
   `missed_regressions` the share of the detectable steps down (DETECTABLE) that got no alert.
+
+On this corpus an alert group (regressions.grouping: one host, one commit range, across levels
+and workloads) holds one alert: each series is alone on its host, and its steps are 20 runs or
+more apart. So the alerts' figures are the groups' figures here.
 
 A found change matches a labelled one within TOLERANCE runs, in the same direction, each label
 matched once. Drifting series are left out of both (a slow loss is no step; the drift detector
@@ -35,13 +44,21 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchhub.regressions.corpus import Label, Series, corpus_load
-from benchhub.regressions.detection import MOVE_RUNS, Detector, default_detector, series_changes
+from benchhub.regressions.detection import (
+    CONFIRM,
+    MOVE_RUNS,
+    WINDOW_P,
+    Detector,
+    default_detector,
+    series_changes,
+)
 from benchhub.stats.changepoints import (
     MAX_P,
     MIN_CHANGE_NOISES,
     MIN_RUNS,
     ChangePoint,
     change_points,
+    window_p_value,
 )
 from benchhub.stats.drift import drift
 
@@ -144,36 +161,79 @@ def detectable(label: Label, noise: float) -> bool:
     return label.kind == "step" and size >= DETECTABLE and size >= DETECTABLE_NOISES * noise
 
 
-def uploaded_alerts(series: Series, detect: Detector) -> list[tuple[int, float]]:
+def uploaded_changes(series: Series, detect: Detector) -> list[tuple[int, float, int, int]]:
     """The changes stored over a series uploaded a run at a time, detection running after each
-    upload on the runs so far (as regressions.services.run_detect does): each stored once by
-    its first run after, with the figures of the last detection that found it (a new change's
-    figures are refined), moved when found again within MOVE_RUNS runs in the same direction
-    (none is triaged here), and kept when later detections no longer find it. The segments'
-    change points only: the intervals do not decide what is stored."""
-    stored: dict[int, float] = {}
+    upload on the runs so far (as regressions.services.run_detect does), as (first run after,
+    relative change, detections that found it, those of them whose windowed test agreed): each
+    stored once by its first run after, with the figures of the last detection that found it (a
+    new change's figures are refined), moved when found again within MOVE_RUNS runs in the same
+    direction (none is triaged here), and kept when later detections no longer find it. The
+    segments' change points only: the intervals do not decide what is stored."""
+    stored: dict[int, tuple[float, int, int]] = {}
     for count in range(2, len(series.values) + 1):
         bounds = [0, *(s for s in series.splits if s < count), count]
         for start, end in itertools.pairwise(bounds):
-            for point in detect(series.values[start:end]) if end > start else []:
+            segment = series.values[start:end]
+            for point in detect(segment) if end > start else []:
                 index = start + point.index
+                agreed = window_p_value(segment, point.index) < WINDOW_P
+                seen, agreeing = stored[index][1:] if index in stored else (0, 0)
                 near = [
                     (abs(k - index), k)
-                    for k, was in stored.items()
+                    for k, (was, _, _) in stored.items()
                     if abs(k - index) <= MOVE_RUNS and (was < 0) == (point.change < 0)
                 ]
                 if index not in stored and near:
-                    del stored[min(near)[1]]
-                stored[index] = point.change
-    return sorted(stored.items())
+                    seen, agreeing = stored.pop(min(near)[1])[1:]
+                stored[index] = (point.change, seen + 1, agreeing + agreed)
+    return sorted((k, *v) for k, v in stored.items())
+
+
+@dataclass(frozen=True)
+class Sent:
+    """Which stored changes are sent: those found by `confirm` detections, counting only those
+    whose windowed test agreed when `windowed` (as regressions.services sends them); with
+    `confirm` 0, every change stored."""
+
+    confirm: int = CONFIRM
+    windowed: bool = True
+
+    def picks(self, seen: int, agreeing: int) -> bool:
+        if not self.confirm:
+            return seen >= 1
+        return (agreeing if self.windowed else seen) >= self.confirm
+
+    @property
+    def name(self) -> str:
+        if not self.confirm:
+            return "every change stored"
+        found = f"{self.confirm} detection{'s' if self.confirm > 1 else ''}"
+        windowed = "agreeing" if self.windowed else "ignored"
+        return f"{found}, windowed test {windowed}"
+
+
+def uploaded_alerts(
+    series: Series, detect: Detector, *, sent: Sent = Sent()
+) -> list[tuple[int, float]]:
+    """Of uploaded_changes, those `sent` picks (by default, as BenchHub sends them)."""
+    return [
+        (index, change)
+        for index, change, seen, agreeing in uploaded_changes(series, detect)
+        if sent.picks(seen, agreeing)
+    ]
 
 
 def series_quality(
-    series: Series, detect: Detector, into: Quality, *, as_uploaded: bool = False
+    series: Series,
+    detect: Detector,
+    into: Quality,
+    *,
+    alerts: Sequence[tuple[int, float]] | None = None,
 ) -> None:
-    if as_uploaded:
-        alerts = uploaded_alerts(series, detect)
-    else:
+    """Score `alerts` (index, relative change) of `series`, by default those of one detection
+    over the whole series (detection.series_changes), into `into`."""
+    as_uploaded = alerts is not None
+    if alerts is None:
         alerts = [
             (c.index, c.change)
             for c in series_changes(values=series.values, splits=series.splits, detect=detect)
@@ -205,17 +265,28 @@ def series_quality(
             into.regressions.misses += id(label) not in matched
 
 
-def quality(
-    *, detect: Detector, corpus: Sequence[Series] | None = None, as_uploaded: bool = False
-) -> Quality:
-    """The figures of `detect` over the corpus (the checked-in one unless given). With
-    `as_uploaded`, the alerts are those stored over each series uploaded a run at a time
-    (uploaded_alerts: a detection per run, minutes for the corpus); else those of one detection
-    over the whole series."""
+def quality(*, detect: Detector, corpus: Sequence[Series] | None = None) -> Quality:
+    """The figures of `detect` over the corpus (the checked-in one unless given), the alerts
+    those of one detection over each whole series."""
     made = Quality()
     for series in corpus if corpus is not None else corpus_load():
         if not series.drifting:
-            series_quality(series, detect, made, as_uploaded=as_uploaded)
+            series_quality(series, detect, made)
+    return made
+
+
+def uploaded_quality(
+    *, detect: Detector, sent: Sequence[Sent], corpus: Sequence[Series] | None = None
+) -> dict[Sent, Quality]:
+    """The figures of `detect` over the corpus as uploaded (uploaded_changes: a detection per
+    run, minutes for the corpus), for the alerts each of `sent` picks, from one pass."""
+    made = {rule: Quality() for rule in sent}
+    for series in corpus if corpus is not None else corpus_load():
+        if not series.drifting:
+            changes = uploaded_changes(series, detect)
+            for rule, into in made.items():
+                alerts = [(i, c) for i, c, seen, agreeing in changes if rule.picks(seen, agreeing)]
+                series_quality(series, detect, into, alerts=alerts)
     return made
 
 
@@ -291,6 +362,19 @@ DETECTORS: dict[str, Detector] = {
 }
 
 
+# The alerts sent as uploaded are checked in CI on every SAMPLE_EVERYth series of the corpus (a
+# detection per run over the whole corpus takes minutes).
+SAMPLE_EVERY = 8
+UPLOADED = (
+    f"{PRODUCT}; as uploaded, every {SAMPLE_EVERY}th series, sent after {CONFIRM} detections "
+    f"with the windowed test agreeing (p < {WINDOW_P:g})"
+)
+
+
+def uploaded_sample(corpus: Sequence[Series]) -> list[Series]:
+    return list(corpus[::SAMPLE_EVERY])
+
+
 def quality_check(
     measured: Quality, recorded: dict[str, float], *, slack: float = SLACK
 ) -> list[str]:
@@ -338,6 +422,23 @@ def table(results: dict[str, Quality], *, points: bool = True) -> str:
     return "\n".join(lines)
 
 
+def _uploaded_results(
+    detectors: dict[str, Detector], confirms: Sequence[int], corpus: Sequence[Series]
+) -> dict[str, Quality]:
+    """The rows of the table as uploaded: each detector's alerts sent after each of `confirms`
+    agreeing detections; for one detector, also after as many detections with the windowed test
+    ignored (what it adds)."""
+    rules = [Sent(confirm=n) for n in confirms]
+    if len(detectors) == 1:
+        rules += [Sent(confirm=n, windowed=False) for n in confirms if n]
+    results = {}
+    for name, detect in detectors.items():
+        made = uploaded_quality(detect=detect, sent=rules, corpus=corpus)
+        for rule, q in made.items():
+            results[rule.name if len(detectors) == 1 else f"{name}; {rule.name}"] = q
+    return results
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="benchhub.regressions.quality")
     parser.add_argument("--write", action="store_true", help=f"record the figures in {RECORDED}")
@@ -346,18 +447,38 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="the alerts stored over each series uploaded a run at a time (minutes)",
     )
+    parser.add_argument(
+        "--confirm",
+        type=int,
+        nargs="+",
+        default=[CONFIRM],
+        help=f"as uploaded: count an alert once this many detections with the windowed test "
+        f"agreeing found it ({CONFIRM}, as BenchHub notifies; 0: every change stored); with "
+        "--product, also as many detections with the test ignored",
+    )
+    parser.add_argument("--product", action="store_true", help="BenchHub's detector only")
     args = parser.parse_args(argv)
     corpus = corpus_load()
-    results = {
-        name: quality(detect=detect, corpus=corpus, as_uploaded=args.as_uploaded)
-        for name, detect in DETECTORS.items()
-    }
+    detectors: dict[str, Detector] = {PRODUCT: default_detector} if args.product else DETECTORS
+    if args.as_uploaded:
+        results = _uploaded_results(detectors, args.confirm, corpus)
+    else:
+        results = {
+            name: quality(detect=detect, corpus=corpus) for name, detect in detectors.items()
+        }
     print(table(results, points=not args.as_uploaded))
     if not args.as_uploaded:
         print()
         print(drift_table(drift_quality(corpus=corpus)))
-    if args.write and not args.as_uploaded:
-        figures = {name: q.figures() for name, q in results.items()}
+    if args.write:
+        figures = recorded_figures() if RECORDED.exists() else {}
+        if args.as_uploaded:
+            (sent,) = uploaded_quality(
+                detect=default_detector, sent=[Sent()], corpus=uploaded_sample(corpus)
+            ).values()
+            figures[UPLOADED] = sent.figures()
+        else:
+            figures.update({name: q.figures() for name, q in results.items()})
         RECORDED.write_text(json.dumps(figures, indent=2) + "\n")
     return 0
 

@@ -5,6 +5,7 @@ relations up front (a fixed number of queries whatever the number of rows)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -33,6 +34,7 @@ REGRESSION_RELATIONS = (
     "baseline_run",
     "baseline_run__build",
     "state_changed_by",
+    "group",
 )
 
 
@@ -42,6 +44,7 @@ class SeriesPoint:
     version: str
     tps: float
     baseline: bool
+    started_at: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -71,7 +74,12 @@ def series_points(*, comparability_key: str, clients: int, host_id: int) -> Seri
         )
         .order_by("-run__started_at", "-run_id")
         .values_list(
-            "run_id", "build__version", "tps_median", "run__baseline", *HELD_COLUMNS, named=True
+            "run_id",
+            "build__version",
+            "tps_median",
+            "run__baseline",
+            *HELD_COLUMNS,
+            named=True,
         )[:SERIES_MAX_POINTS]
     ]
     rows.reverse()
@@ -81,6 +89,7 @@ def series_points(*, comparability_key: str, clients: int, host_id: int) -> Seri
             version=row.build__version,
             tps=row.tps_median,
             baseline=row.run__baseline,
+            started_at=row.run__started_at,
         )
         for row in rows
     ]
@@ -88,8 +97,8 @@ def series_points(*, comparability_key: str, clients: int, host_id: int) -> Seri
 
 
 def regression_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Regression]:
-    """Regressions newest first, filtered by state, kind, host (name), workload (name) and
-    clients; with relations; the caller slices or paginates."""
+    """Regressions newest first, filtered by state, kind, host (name), workload (name), clients
+    and alert group (id); with relations; the caller slices or paginates."""
     filters = filters or {}
     regressions = Regression.objects.select_related(*REGRESSION_RELATIONS)
     if filters.get("state"):
@@ -102,6 +111,8 @@ def regression_list(*, filters: dict[str, Any] | None = None) -> QuerySet[Regres
         regressions = regressions.filter(workload__name=filters["workload"])
     if filters.get("clients"):
         regressions = regressions.filter(clients=filters["clients"])
+    if filters.get("group"):
+        regressions = regressions.filter(group_id=filters["group"])
     return regressions.order_by("-detected_at", "-id")
 
 
@@ -121,6 +132,9 @@ LIST_COLUMNS = (
     "workload__name",
     "run_before__build__version",
     "run_after__build__version",
+    "group_id",
+    "group__direction",
+    "group__members",
 )
 
 

@@ -24,6 +24,7 @@ class RegressionQuerySerializer(serializers.Serializer):
     host = serializers.CharField(max_length=200, required=False)
     workload = serializers.CharField(max_length=200, required=False)
     clients = serializers.IntegerField(min_value=1, max_value=1_000_000, required=False)
+    group = serializers.IntegerField(min_value=1, required=False)
 
 
 class StateInSerializer(InSerializer):
@@ -37,8 +38,19 @@ class RunRefSerializer(serializers.Serializer):
     started_at = serializers.DateTimeField()
 
 
+class GroupRefSerializer(serializers.Serializer):
+    """The alert a change is filed under: its host and commit range, across levels and
+    workloads (regressions.grouping)."""
+
+    id = serializers.IntegerField()
+    direction = serializers.CharField()
+    members = serializers.IntegerField()
+    worst_change = serializers.FloatField()
+
+
 class RegressionOutSerializer(serializers.ModelSerializer):
     host = serializers.CharField(source="host.name")
+    group = GroupRefSerializer(allow_null=True)
     workload = serializers.CharField(source="workload.name")
     run_before = RunRefSerializer()
     run_after = RunRefSerializer()
@@ -69,9 +81,12 @@ class RegressionOutSerializer(serializers.ModelSerializer):
             "change_low",
             "change_high",
             "p_value",
+            "detections",
+            "per_week",
             "detected_at",
             "state_changed_at",
             "state_changed_by",
+            "group",
         ]
 
 

@@ -15,7 +15,7 @@ from dataclasses import replace
 from functools import partial
 from typing import Any
 
-from benchhub_runner.urlpolicy import host_refusal
+from benchhub_runner.transport.urlpolicy import host_refusal
 from django.conf import settings
 from django.contrib.auth.models import AnonymousUser, User
 from django.db import transaction
@@ -24,7 +24,9 @@ from django.utils import timezone
 from benchhub.compare.splits import Split
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, host_name_key
-from benchhub.regressions.detection import MOVE_RUNS, Change, series_changes
+from benchhub.regressions.detection import CONFIRM, MOVE_RUNS, Change, series_changes
+from benchhub.regressions.drifts import drift_store, series_drift
+from benchhub.regressions.grouping import group_file, group_refresh
 from benchhub.regressions.models import (
     MAX_NOTE,
     MAX_WEBHOOK_URL,
@@ -43,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 MAX_SUBSCRIPTIONS = 100
 MAX_WEBHOOKS = 10
+# The kinds a change point stores; a drift is stored by regressions.drifts.
+STEP_KINDS = (Regression.Kind.REGRESSION, Regression.Kind.IMPROVEMENT)
 
 
 class RegressionError(ApplicationError):
@@ -88,19 +92,22 @@ def series_detect(
 ) -> list[Regression]:
     """Detect the changes of one series (a comparability key at one client level on one host,
     as History draws it, in time order, per segment between its splits) and store each as a
-    Regression or Improvement; returns those created now. One transaction; queues their
-    notification on commit (unless `notify` is false: a backfill of old history). Withdraws
-    the stored changes of the series that span a split first (series_withdraw_spanning)."""
+    Regression or Improvement, and its drift (regressions.drifts); returns those created now.
+    One transaction; queues on commit the notification of each change this detection confirms
+    (the CONFIRMth to find it; none when `notify` is false: a backfill of old history).
+    Withdraws the stored changes of the series that span a split first
+    (series_withdraw_spanning)."""
     series = series_points(comparability_key=comparability_key, clients=clients, host_id=host_id)
     series_withdraw_spanning(
         series=series, comparability_key=comparability_key, clients=clients, host_id=host_id
     )
     points, splits, baseline_id = _anchored(series)
     found = _changes(points, splits)
-    if not found:
+    drifting = series_drift(points[max([0, *(s.index for s in splits)]) :])
+    if not found and drifting is None:
         return []
     sample = Run.objects.only("host_id", "workload_id").get(pk=points[-1].run_id)
-    created = []
+    stored: list[tuple[Regression, bool, bool]] = []
     with transaction.atomic():
         for change in found:
             regression, new = _store(
@@ -112,11 +119,40 @@ def series_detect(
                 host_id=sample.host_id,
                 workload_id=sample.workload_id,
             )
-            if new:
-                created.append(regression)
-        for regression in created if notify else []:
+            group_file(regression=regression)
+            stored.append((regression, new, change.agreed))
+        if drifting is not None:
+            drifted, new = drift_store(
+                comparability_key=comparability_key,
+                clients=clients,
+                host_id=sample.host_id,
+                workload_id=sample.workload_id,
+                points=points[max([0, *(s.index for s in splits)]) :],
+                found=drifting,
+            )
+            if drifted is not None:
+                stored.append((drifted, new, True))
+        _confirm(stored, notify=notify)
+    return [regression for regression, new, _ in stored if new]
+
+
+def _confirm(stored: list[tuple[Regression, bool, bool]], *, notify: bool) -> None:
+    """Count this detection for each change it found (added or found again) when the windowed
+    test agreed (detection.Change.agreed; a drift always counts), and queue the notification of
+    those it confirmed: found by CONFIRM such detections now. A backfill (`notify` false)
+    confirms what it adds without telling anyone, so later uploads do not send old news."""
+    for regression, new, agreed in stored:
+        if new and not notify:
+            regression.detections = max(regression.detections, CONFIRM)
+        elif new:
+            regression.detections = int(agreed)
+        elif agreed:
+            regression.detections += 1
+        else:
+            continue
+        regression.save(update_fields=["detections"])
+        if notify and agreed and regression.detections == CONFIRM:
             transaction.on_commit(partial(notify_enqueue, regression_id=regression.pk))
-    return created
 
 
 def _store(
@@ -165,6 +201,7 @@ def _store(
         comparability_key=comparability_key,
         clients=clients,
         run_after_id=points[change.index].run_id,
+        kind__in=STEP_KINDS,
         defaults={**figures, "host_id": host_id, "workload_id": workload_id},
     )
     if not created and regression.state == Regression.State.NEW:
@@ -194,7 +231,7 @@ def _moved(
     series = Regression.objects.select_for_update().filter(
         comparability_key=comparability_key, clients=clients, host_id=host_id
     )
-    if series.filter(run_after_id=points[change.index].run_id).exists():
+    if series.filter(run_after_id=points[change.index].run_id, kind__in=STEP_KINDS).exists():
         return None
     near = [
         (abs(place[r.run_after_id] - change.index), r.pk, r)
@@ -256,6 +293,8 @@ def _withdraw(regression: Regression, *, reason: str) -> None:
     regression.state, regression.note = Regression.State.WITHDRAWN, reason
     regression.state_changed_at, regression.state_changed_by = timezone.now(), None
     regression.save(update_fields=["state", "note", "state_changed_at", "state_changed_by"])
+    if regression.group_id is not None:
+        group_refresh(group_id=regression.group_id)
 
 
 def run_detect(*, run_id: int) -> int:

@@ -9,7 +9,7 @@ fragments, percent-escapes in the host, non-ASCII, is refused: a URL two parsers
 differently is not accepted at all. The call then connects to the address the check resolved
 (`webhook_resolve`), never resolving the name a second time, and only when every address it
 has passes the fetch policy every fetch made on a person's behalf follows
-(benchhub_runner.urlpolicy; docs/security.md, "What a fetch may reach").
+(benchhub_runner.transport.urlpolicy; docs/security.md, "What a fetch may reach").
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import ipaddress
 import re
 from dataclasses import dataclass
 
-from benchhub_runner.urlpolicy import address_resolve
+from benchhub_runner.transport.urlpolicy import address_resolve
 
 __all__ = ["OPT_IN", "WebhookURL", "webhook_resolve", "webhook_url_parse"]
 

@@ -9,6 +9,7 @@ from rest_framework.views import APIView
 from benchhub.api.errors import error_response
 from benchhub.api.pagination import CreatedCursorPagination
 from benchhub.api.permissions import IsAuthenticatedOrReadOnly, IsPerson, is_runner, request_person
+from benchhub.api.serializers import with_built_fields
 from benchhub.hosts.authentication import request_runner_token
 from benchhub.querystrings import flag
 from benchhub.results import imports, selectors, services
@@ -54,7 +55,7 @@ class RunsView(APIView):
         request=RunUploadSerializer, responses={200: RunOutSerializer, 201: RunOutSerializer}
     )
     def post(self, request: Request) -> Response:
-        upload = RunUploadSerializer(data=request.data)
+        upload = with_built_fields(RunUploadSerializer, data=request.data)
         upload.is_valid(raise_exception=True)
         submission = services.run_submit(
             data=upload.validated_data,
@@ -89,8 +90,9 @@ class RunResultsView(APIView):
             OpenApiParameter(
                 "progress",
                 bool,
-                description="a page of the per-second samples (progress, telemetry) and the raw "
-                "pgbench output: the body is then {count, next, previous, results}",
+                description="a page of the per-second samples (progress, telemetry) and the head "
+                "of each result's raw pgbench output (`raw_output_chars`, `raw_output_url`): the "
+                "body is then {count, next, previous, results}",
             ),
             OpenApiParameter(
                 "offset", int, description="with progress: the first sample of the page"
@@ -121,15 +123,13 @@ class RunResultsView(APIView):
         page = SamplePageInSerializer(data=request.query_params)
         if with_progress:
             page.is_valid(raise_exception=True)
-        # A page of samples is sliced in the database (sample_pages.py), so the series are not
-        # joined here: only the raw output the page carries.
+        # A page of samples is sliced in the database and its outputs' heads cut there
+        # (sample_pages.py), so neither the series nor the outputs are joined here.
         results = list(
-            selectors.result_list(
-                run=run, with_progress=False, with_evidence=with_evidence, with_output=with_progress
-            )
+            selectors.result_list(run=run, with_progress=False, with_evidence=with_evidence)
         )
         if with_progress:
-            body = samples_page_out(request, results, **page.validated_data)
+            body = samples_page_out(request, results, run_uuid=str(run.uuid), **page.validated_data)
             rows = body["results"]
         else:
             body = rows = ResultOutSerializer(results, many=True).data

@@ -14,7 +14,8 @@ from datetime import datetime
 from operator import itemgetter
 from typing import Any, cast
 
-from benchhub_runner.payload import PROGRESS_FIELDS
+import orjson
+from benchhub_runner.results.payload import PROGRESS_FIELDS
 from django.db import connection, models
 
 from benchhub.results.models import ProgressSeries, ResultOutput, ResultTelemetry, StreamOutput
@@ -23,8 +24,9 @@ from benchhub.results.models import ProgressSeries, ResultOutput, ResultTelemetr
 def instances_copy(instances: Sequence[models.Model]) -> None:
     """Write new, unsaved instances of one model with COPY, as bulk_create would: every
     concrete field's value prepared by the field itself (pre_save, get_db_prep_save: defaults,
-    JSON, arrays), ids taken from the table's sequence and set on the instances, which are then
-    saved instances. A row the database refuses raises Django's IntegrityError or DataError, as
+    JSON, arrays), or as it is where that preparation would return it unchanged (_prepared);
+    ids taken from the table's sequence and set on the instances, which are then saved
+    instances. A row the database refuses raises Django's IntegrityError or DataError, as
     the ORM's own writes do."""
     if not instances:
         return
@@ -39,20 +41,66 @@ def instances_copy(instances: Sequence[models.Model]) -> None:
         )
         for instance, (pk,) in zip(instances, cursor.fetchall(), strict=True):
             instance.pk = pk
+        plan = [(f, _plain_types(f)) for f in fields]
         with cursor.cursor.copy(f"COPY {quote(meta.db_table)} ({columns}) FROM STDIN") as copy:
             for instance in instances:
-                copy.write_row(
-                    [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
-                )
+                copy.write_row([_prepared(instance, f, kinds) for f, kinds in plan])
     for instance in instances:
         instance._state.adding = False
         instance._state.db = connection.alias
 
 
-def progress_copy(series: Iterable[tuple[int, datetime, list[dict[str, Any]]]]) -> None:
+# A field of these classes (exactly: a subclass may prepare its values its own way) stores a
+# value of the listed types as it is: its pre_save returns the attribute and its preparation
+# returns the same value (int(), float(), str() of one already so). The COPY's own dumpers
+# write these types. Anything else (JSON, arrays, an int handed to an IntegerField as a float,
+# a lazy string) is prepared by the field, as bulk_create would.
+PLAIN_FIELDS: dict[type[models.Field], frozenset[type]] = {
+    **dict.fromkeys(
+        (
+            models.BigAutoField,
+            models.AutoField,
+            models.IntegerField,
+            models.BigIntegerField,
+            models.PositiveIntegerField,
+            models.PositiveBigIntegerField,
+            models.PositiveSmallIntegerField,
+            models.SmallIntegerField,
+        ),
+        frozenset((int, type(None))),
+    ),
+    models.FloatField: frozenset((float, type(None))),
+    models.BooleanField: frozenset((bool, type(None))),
+    models.CharField: frozenset((str, type(None))),
+    models.TextField: frozenset((str, type(None))),
+}
+
+
+MISSING = object()
+
+
+def _plain_types(field: models.Field) -> frozenset[type]:
+    """The types `field` stores as they are (see PLAIN_FIELDS); none for any other field."""
+    if isinstance(field, models.ForeignKey):
+        target = field.target_field
+        return _plain_types(target) if type(target) in PLAIN_FIELDS else frozenset()
+    return PLAIN_FIELDS.get(type(field), frozenset())
+
+
+def _prepared(instance: models.Model, field: models.Field, plain: frozenset[type]) -> Any:
+    """The value `field` writes for `instance`: its attribute when of a plain type, else what
+    the field prepares (pre_save, get_db_prep_save)."""
+    # A deferred attribute is absent from __dict__: the field's own pre_save reads it.
+    value = instance.__dict__.get(field.attname, MISSING)
+    if type(value) in plain:
+        return value
+    return field.get_db_prep_save(field.pre_save(instance, True), connection)
+
+
+def progress_copy(series: Iterable[tuple[int, datetime, list[list[Any]]]]) -> None:
     """Write each result's progress as one row of arrays (ProgressSeries) with COPY, in the
-    caller's transaction: (result id, the run's created_at, validated samples). The samples are
-    stored in time order; a result without samples gets no row."""
+    caller's transaction: (result id, the run's created_at, its samples as series_arrays
+    gives them, in time order); a result without samples gets no row."""
     table = ProgressSeries._meta.db_table
     columns = ", ".join(("result_id", "created_at", *PROGRESS_FIELDS))
     with (
@@ -60,15 +108,37 @@ def progress_copy(series: Iterable[tuple[int, datetime, list[dict[str, Any]]]]) 
         connection.cursor() as cursor,
         cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy,
     ):
-        for result_id, created_at, samples in series:
-            if samples:
-                copy.write_row((result_id, created_at, *series_arrays(samples)))
+        for result_id, created_at, arrays in series:
+            if arrays[0]:
+                copy.write_row((result_id, created_at, *map(array_literal, arrays)))
 
 
 def series_arrays(samples: list[dict[str, Any]]) -> list[list[Any]]:
     """Samples (dicts holding every PROGRESS_FIELDS key) as one list per field, in time order."""
     ordered = sorted(samples, key=itemgetter("t"))
-    return [[sample[name] for sample in ordered] for name in PROGRESS_FIELDS]
+    return [list(map(itemgetter(name), ordered)) for name in PROGRESS_FIELDS]
+
+
+NUMBERS = frozenset((int, float, type(None)))
+
+
+def array_literal(values: list[Any]) -> str | list[Any]:
+    """A list of numbers and None as PostgreSQL's array literal (`{1.5,null,3}`); any other
+    list as it is, for psycopg's own dumper (and its errors).
+
+    psycopg's list dumper looks at every element of an array for characters to quote, in
+    Python: for an upload's 22,680 progress values it was most of the upload's COPY. Numbers
+    need no quoting: orjson writes the list in C, each float as the shortest text that reads
+    back as the same double, and PostgreSQL's array input reads JSON's `null` as NULL (the word
+    is case-insensitive). NaN and infinities never get here (the upload refuses them), nor an
+    integer past bigint (orjson refuses it: psycopg's dumper then raises as before)."""
+    if not NUMBERS.issuperset(map(type, values)):
+        return values
+    try:
+        text = orjson.dumps(values)
+    except orjson.JSONEncodeError:
+        return values
+    return "{" + text[1:-1].decode() + "}"
 
 
 def details_copy(

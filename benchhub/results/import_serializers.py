@@ -15,6 +15,7 @@ from benchhub.api.serializers import InSerializer
 from benchhub.workloads.models import Workload
 
 MAX_OUTPUTS = 1000
+OUTPUT_TEXT_MAX = 10_000_000
 
 
 @extend_schema_field(
@@ -39,7 +40,7 @@ class ColumnReferenceField(serializers.Field):
 
 
 class ImportOutputInSerializer(InSerializer):
-    text = StrictCharField(max_length=10_000_000, help_text="one pgbench output, as pasted")
+    text = StrictCharField(max_length=OUTPUT_TEXT_MAX, help_text="one pgbench output, as pasted")
     name = StrictCharField(required=False, allow_blank=True, max_length=200)
     clients = StrictIntegerField(
         required=False,

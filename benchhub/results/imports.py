@@ -19,15 +19,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from benchhub_runner.importer import (
-    ImportIncomplete as OutputsIncomplete,
-)
-from benchhub_runner.importer import (
-    ImportRefused,
-    config_parse,
-    import_payload_from_texts,
-)
 from benchhub_runner.parse import runs_split
+from benchhub_runner.results.importer import ImportIncomplete as OutputsIncomplete
+from benchhub_runner.results.importer import ImportRefused, config_parse, import_payload_from_texts
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone

@@ -10,7 +10,7 @@ when their keys are equal, the version being the compared axis.
 import uuid
 from typing import Any
 
-from benchhub_runner.payload import PROGRESS_FIELDS
+from benchhub_runner.results.payload import PROGRESS_FIELDS
 from django.conf import settings as django_settings
 from django.contrib.postgres.fields import ArrayField
 from django.db import models
@@ -101,6 +101,13 @@ class Run(models.Model):
     baseline = models.BooleanField(default=False, help_text="marked as a reference by a reviewer")
     invalid = models.BooleanField(
         default=False, help_text="marked invalid by a reviewer: left out of comparisons"
+    )
+    # Defaults in the database too: rows written by COPY (the upload, the bench's history)
+    # name only the columns they know.
+    unsteady_explained = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="a reviewer explained why tps moved inside the run: its verdicts count again",
     )
     comparability_key = models.CharField(max_length=64)
     payload_digest = models.CharField(max_length=64, help_text="to tell a retry from a conflict")
@@ -212,6 +219,19 @@ class Result(models.Model):
         default=0, help_text="steady-state seconds averaged; 0 when pgbench's figure was used"
     )
     steady_block = models.PositiveIntegerField(default=0, help_text="bootstrap block, seconds")
+    # Whether the throughput held still inside the run (stats.stationarity), written with the
+    # steady-state means: a trend or a level shift makes the mean depend on the run's length,
+    # so verdicts leave such a level inconclusive until the run's mark says it is explained.
+    unsteady = models.CharField(
+        max_length=200,
+        blank=True,
+        default="",
+        db_default="",
+        help_text="how tps moved inside the run (a trend or a level shift); empty: it held still",
+    )
+    unsteady_change = models.FloatField(
+        null=True, blank=True, help_text="that change, relative (-0.1: 10% lower)"
+    )
 
     class Meta:
         ordering = ["clients", "repeat"]
@@ -401,11 +421,11 @@ class RunImportText(DetailText):
 
 class ResultTelemetry(models.Model):
     """The OS samples the agent took every second while one result's pgbench ran
-    (runners/benchhub_runner/telemetry.py), as the upload sent them: one JSON object a second.
-    Per-second detail like the progress series, so a row of its own, partitioned by month of
-    `created_at` (the run's, copied) for retention to drop whole months (results.partitions);
-    read only by the run page, the samples API, and a comparison's why section and evidence
-    table. No row when the agent sent none (imports never do)."""
+    (runners/benchhub_runner/measure/telemetry.py), as the upload sent them: one JSON object a
+    second. Per-second detail like the progress series, so a row of its own, partitioned by month of
+    `created_at` (the run's, copied) for retention to drop whole months (results.partitions); read
+    only by the run page, the samples API, and a comparison's why section and evidence table. No row
+    when the agent sent none (imports never do)."""
 
     result = models.OneToOneField(
         Result, on_delete=models.CASCADE, primary_key=True, related_name="os_telemetry"

@@ -40,7 +40,7 @@ def run_list(*, filters: dict[str, Any]) -> QuerySet[Run]:
 
 def run_get(*, run_uuid: Any) -> Run | None:
     return (
-        Run.objects.select_related(*RUN_RELATIONS, "build__recipe", "imported")
+        Run.objects.select_related(*RUN_RELATIONS, "build__recipe")
         .prefetch_related(
             Prefetch("aggregates", queryset=LevelAggregate.objects.order_by("clients"))
         )

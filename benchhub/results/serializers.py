@@ -11,8 +11,8 @@ import re
 from dataclasses import replace
 from typing import Any
 
-from benchhub_runner.payload import PROGRESS_FIELDS
-from benchhub_runner.plan import PLAN_SPECS, RUN_PLAN_FIELDS
+from benchhub_runner.jobspec.plan import PLAN_SPECS, RUN_PLAN_FIELDS
+from benchhub_runner.results.payload import PROGRESS_FIELDS
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -31,9 +31,19 @@ from benchhub.builds.models import Build
 from benchhub.builds.versions import VersionError, version_parse
 from benchhub.hosts.api import HostFactsOutSerializer
 from benchhub.results.evidence_serializers import EvidenceField
+from benchhub.results.excerpts import (
+    IMPORT_SHOWN_CHARS,
+    Excerpt,
+    import_text_url,
+    run_import_head,
+)
 from benchhub.results.models import DetailPruning, ProgressSeries, Result, ResultEvidence, Run
 from benchhub.results.partitions import run_pruning
+from benchhub.results.rows import PlainRowsListSerializer
 from benchhub.workloads.serializers import WorkloadInSerializer, check_name
+
+# What pgbench printed for one result (or stream), in characters.
+RAW_OUTPUT_MAX = 5_000_000
 
 MAX_RESULTS = 10000
 MAX_PROGRESS = 100000
@@ -43,8 +53,8 @@ MAX_RUN_SAMPLES = 200_000
 MAX_STATEMENTS = 1000
 
 
-# A progress sample's fields are the agent's (benchhub_runner.payload): non-negative numbers, the
-# counts integers, and `t` (seconds into the run) required.
+# A progress sample's fields are the agent's (benchhub_runner.results.payload): non-negative
+# numbers, the counts integers, and `t` (seconds into the run) required.
 PROGRESS_COUNTS = ("failed", "skipped")
 PROGRESS_SPEC = {
     name: ("int" if name in PROGRESS_COUNTS else "float", name == "t", 0)
@@ -59,7 +69,7 @@ STATEMENT_SPEC = {
 }
 
 
-# The agent's per-second OS samples (runners/benchhub_runner/telemetry.py).
+# The agent's per-second OS samples (runners/benchhub_runner/measure/telemetry.py).
 TELEMETRY_SPEC = {
     "t": ("float", True, 0),
     **{
@@ -174,7 +184,7 @@ class InitInSerializer(InSerializer):
 
 
 class TablespaceInSerializer(InSerializer):
-    """One tablespace of the run and its device's I/O (benchhub_runner.tablespaces)."""
+    """One tablespace of the run and its device's I/O (benchhub_runner.servers.tablespaces)."""
 
     name = StrictCharField(max_length=63)
     location = StrictCharField(max_length=4096)
@@ -222,7 +232,9 @@ class StreamResultInSerializer(InSerializer):
     established = StrictIntegerField(min_value=0, required=False, allow_null=True)
     aborted = serializers.BooleanField(default=False)
     errors = errors_field()  # type: ignore[assignment]  # a field, not Serializer.errors
-    raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
+    raw_output = StrictCharField(
+        max_length=RAW_OUTPUT_MAX, required=False, allow_blank=True, default=""
+    )
 
 
 class ResultInSerializer(InSerializer):
@@ -267,11 +279,18 @@ class ResultInSerializer(InSerializer):
         default=None,
         help_text="what explains the result: statistics, waits, latency, statements, profile",
     )
-    raw_output = StrictCharField(max_length=5_000_000, required=False, allow_blank=True, default="")
+    raw_output = StrictCharField(
+        max_length=RAW_OUTPUT_MAX, required=False, allow_blank=True, default=""
+    )
     # many=True hands max_length to the ListSerializer; the stubs do not know it.
     streams = StreamResultInSerializer(  # type: ignore[call-arg]
         many=True, required=False, default=list, max_length=8
     )
+
+    class Meta:
+        # An upload's results are read as typed rows in one pass (results.rows), and by these
+        # fields item by item only when one does not pass as it is.
+        list_serializer_class = PlainRowsListSerializer
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         names = [stream["name"] for stream in attrs["streams"]]
@@ -445,6 +464,8 @@ class ResultOutSerializer(serializers.ModelSerializer):
             "errors",
             "statements",
             "client_bound",
+            "unsteady",
+            "unsteady_change",
         ]
 
 
@@ -480,11 +501,25 @@ class ResultWithProgressOutSerializer(ResultOutSerializer):
         "retention dropped them",
     )
     raw_output = serializers.CharField(
-        read_only=True, help_text="what pgbench printed; empty once retention dropped it"
+        read_only=True,
+        help_text="the head of what pgbench printed (at most 16,000 characters, a page's "
+        "outputs together at most 64,000); empty once retention dropped it",
+    )
+    raw_output_chars = serializers.IntegerField(
+        read_only=True, help_text="the whole output's length in characters"
+    )
+    raw_output_url = serializers.CharField(
+        read_only=True,
+        allow_null=True,
+        help_text="where the whole output is read (text/plain, in pages with offset and limit); "
+        "null without an output",
     )
 
     class Meta(ResultOutSerializer.Meta):
-        fields = [*ResultOutSerializer.Meta.fields, "progress", "telemetry", "raw_output"]
+        fields = [
+            *ResultOutSerializer.Meta.fields,
+            *("progress", "telemetry", "raw_output", "raw_output_chars", "raw_output_url"),
+        ]
 
     @extend_schema_field(ProgressOutSerializer(many=True))
     def get_progress(self, result: Result) -> list[dict[str, Any]]:
@@ -532,6 +567,7 @@ class RunOutSerializer(serializers.ModelSerializer):
             "server_version",
             "comparability_key",
             "aggregated_at",
+            "unsteady_explained",
         ]
 
     def get_build(self, run: Run) -> dict[str, Any]:
@@ -582,10 +618,16 @@ class RunDetailOutSerializer(RunOutSerializer):
     workload_definition = serializers.SerializerMethodField()
     aggregates = AggregateOutSerializer(many=True, read_only=True)
     pruned = serializers.SerializerMethodField()
-    import_text = serializers.CharField(
-        read_only=True,
-        help_text="imported runs: the text as pasted or uploaded; empty for an agent's run, or "
-        "once retention dropped it (`pruned` says so)",
+    import_text = serializers.SerializerMethodField(
+        help_text="imported runs: the head of the text as pasted or uploaded (at most "
+        f"{IMPORT_SHOWN_CHARS:,} characters; `import_text_url` has the whole); empty for an "
+        "agent's run, or once retention dropped it (`pruned` says so)"
+    )
+    import_text_chars = serializers.SerializerMethodField(
+        help_text="the whole imported text's length in characters (0: none)"
+    )
+    import_text_url = serializers.SerializerMethodField(
+        help_text="the whole imported text, text/plain; null when there is none"
     )
 
     class Meta(RunOutSerializer.Meta):
@@ -601,7 +643,29 @@ class RunDetailOutSerializer(RunOutSerializer):
             "workload_definition",
             "aggregates",
             "import_text",
+            "import_text_chars",
+            "import_text_url",
         ]
+
+    def _import_excerpt(self, run: Run) -> Excerpt:
+        # The text is read once per answer, however many fields show part of it.
+        cached = getattr(run, "_import_excerpt", None)
+        if cached is None:
+            cached = run_import_head(run=run)
+            run._import_excerpt = cached  # type: ignore[attr-defined]
+        return cached
+
+    def get_import_text(self, run: Run) -> str:
+        return self._import_excerpt(run).head
+
+    def get_import_text_chars(self, run: Run) -> int:
+        return self._import_excerpt(run).total_chars
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_import_text_url(self, run: Run) -> str | None:
+        if not self._import_excerpt(run).total_chars:
+            return None
+        return import_text_url(run_uuid=run.uuid)
 
     @extend_schema_field(PrunedOutSerializer(allow_null=True))
     def get_pruned(self, run: Run) -> dict[str, Any] | None:

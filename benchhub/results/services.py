@@ -5,20 +5,19 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-from benchhub_runner.plan import RUN_PLAN_FIELDS
-from benchhub_runner.telemetry import client_bound
+from benchhub_runner.jobspec.plan import RUN_PLAN_FIELDS
+from benchhub_runner.measure.telemetry import client_bound
+from benchhub_runner.results.payload import PROGRESS_FIELDS
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from benchhub.builds.services import build_get_or_create
-from benchhub.configs.services import config_get_or_create
 from benchhub.digests import json_digest
 from benchhub.errors import ApplicationError
-from benchhub.hosts.models import Host, RunnerToken, host_name_key
+from benchhub.hosts.models import RunnerToken, host_name_key
 from benchhub.hosts.services import host_facts_record, host_get_or_create
 from benchhub.results.comparability import comparability_key
-from benchhub.results.copying import details_copy, instances_copy, progress_copy
+from benchhub.results.copying import details_copy, instances_copy, progress_copy, series_arrays
 from benchhub.results.hooks import job_check, run_aggregated
 from benchhub.results.models import (
     DetailPruning,
@@ -34,10 +33,11 @@ from benchhub.results.models import (
     StreamResult,
 )
 from benchhub.results.partitions import month_start
+from benchhub.results.references import run_references
 from benchhub.results.selectors import level_aggregate_of, run_get
 from benchhub.stats.repeats import WITHIN_REPLICATES, Repeat, steady_state
 from benchhub.stats.repeats import repeat as repeat_from_samples
-from benchhub.workloads.services import workload_get_or_create
+from benchhub.stats.stationarity import repeat_unsteadiness
 
 logger = logging.getLogger(__name__)
 
@@ -153,15 +153,17 @@ def run_submit(
     check_run_host(host_name=data["host"]["name"], runner_token=runner_token)
     check_import_host(host_name=data["host"]["name"], runner_token=runner_token)
     check_run_source(source=data["source"], runner_token=runner_token, user=user)
-    stored = _stored(data["run_uuid"], digest)
-    if stored:
-        return stored
+    # Nearly every upload is new, so whether the run is stored is asked only when the write
+    # fails: the run's unique UUID refuses a stored one, and a retry of a job's run may find
+    # its attempt over. Under load every round trip to the database costs several ms (bench/,
+    # ingest), and a read ahead of each upload was one of them.
     try:
         with transaction.atomic():
             run = _run_create(data=data, digest=digest, runner_token=runner_token, user=user)
             transaction.on_commit(lambda: aggregate_enqueue(run_id=run.pk))
-    except IntegrityError:
-        # A concurrent upload of the same run committed first; it is the stored one.
+    except (IntegrityError, ApplicationError):
+        # Stored before (a retry), or by a concurrent upload of the same run that committed
+        # first: the stored one is the answer. Different content raises RunConflict.
         stored = _stored(data["run_uuid"], digest)
         if stored is None:
             raise
@@ -180,17 +182,22 @@ def _run_create(
     job_id = data["job"]["id"] if "job" in data else None
     if job_id is not None:
         job_check(job_id=job_id, attempt=data["job"]["attempt"], token=runner_token)
-    host = host_get_or_create(name=host_in["name"])
+    # An agent's token holds its host (check_run_host saw the same name), read with the token.
+    host = runner_token.host if runner_token is not None else None
+    if host is None:
+        host = host_get_or_create(name=host_in["name"])
+    references = run_references(data=data, host=host)
+    build, config, workload = references.build, references.config, references.workload
     facts = host_facts_record(
         host=host,
         facts=host_in["facts"],
         lscpu=host_in["lscpu"],
         sysctl=host_in["sysctl"],
         extra=host_in["extra"],
+        # Only an agent's call says its host is online.
+        seen=runner_token is not None,
+        snapshot=references.facts,
     )
-    build = build_get_or_create(**data["build"])
-    config = config_get_or_create(settings=config_in["settings"], sources=config_in["sources"])
-    workload = workload_get_or_create(**data["workload"])
     key = comparability_key(
         host_fingerprint=facts.fingerprint,
         config_hash=config.hash,
@@ -213,7 +220,7 @@ def _run_create(
         config_overrides=config_in["overrides"],
         settings_translated=config_in["translated"],
         settings_not_applied=config_in["not_applied"],
-        # The plan fields a run records (benchhub_runner.plan), as the upload gave them.
+        # The plan fields a run records (benchhub_runner.jobspec.plan), as the upload gave them.
         **{name: data.get(name) for name in RUN_PLAN_FIELDS},
         level_sequence=data["level_sequence"],
         stop_stage=stopped.get("stage", ""),
@@ -240,21 +247,24 @@ def _run_create(
     )
     rows = _results_create(run=run, results=data["results"])
     _levels_write(run=run, results=rows)
-    if runner_token is not None:  # only an agent's call says its host is online
-        Host.objects.filter(pk=host.pk).update(last_seen_at=timezone.now())
     return run
 
 
 def _client_bound(row: Result, telemetry: list[dict[str, Any]]) -> bool | None:
-    """The agent's flag, or the agent's rule (benchhub_runner.telemetry.client_bound: pgbench's
-    CPU per thread and the host's idle CPU) applied here to the telemetry the request carries,
-    so a run of an agent with an older rule is judged as today's: either finding it
+    """The agent's flag, or the agent's rule (benchhub_runner.measure.telemetry.client_bound:
+    pgbench's CPU per thread and the host's idle CPU) applied here to the telemetry the request
+    carries, so a run of an agent with an older rule is judged as today's: either finding it
     client-bound flags it."""
     judged = client_bound(telemetry, client_threads=row.threads)
     if judged or row.client_bound:
         return True
     return judged if judged is not None else row.client_bound
 
+
+# Where series_arrays puts the fields a repeat's steady-state mean is taken from.
+SAMPLE_T, SAMPLE_TPS, SAMPLE_LATENCY = (
+    PROGRESS_FIELDS.index(n) for n in ("t", "tps", "latency_ms")
+)
 
 # What an uploaded result carries beside its own row: written to tables of their own.
 DETAIL_KEYS = ("progress", "telemetry", "streams", "evidence", "raw_output")
@@ -269,10 +279,14 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         )
         for r in results
     ]
-    for row, r in zip(rows, results, strict=True):
+    # Each result's samples as a list per field, in time order: what the COPY below writes, and
+    # what the steady-state means are taken from (zipped in C, not a tuple per sample in Python).
+    series = [series_arrays(r["progress"]) for r in results]
+    for row, r, arrays in zip(rows, results, series, strict=True):
         row.client_bound = _client_bound(row, r["telemetry"])
         # Written by the COPY below; the bootstrap of their standard errors is the worker's.
-        samples = [(s["t"], s.get("tps"), s.get("latency_ms")) for s in r["progress"]]
+        t, tps, latency = arrays[SAMPLE_T], arrays[SAMPLE_TPS], arrays[SAMPLE_LATENCY]
+        samples = list(zip(t, tps, latency, strict=True))
         _steady_set(row, _steady(run, row, samples, replicates=0) if _measured(row) else None)
     instances_copy(rows)
     ResultEvidence.objects.bulk_create(
@@ -298,7 +312,7 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         ((stream.pk, run.created_at, s.get("raw_output", "")) for stream, s in streams),
     )
     progress_copy(
-        (row.pk, run.created_at, r["progress"]) for row, r in zip(rows, results, strict=True)
+        (row.pk, run.created_at, arrays) for row, arrays in zip(rows, series, strict=True)
     )
     details_copy(
         ResultTelemetry,
@@ -336,8 +350,9 @@ def aggregate_enqueue(*, run_id: int) -> None:
 @transaction.atomic
 def run_aggregate(*, run_id: int) -> int:
     """Recompute the run's LevelAggregate rows and each repeat's steady-state means, now with
-    their within-run standard errors (the block bootstrap the upload leaves to this task), and
-    mark the run aggregated; returns how many levels.
+    their within-run standard errors (the block bootstrap the upload leaves to this task) and
+    whether each held still inside the run (`unsteady`, stats.stationarity), and mark the run
+    aggregated; returns how many levels.
 
     Aborted results are counted but left out of every statistic. Idempotent: running it twice
     leaves the same rows. Locks the run row so two workers don't interleave their writes.
@@ -396,7 +411,23 @@ def _steady_state(*, run: Run, results: list[Result]) -> None:
     for result in results:
         mine = samples.get(result.pk, [])
         _steady_set(result, _steady(run, result, mine) if _measured(result) else None)
-    Result.objects.bulk_update(results, STEADY_FIELDS)
+        _unsteady_set(result, mine, duration_s=run.duration_s)
+    Result.objects.bulk_update(results, [*STEADY_FIELDS, "unsteady", "unsteady_change"])
+
+
+def _unsteady_set(
+    result: Result,
+    samples: list[tuple[float, float | None, float | None]],
+    *,
+    duration_s: float | None,
+) -> None:
+    """Whether the repeat's tps held still inside the run (stats.stationarity); an aborted
+    repeat is not checked."""
+    found = None
+    if _measured(result):
+        found = repeat_unsteadiness([(t, v) for t, v, _ in samples], duration_s=duration_s)
+    result.unsteady = found.reason() if found else ""
+    result.unsteady_change = found.change if found else None
 
 
 def _measured(result: Result) -> bool:

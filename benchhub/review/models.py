@@ -95,6 +95,8 @@ class ReviewEvent(models.Model):
         UNMARKED_BASELINE = "unmarked_baseline", "unmarked baseline"
         MARKED_INVALID = "marked_invalid", "marked invalid"
         UNMARKED_INVALID = "unmarked_invalid", "unmarked invalid"
+        EXPLAINED_UNSTEADY = "explained_unsteady", "explained unsteady throughput"
+        UNEXPLAINED_UNSTEADY = "unexplained_unsteady", "withdrew the explanation"
 
     actor = models.ForeignKey(
         django_settings.AUTH_USER_MODEL,

@@ -24,11 +24,14 @@ class TagInSerializer(InSerializer):
 class MarkInSerializer(InSerializer):
     baseline = serializers.BooleanField(required=False, allow_null=True, default=None)
     invalid = serializers.BooleanField(required=False, allow_null=True, default=None)
+    unsteady_explained = serializers.BooleanField(required=False, allow_null=True, default=None)
     reason = StrictCharField(max_length=2000, required=False, allow_blank=True, default="")
 
     def validate(self, attrs):
-        if attrs["baseline"] is None and attrs["invalid"] is None:
-            raise serializers.ValidationError({"baseline": "Give baseline and/or invalid."})
+        if all(attrs[name] is None for name in ("baseline", "invalid", "unsteady_explained")):
+            raise serializers.ValidationError(
+                {"baseline": "Give baseline, invalid and/or unsteady_explained."}
+            )
         return attrs
 
 

@@ -81,19 +81,24 @@ def run_mark(
     run: Run,
     baseline: bool | None = None,
     invalid: bool | None = None,
+    unsteady_explained: bool | None = None,
     actor: Any,
     reason: str = "",
 ) -> Run:
-    """Set or clear a run's baseline and invalid marks (None leaves a mark as it is). Only a
-    change is recorded, one event per mark; comparisons leave out invalid runs unless asked.
+    """Set or clear a run's baseline, invalid and unsteady_explained marks (None leaves a mark
+    as it is). Only a change is recorded, one event per mark; comparisons leave out invalid
+    runs unless asked, and call no verdict at a level where a repeat's throughput moved inside
+    its run until the run is marked explained (the reason says why it moved).
 
     The invalid mark hides a run's data, so it is kept to those with the right to run jobs on
     the run's host (HostForbidden, 403, otherwise) and needs a reason (`invalid`, 400); it is
     reversible: marking a run valid again takes the same right and a reason, and both stay in
     the review log.
 
-    A change of either mark queues change detection of the run's series on commit.
+    A change of the baseline or invalid mark queues change detection of the run's series on
+    commit.
     """
+    _check_explained(run=run, unsteady_explained=unsteady_explained, actor=actor, reason=reason)
     if invalid is not None and invalid != run.invalid:
         if not host_may_run(person=actor, host=run.host):
             raise HostForbidden(
@@ -109,18 +114,51 @@ def run_mark(
     with transaction.atomic():
         locked = Run.objects.select_for_update().get(pk=run.pk)
         changed = []
-        for field, value in (("baseline", baseline), ("invalid", invalid)):
+        marks = (
+            ("baseline", baseline),
+            ("invalid", invalid),
+            ("unsteady_explained", unsteady_explained),
+        )
+        for field, value in marks:
             if value is None or getattr(locked, field) == value:
                 continue
             setattr(locked, field, value)
             changed.append(field)
-            verb = f"{'marked' if value else 'unmarked'}_{field}"
+            verb = _VERBS[field][bool(value)]
             _event(actor=actor, verb=verb, run=locked, detail=reason.strip())
         if changed:
             locked.save(update_fields=changed)
+        if set(changed) - {"unsteady_explained"}:
             # A baseline mark anchors change detection of the run's series, and an invalid run
             # leaves it: detect again.
             transaction.on_commit(lambda: detect_enqueue(run_id=locked.pk))
-    for field in ("baseline", "invalid"):
+    for field in ("baseline", "invalid", "unsteady_explained"):
         setattr(run, field, getattr(locked, field))
     return run
+
+
+_VERBS = {
+    "baseline": ("unmarked_baseline", "marked_baseline"),
+    "invalid": ("unmarked_invalid", "marked_invalid"),
+    "unsteady_explained": ("unexplained_unsteady", "explained_unsteady"),
+}
+
+
+def _check_explained(*, run: Run, unsteady_explained: bool | None, actor: Any, reason: str) -> None:
+    """Explaining a run's unsteady throughput lets its verdicts be called again: the same right
+    as the invalid mark, and a reason (what moved the throughput, or why it no longer holds)."""
+    if unsteady_explained is None or unsteady_explained == run.unsteady_explained:
+        return
+    if not host_may_run(person=actor, host=run.host):
+        raise HostForbidden(
+            "forbidden_host",
+            f"Only those who may run jobs on host '{run.host.name}' explain its runs' unsteady "
+            "throughput.",
+            field="unsteady_explained",
+        )
+    if not reason.strip():
+        raise ReviewInvalid(
+            "invalid",
+            "Say why the throughput moved inside the run (or why that no longer holds).",
+            field="reason",
+        )

@@ -19,6 +19,10 @@ are, and a few dips of 10 to 35% in a series of 1% noise swell its variance unti
 step is not significant: a value more than OUTLIER_NOISES times the noise from the median of
 the OUTLIER_WINDOW values around it is read as that median (outliers_damped) for finding the
 change points; their sizes are measured on the values as they are (regressions.detection).
+
+A second opinion on a change point, window_p_value, tests only its neighbourhood, by ranks (the
+Mann-Whitney U test of the WINDOW_RUNS values either side): regressions.detection sends a
+change only once it agrees.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 import numpy as np
 from otava.analysis import TTestSignificanceTester, compute_change_points, merge
+from scipy import stats
 from scipy.ndimage import median_filter
 
 MAX_P = 5e-5
@@ -42,6 +47,8 @@ RECENT = 200
 SPLIT_WINDOW = 50
 # Fewer values cannot hold a change with a segment on each side worth testing.
 MIN_VALUES = 6
+# The windowed test's reach either side of a change point (window_p_value).
+WINDOW_RUNS = 10
 
 
 @dataclass(frozen=True)
@@ -181,3 +188,18 @@ def outliers_damped(values: list[float], *, noise: float, noises: float) -> list
     median = median_filter(array, size=OUTLIER_WINDOW, mode="nearest")
     far = np.abs(array - median) > noises * noise * np.abs(median)
     return [float(v) for v in np.where(far, median, array)]
+
+
+def window_p_value(
+    values: Sequence[float] | np.ndarray, index: int, *, runs: int = WINDOW_RUNS
+) -> float:
+    """The two-sided p of the Mann-Whitney U test (scipy.stats.mannwhitneyu) between the
+    `runs` values before `index` and the `runs` from it on (fewer at the ends of `values`): a
+    second opinion on a change point that looks only at its neighbourhood and at ranks, so a
+    dip or a second mode does not sway it as it sways a t test over whole segments. 1.0 when a
+    side has fewer than two values."""
+    before = np.asarray(values[max(0, index - runs) : index], dtype=float)
+    after = np.asarray(values[index : index + runs], dtype=float)
+    if len(before) < 2 or len(after) < 2:
+        return 1.0
+    return float(stats.mannwhitneyu(before, after, alternative="two-sided").pvalue)

@@ -152,15 +152,18 @@ def repeats_needed(
     prior_dof: int = 0,
     chance: float = POWER,
     limit: int = MAX_REPEATS,
+    paired: bool = False,
 ) -> int | None:
     """Repeats a side that would likely (with probability `chance`) settle a level whose log
     ratio and run-to-run variation stay as observed: either the interval excludes 1 (faster or
     slower) or it fits inside +-threshold (the same). None beyond `limit`: the observed
-    difference sits too close to the threshold for more repeats to settle it soon.
+    difference sits too close to the threshold for more repeats to settle it soon. `paired`:
+    the interval is over pairs (verdicts.paired_ratio, `cv` per side), with n - 1 degrees of
+    freedom for n pairs instead of the pooled interval's 2n - 2.
     """
 
     def settles(repeats: int) -> bool:
-        dof = prior_dof + 2 * repeats - 2
+        dof = prior_dof + (repeats - 1 if paired else 2 * repeats - 2)
         differs = power(log_difference=log_ratio, cv=cv, repeats=repeats, dof=dof)
         return differs >= chance or _same_chance(log_ratio, cv, threshold, repeats, dof) >= chance
 

@@ -15,7 +15,7 @@ stored; `verdicts.level_verdict` takes the finished `RunMean`s.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -65,11 +65,18 @@ class Repeat:
     `run` names the run (one job's series: one cluster, one data load, one hour) the repeat
     belongs to; repeats of one run share that run's effect, so the verdicts take run means as
     their unit (verdicts.ratio). None: a run of its own.
+
+    `pair` names the moment the repeat was measured at, shared with the other versions' repeats
+    measured right beside it (the same job and attempt on the same host, the same level and
+    repeat, the versions in turn): a drift of the host falls on both of a pair alike, so the
+    verdicts compare pairs when every repeat of both sides has its partner (verdicts.ratio).
+    None: nothing was measured beside it that is known.
     """
 
     tps: RunMean
     latency: RunMean | None = None
     run: int | None = None
+    pair: Hashable | None = None
 
 
 def run_mean(

@@ -12,7 +12,14 @@ of its own, which the repeats of one run cannot see. So the unit is the run:
   of a run mean holds both levels, between runs and between the repeats inside them);
 - when every repeat is a run of its own, or each side is a single run, the repeats are the
   units, with a pooled Student's t interval over the repeats of both sides. With one run a
-  side this sees only the variation inside one job, and the Ratio says so (`unit`).
+  side this sees only the variation inside one job, and the Ratio says so (`unit`);
+- but when each side is one run of the same job and every repeat was measured beside its
+  partner on the other side (`Repeat.pair`: same job and attempt, host, level and repeat, the
+  versions in turn), the pairs are the units: the ratio of each pair, their geometric mean and
+  Student's t interval over the pairs (n - 1 degrees of freedom). A drift of the host between
+  repeats moves both of a pair alike and drops out of their ratio, where the pooled interval
+  counts it as noise on both sides. Like the repeats of one run, the pairs of one job do not
+  see the variation between jobs.
 
 For repeats as units:
 
@@ -64,6 +71,8 @@ DEFAULT_THRESHOLD = 0.02
 # differs today (a noisy neighbour), and pooling with the history would hide it.
 HISTORY_MISMATCH_P = 0.01
 RANK_TEST_REPEATS = 4
+# Pairs give an interval from two on (one degree of freedom); fewer leave the repeats unpaired.
+MIN_PAIRS = 2
 
 
 class Verdict(StrEnum):
@@ -78,6 +87,7 @@ class Unit(StrEnum):
 
     RUNS = "run_means"  # run means, or repeats that are each a run of their own
     REPEATS = "repeats_in_one_job"  # one run a side: the variation between runs is not seen
+    PAIRS = "pairs_in_one_job"  # one job, repeats measured side by side: paired, same caveat
 
 
 class History(StrEnum):
@@ -97,6 +107,10 @@ class Ratio:
     value: a run mean, or a repeat), `within_cv` the part of it the per-second samples show,
     `dof` the degrees of freedom of the t interval, `log_se` the standard error of log(value);
     `unit` what the interval counted as independent, `runs` the runs a side (baseline, other).
+    With pairs as units (`Unit.PAIRS`) `cv` and `within_cv` are stated per side: the variance
+    of a pair's log ratio over 2, what one side's variation would be if the two sides varied
+    alike and apart; so the pairs' standard error is `cv * sqrt(2 / pairs)`, as the pooled
+    interval's is with as many repeats a side.
     """
 
     value: float
@@ -113,6 +127,15 @@ class Ratio:
     @property
     def log_value(self) -> float:
         return math.log(self.value)
+
+    @property
+    def one_job(self) -> bool:
+        """Whether the interval sees only the variation inside one job (one run a side)."""
+        return self.unit in (Unit.REPEATS, Unit.PAIRS)
+
+    @property
+    def paired(self) -> bool:
+        return self.unit is Unit.PAIRS
 
 
 @dataclass(frozen=True)
@@ -179,12 +202,14 @@ def level_verdict(
     threshold: float = DEFAULT_THRESHOLD,
     tps_noise: HostNoise | None = None,
     latency_noise: HostNoise | None = None,
+    rank: tuple[float | None, float | None] | None = None,
 ) -> LevelVerdict:
     """The verdict on `other` against `baseline` at one client level, from their repeats.
 
     `threshold` is the practical difference under which two versions are the same (0.02 = 2 %);
     `tps_noise`/`latency_noise` the host's run-to-run variation for this workload and level,
-    from its history (noise.host_noise), pooled in when given.
+    from its history (noise.host_noise), pooled in when given. `rank`: the Mann-Whitney p and
+    Cliff's delta of these sides already computed (level_verdicts), else computed here.
 
     Raises ValueError without a repeat on either side or with a threshold outside (0, 1).
     """
@@ -192,26 +217,38 @@ def level_verdict(
         raise ValueError("need at least one repeat on each side")
     if not 0 < threshold < 1:
         raise ValueError(f"threshold must be between 0 and 1, got {threshold!r}")
+    pairs = repeat_pairs(baseline, other)
+    if pairs is not None:
+        baseline, other = [b for b, _ in pairs], [o for _, o in pairs]
     runs = ([r.run for r in baseline], [r.run for r in other])
-    tps = ratio([r.tps for r in baseline], [r.tps for r in other], noise=tps_noise, runs=runs)
+    if pairs is not None:
+        tps = paired_ratio([r.tps for r in baseline], [r.tps for r in other])
+    else:
+        tps = ratio([r.tps for r in baseline], [r.tps for r in other], noise=tps_noise, runs=runs)
     latency = None
     if all(r.latency for r in (*baseline, *other)):
-        latency = ratio(
-            [r.latency for r in baseline if r.latency],
-            [r.latency for r in other if r.latency],
-            noise=latency_noise,
-            runs=runs,
-        )
+        base_latency = [r.latency for r in baseline if r.latency]
+        other_latency = [r.latency for r in other if r.latency]
+        if pairs is not None:
+            latency = paired_ratio(base_latency, other_latency)
+        else:
+            latency = ratio(base_latency, other_latency, noise=latency_noise, runs=runs)
     p_difference, p_same = _p_values(tps, threshold)
     verdict = verdict_from(
         p_difference=p_difference, p_same=p_same, log_ratio=tps.log_value, alpha=ALPHA
     )
-    rank_p, delta = _rank_test([r.tps.value for r in baseline], [r.tps.value for r in other])
+    if rank is None:
+        rank = _rank_test([r.tps.value for r in baseline], [r.tps.value for r in other])
+    rank_p, delta = rank
     needed = None
     if verdict is Verdict.INCONCLUSIVE and tps.cv is not None:
         prior = tps_noise.dof if tps_noise and tps.history is History.USED else 0
         needed = repeats_needed(
-            log_ratio=tps.log_value, cv=tps.cv, threshold=threshold, prior_dof=prior
+            log_ratio=tps.log_value,
+            cv=tps.cv,
+            threshold=threshold,
+            prior_dof=prior,
+            paired=tps.paired,
         )
     return LevelVerdict(
         verdict=verdict,
@@ -228,6 +265,87 @@ def level_verdict(
         blocks=tuple(r.tps.block for r in (*baseline, *other)),
         noise=tps_noise,
         run_logs=_run_logs(baseline, other),
+    )
+
+
+def level_verdicts(
+    *,
+    sides: Mapping[int, tuple[Sequence[Repeat], Sequence[Repeat]]],
+    threshold: float = DEFAULT_THRESHOLD,
+    tps_noise: Mapping[int, HostNoise | None] | None = None,
+) -> dict[int, LevelVerdict]:
+    """level_verdict at each client level of `sides` (clients -> (baseline, other) repeats),
+    with `tps_noise` per level: the same verdicts, their Mann-Whitney tests made together
+    (rank_tests), one scipy call per size of sample rather than one per level."""
+    samples = []
+    for baseline, other in sides.values():
+        pairs = repeat_pairs(baseline, other) if baseline and other else None
+        if pairs is not None:
+            baseline, other = [b for b, _ in pairs], [o for _, o in pairs]
+        samples.append(([r.tps.value for r in baseline], [r.tps.value for r in other]))
+    noise = tps_noise or {}
+    return {
+        clients: level_verdict(
+            baseline=baseline,
+            other=other,
+            threshold=threshold,
+            tps_noise=noise.get(clients),
+            rank=rank,
+        )
+        for (clients, (baseline, other)), rank in zip(
+            sides.items(), rank_tests(samples), strict=True
+        )
+    }
+
+
+def repeat_pairs(
+    baseline: Sequence[Repeat], other: Sequence[Repeat]
+) -> list[tuple[Repeat, Repeat]] | None:
+    """The repeats of both sides matched by their `pair` (baseline first, in the baseline's
+    order); None unless each side is one run, every repeat has exactly one partner on the other
+    side and there are at least MIN_PAIRS pairs. Several runs a side (pooled jobs) are left to
+    run means: there the variation between jobs decides, which pairs inside a job do not see."""
+    keys = [r.pair for r in baseline], [r.pair for r in other]
+    if len(baseline) < MIN_PAIRS or any(k is None for side in keys for k in side):
+        return None
+    if any(len(set(side)) != len(side) for side in keys) or set(keys[0]) != set(keys[1]):
+        return None
+    if len({r.run for r in baseline}) != 1 or len({r.run for r in other}) != 1:
+        return None
+    partner = {r.pair: r for r in other}
+    return [(r, partner[r.pair]) for r in baseline]
+
+
+def paired_ratio(baseline: Sequence[RunMean], other: Sequence[RunMean]) -> Ratio:
+    """other / baseline from pairs measured side by side (`baseline[i]` beside `other[i]`): the
+    geometric mean of the pairs' ratios and Student's t interval over the pairs as units
+    (n - 1 degrees of freedom). The variance of a pair's log ratio is never taken below what the
+    per-second samples of its two repeats show. `cv` and `within_cv` are per side (see Ratio).
+
+    Raises ValueError unless both sides have the same number of values, at least MIN_PAIRS.
+    """
+    if len(baseline) != len(other) or len(baseline) < MIN_PAIRS:
+        raise ValueError(f"need as many values a side, at least {MIN_PAIRS}")
+    logs = np.log([m.value for m in other]) - np.log([m.value for m in baseline])
+    count = len(logs)
+    log_ratio = float(logs.mean())
+    within = float(
+        np.mean([b.log_within_var + o.log_within_var for b, o in zip(baseline, other, strict=True)])
+    )
+    pair_var = max(float(np.sum((logs - log_ratio) ** 2)) / (count - 1), within)
+    log_se = math.sqrt(pair_var / count)
+    half = float(stdtrit(count - 1, 1 - ALPHA / 2)) * log_se
+    return Ratio(
+        value=math.exp(log_ratio),
+        low=math.exp(log_ratio - half),
+        high=math.exp(log_ratio + half),
+        log_se=log_se,
+        dof=float(count - 1),
+        cv=math.sqrt(pair_var / 2),
+        within_cv=math.sqrt(within / 2),
+        history=History.NOT_GIVEN,
+        unit=Unit.PAIRS,
+        runs=(1, 1),
     )
 
 
@@ -412,6 +530,34 @@ def _rank_test(
     result = mannwhitneyu(other, baseline, alternative="two-sided")
     delta = 2 * float(result.statistic) / (len(other) * len(baseline)) - 1
     return float(result.pvalue), delta
+
+
+def rank_tests(
+    samples: Sequence[tuple[Sequence[float], Sequence[float]]],
+) -> list[tuple[float | None, float | None]]:
+    """_rank_test of each (baseline, other) in `samples`, the samples of one size and with or
+    without ties tested in one call along an axis: scipy picks its exact or asymptotic method
+    from the sizes and from ties anywhere in the call, so grouping so keeps each p what a call
+    of its own gives, at a seventh of the cost for nine levels."""
+    found: list[tuple[float | None, float | None]] = [(None, None)] * len(samples)
+    groups: dict[tuple[int, int, bool], list[int]] = {}
+    for index, (baseline, other) in enumerate(samples):
+        if min(len(baseline), len(other)) < RANK_TEST_REPEATS:
+            continue
+        ties = len(set(baseline) | set(other)) < len(baseline) + len(other)
+        groups.setdefault((len(baseline), len(other), ties), []).append(index)
+    for (n_base, n_other, _), indices in groups.items():
+        result = mannwhitneyu(
+            np.array([samples[i][1] for i in indices]),
+            np.array([samples[i][0] for i in indices]),
+            alternative="two-sided",
+            axis=-1,
+        )
+        for statistic, pvalue, index in zip(
+            np.atleast_1d(result.statistic), np.atleast_1d(result.pvalue), indices, strict=True
+        ):
+            found[index] = (float(pvalue), 2 * float(statistic) / (n_other * n_base) - 1)
+    return found
 
 
 def curve_verdict(*, levels: Mapping[int, LevelVerdict]) -> CurveVerdict:

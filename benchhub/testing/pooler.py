@@ -18,7 +18,7 @@ from contextlib import suppress
 from pathlib import Path
 
 import psycopg
-from benchhub_runner.account import runner_account
+from benchhub_runner.sandbox.account import runner_account
 from django.db import connection
 
 from benchhub.testing.processes import free_port

@@ -28,9 +28,25 @@ def current_database_url() -> str:
 
 
 def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+    return free_ports(1)[0]
+
+
+def free_ports(count: int) -> list[int]:
+    """Ports free on 127.0.0.1, distinct: all are held open together before any is let go."""
+    sockets = [socket.socket() for _ in range(count)]
+    try:
+        for sock in sockets:
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in sockets]
+    finally:
+        for sock in sockets:
+            sock.close()
+
+
+def port_answers(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(0.5)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 class Service:
@@ -103,7 +119,14 @@ def celery_worker(queue: str, *, env: dict[str, str] | None = None) -> Service:
 class Gunicorn(Service):
     """The real web server on the test database; `url` stays the same across restarts."""
 
-    def __init__(self, *, queue: str, env: dict[str, str] | None = None, workers: int = 2) -> None:
+    def __init__(
+        self,
+        *,
+        queue: str,
+        env: dict[str, str] | None = None,
+        workers: int = 2,
+        threads: int | None = None,
+    ) -> None:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         environment = {
@@ -115,19 +138,21 @@ class Gunicorn(Service):
         argv = [
             str(BIN / "gunicorn"),
             "benchhub.wsgi:application",
+            # As every deployment runs it (stack.py, the compose file, Kubernetes): threads, a
+            # connection taken only when a thread is free for it, so /healthz and short reads
+            # go on beside long reads.
+            "--config",
+            "python:benchhub.gunicorn_conf",
             "--bind",
             f"127.0.0.1:{self.port}",
             "--workers",
             str(workers),
-            # Threads, as every deployment runs it (stack.py, the compose file, Kubernetes): a
-            # long read holds one thread, not the worker, so /healthz and short reads go on.
-            "--threads",
-            "8",
             "--graceful-timeout",
             "5",
             # The control socket defaults to one per user (~/.gunicorn/gunicorn.ctl), which every
             # test's gunicorn (and the scaled-out load's two) would take from each other.
             "--no-control-socket",
+            *(["--threads", str(threads)] if threads else []),
         ]
         super().__init__(argv, env=environment, name="gunicorn")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from benchhub.testing import parallel
 from benchhub.testing.installs import ROOT
 
 pytest_plugins = ["pytester"]
@@ -76,6 +77,26 @@ def test_it_keeps_each_module_and_every_build_from_source_in_one_process(
     assert all(len(workers) == 1 for workers in groups.values()), groups
     # Both workers took part, so the grouping above was not one process doing everything.
     assert len(set(worker_of.values())) == 2
+
+
+def test_it_hands_out_the_longest_groups_first(
+    pytester: pytest.Pytester, session, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long group of one test, collected last, starts first on its worker: in xdist's order
+    (most tests first) it would start last, after the other groups' tests."""
+    record = pytester.path / "record.jsonl"
+    monkeypatch.setenv("RECORD", str(record))
+    pytester.makeconftest(RECORDING_CONFTEST)
+    long = "scripts/tests/test_stop_faults.py"
+    assert long in parallel.LONGEST_FIRST
+    for path, text in [("a/test_a.py", _module(0, 6)), ("a/test_b.py", _module(0, 6)),
+                       (long, _module(0, 1))]:  # fmt: skip
+        (pytester.path / path).parent.mkdir(parents=True, exist_ok=True)
+        (pytester.path / path).write_text(text)
+    session().assert_outcomes(passed=13)
+    started = [json.loads(line) for line in record.read_text().splitlines()]
+    worker = next(worker for nodeid, worker in started if nodeid.startswith(long))
+    assert next(nodeid for nodeid, w in started if w == worker) == f"{long}::test_plain_0"
 
 
 def test_a_test_that_builds_outside_the_listed_modules_fails_saying_so(

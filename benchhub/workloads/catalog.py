@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from benchhub_runner.versions import VersionError, version_parse
+from benchhub_runner.servers.versions import VersionError, version_parse
 from rest_framework.exceptions import ValidationError
 
 from benchhub.workloads.catalog_entries import ENTRIES

@@ -11,7 +11,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
-from benchhub_runner.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
+from benchhub_runner.servers.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 
 from benchhub.workloads.catalog_types import Entry, JobDefaults, Param
 

@@ -128,7 +128,7 @@ class Entry:
     check: Callable[[Mapping[str, Any]], dict[str, str]] = _no_conflicts
     job_for: Callable[[JobDefaults, Mapping[str, Any]], JobDefaults] = _same_job
     # The oldest major whose pgbench and server take the entry's SQL, scripts and options
-    # (benchhub_runner.capabilities); every supported major from it on runs the entry.
+    # (benchhub_runner.servers.capabilities); every supported major from it on runs the entry.
     min_major: str = "9.2"
 
     def param(self, name: str) -> Param | None:

@@ -1,6 +1,6 @@
 """Workload definitions, deduplicated by a hash of everything that changes what is measured."""
 
-from benchhub_runner import plan
+from benchhub_runner.jobspec import plan
 from django.db import models
 from django.utils import timezone
 

@@ -1,7 +1,7 @@
-"""The REST API as the command uses it: the agent's retrying client (benchhub_runner.client),
-whose redirects carry the token to the same origin only, with the token optional (reads are
-open to anonymous users) and the server's refusals turned into one-line errors that name the
-field, the scope or the URL."""
+"""The REST API as the command uses it: the agent's retrying client
+(benchhub_runner.transport.client), whose redirects carry the token to the same origin only, with
+the token optional (reads are open to anonymous users) and the server's refusals turned into
+one-line errors that name the field, the scope or the URL."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from urllib.parse import urlencode
 
 from benchhub_cli.config import Settings
 from benchhub_cli.errors import CliError
-from benchhub_runner.client import ApiError, Client, Response, Unreachable, opener
+from benchhub_runner.transport.client import ApiError, Client, Response, Unreachable, opener
 
 
 class _Client(Client):

@@ -31,7 +31,7 @@ from benchhub_cli.verdict import (
     render,
     render_error,
 )
-from benchhub_runner.plan import plan_default
+from benchhub_runner.jobspec.plan import plan_default
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -161,7 +161,9 @@ def cmd_login(args: argparse.Namespace) -> int:
     if not token and sys.stdin.isatty():
         token = getpass.getpass("personal token (bhp_...): ")
     if not token:
-        raise CliError("--token: give a personal token (made on the server's Tokens page)")
+        raise CliError(
+            "--token: give a personal token (made on the server's Tokens page, /account/tokens/)"
+        )
     api = _api(args, Settings(server=args.server.rstrip("/"), token=token))
     api.call("GET", "/api/v1/status/")  # a refused token or an unreachable server stops here
     path = config_write(server=api.server, token=token)

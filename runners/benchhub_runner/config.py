@@ -37,14 +37,14 @@ by the agent's user alone: the agent refuses to start when group or others may r
 (`chmod 600`). `benchhub-runner configure` writes the configuration that way.
 
 `trust_job_code` is the host owner's word that every job from this server may run anything on
-the host: the agent then skips its check of the job's code (benchhub_runner.jobcode) and runs
-setup SQL as the database superuser. The server checks every job when it is queued either way;
+the host: the agent then skips its check of the job's code (benchhub_runner.jobcode.checker) and
+runs setup SQL as the database superuser. The server checks every job when it is queued either way;
 the job's programs run as the unprivileged account in both cases (docs/security.md).
 
 `tags` are this host's, as the server keeps them: the agent offers them with every claim and the
 server stores them on the host, so a job that requires tags (`host_tags`) goes only to a host that
 offers all of them. Left out, the agent offers none and the server keeps the tags the host has
-(set in its admin); `tags = []` clears them. Each tag as hosttags.py spells them.
+(set in its admin); `tags = []` clears them. Each tag as host/tags.py spells them.
 
 `[tablespaces]` maps the tablespace names jobs may ask for to directories of this host (a job
 names tablespaces, never paths). The agent offers the names when it claims work, so it is only
@@ -62,10 +62,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .bindirs import CLIENT_TOOLS, bindir_candidates
 from .build.settings import BuildSettings, build_settings_from
-from .hosttags import host_tags_problems
-from .tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
+from .host.tags import host_tags_problems
+from .servers.bindirs import CLIENT_TOOLS, bindir_candidates
+from .servers.tablespaces import TABLESPACE_NAME, TABLESPACE_NAME_RULE
 
 
 class ConfigError(Exception):
@@ -197,7 +197,7 @@ def config_load(*, path: Path | None = None, overrides: dict[str, Any] | None = 
 
 
 def _tags(value: Any) -> list[str]:
-    """The host's tags: a list, each spelled as hosttags.py says, each once."""
+    """The host's tags: a list, each spelled as host/tags.py says, each once."""
     if not isinstance(value, list):
         raise ConfigError('tags must be a list of names, e.g. tags = ["nvme", "56-core"]')
     problems = host_tags_problems(value, field="tags")

@@ -25,7 +25,7 @@ if str(RUNNERS) not in sys.path:
 from benchhub.testing import installs  # noqa: E402
 from benchhub.testing.installs import PG15_SHA256, PG15_TARBALL, PG15_URL  # noqa: E402, F401
 
-from benchhub_runner import provision  # noqa: E402
+from benchhub_runner.servers.installation import Installation  # noqa: E402
 
 FIXTURES = Path(__file__).parent / "fixtures" / "pgbench"
 
@@ -41,12 +41,12 @@ def open_tmpdir(prefix: str) -> Path:
 
 
 @pytest.fixture(scope="session")
-def prebuilt13(prebuilt) -> provision.Installation:
+def prebuilt13(prebuilt) -> Installation:
     return prebuilt("13")
 
 
 @pytest.fixture(scope="session")
-def prebuilt14(prebuilt) -> provision.Installation:
+def prebuilt14(prebuilt) -> Installation:
     return prebuilt("14")
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pwd
 import subprocess
 
-from benchhub_runner.account import (
+from benchhub_runner.sandbox.account import (
     account_end,
     account_find,
     account_processes,

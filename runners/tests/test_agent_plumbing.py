@@ -13,10 +13,10 @@ from pathlib import Path
 import pytest
 
 from benchhub_runner import cli
-from benchhub_runner.agent import Agent
-from benchhub_runner.client import ApiError, Client, Unreachable
+from benchhub_runner.agent.loop import Agent
 from benchhub_runner.config import Config, ConfigError, config_load, config_write
-from benchhub_runner.spool import Spool
+from benchhub_runner.transport.client import ApiError, Client, Unreachable
+from benchhub_runner.transport.spool import Spool
 
 
 class FakeServer:

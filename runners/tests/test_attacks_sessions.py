@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from conftest import open_tmpdir
 
-from benchhub_runner.cluster import JOB_ROLE, Cluster, ClusterError, free_port
 from benchhub_runner.evidence import ServerEvidence, serverstats, statements
 from benchhub_runner.evidence.waits import WaitSampler
-from benchhub_runner.jobcode import check_sql
-from benchhub_runner.provision import Installation
+from benchhub_runner.jobcode.sql import check_sql
+from benchhub_runner.servers.cluster import JOB_ROLE, Cluster, ClusterError, free_port
+from benchhub_runner.servers.installation import Installation
 
 # Every view the agent reads, shadowed by one that records who read it through a function.
 SHADOWED = (

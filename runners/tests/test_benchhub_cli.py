@@ -21,9 +21,9 @@ from benchhub_cli.main import parser
 from benchhub_cli.refs import ref_base, ref_name
 from benchhub_cli.trial import trial_label
 from benchhub_cli.verdict import exit_status, inconclusive_levels, render_error
-from benchhub_runner.job import Step
-from benchhub_runner.plan import plan_default
-from benchhub_runner.versions import version_parse
+from benchhub_runner.job.steps import Step
+from benchhub_runner.jobspec.plan import plan_default
+from benchhub_runner.servers.versions import version_parse
 
 TOML = """\
 versions = ["13", "14"]

@@ -7,8 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
-from benchhub_runner.bindirs import SERVER_TOOLS, bindir_candidates, system_bindirs
-from benchhub_runner.processes import pid_alive
+from benchhub_runner.sandbox.processes import pid_alive
+from benchhub_runner.servers.bindirs import SERVER_TOOLS, bindir_candidates, system_bindirs
 
 
 def fake_bindir(root: Path, name: str, tools: tuple[str, ...]) -> Path:

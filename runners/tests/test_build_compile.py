@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from benchhub_runner.build.compile import generators_missing
 from benchhub_runner.build.steps import BuildProgress, Steps, clean_env
+from benchhub_runner.build.toolchain import generators_missing
 
 
 def test_it_names_the_parser_generators_a_bare_tree_needs(

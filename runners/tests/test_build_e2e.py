@@ -29,8 +29,8 @@ from conftest import PG15_SHA256, RUNNERS, open_tmpdir
 
 from benchhub_runner.build import BuildError, BuildProgress, BuildStopped, ensure_build, spec_parse
 from benchhub_runner.build.installs import MARKER
-from benchhub_runner.cluster import Cluster, free_port
-from benchhub_runner.provision import Installation
+from benchhub_runner.servers.cluster import Cluster, free_port
+from benchhub_runner.servers.installation import Installation
 
 pytestmark = pytest.mark.slow
 

@@ -17,14 +17,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from benchhub.testing.spellings import PRIVATE_SPELLINGS, RecordingServer, recording_server
 from build_helpers import commit_file, git, http_server, release_mirror, repo_from_tarball
 from conftest import PG15_SHA256, open_tmpdir
 
-from benchhub_runner.account import RUNNER_USER
 from benchhub_runner.build import BuildError, BuildSettings, commit_range, resolve_source
 from benchhub_runner.build.sources import SourceCache
 from benchhub_runner.build.spec import GitSource, ReleaseSource, TarballSource
-from benchhub_runner.cluster import free_port
+from benchhub_runner.sandbox.account import RUNNER_USER
+from benchhub_runner.servers.cluster import free_port
 
 # Enough of the tree to be a PostgreSQL source; the whole tree is for the slow build tests.
 MEMBERS = ["configure", "configure.ac", "README", "COPYRIGHT"]
@@ -309,10 +310,17 @@ def test_it_takes_tarballs_by_url_or_path_and_checks_them(mirror, pg15_tarball) 
     assert PG15_SHA256 not in str(caught.value) and PG15_SHA256 not in caught.value.log_tail
 
 
-@pytest.mark.parametrize("host", ["127.0.0.1", "localhost", "127.1", "[::ffff:127.0.0.1]"])
-def test_it_fetches_no_tarball_from_a_private_address_unless_the_host_allows_it(mirror, host):
-    port = mirror["url"].split(":")[2].split("/")[0]
-    url = f"http://{host}:{port}/pub/source/v15.18/postgresql-15.18.tar.bz2"
+@pytest.fixture(scope="module")
+def recorder() -> Iterator[RecordingServer]:
+    root = open_tmpdir("benchhub-recorder-")
+    with recording_server(root) as server:
+        yield server
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.mark.parametrize("host", PRIVATE_SPELLINGS)
+def test_it_fetches_no_tarball_from_a_private_address_unless_the_host_allows_it(recorder, host):
+    url = f"http://{host}:{recorder.port}/pub/source/v15.18/postgresql-15.18.tar.bz2"
     cache = open_tmpdir("benchhub-tarball-")
     try:
         with pytest.raises(BuildError) as caught:
@@ -321,8 +329,40 @@ def test_it_fetches_no_tarball_from_a_private_address_unless_the_host_allows_it(
         assert "not a public address" in str(caught.value)
         assert "[build] allow_private_sources allows private ones" in str(caught.value)
         assert not list((cache / "builds" / "sources" / "tarballs").iterdir())
+        assert recorder.requests() == []
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+
+
+@pytest.mark.parametrize("scheme", ["git", "http", "https"])
+@pytest.mark.parametrize("host", PRIVATE_SPELLINGS)
+def test_it_clones_from_no_private_address_in_any_spelling(recorder, host, scheme) -> None:
+    # The server listens on every local address: git (or curl under it) connecting to any of
+    # these spellings would be logged.
+    url = f"{scheme}://{host}:{recorder.port}/pg.git"
+    cache = open_tmpdir("benchhub-git-")
+    try:
+        with pytest.raises(BuildError, match=r"not a public address") as caught:
+            resolve(GitSource(url=url, ref="master"), cache)
+        assert caught.value.stage == "fetch"
+        with pytest.raises(BuildError, match=r"not a public address"):
+            commit_range(url, "master", "master", cache_dir=cache)
+        assert recorder.requests() == []
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+def test_the_recorder_hears_a_fetch_the_host_allows(recorder) -> None:
+    # The other half of the tests above: the same server logs a connection when one is made.
+    url = f"git://127.0.0.1:{recorder.port}/pg.git"
+    cache = open_tmpdir("benchhub-git-")
+    try:
+        with pytest.raises(BuildError):
+            resolve(GitSource(url=url, ref="master"), cache, allow_private_sources=True)
+        assert recorder.requests() != []
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+        recorder.log.write_text("")
 
 
 @pytest.fixture(scope="module")

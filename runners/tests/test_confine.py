@@ -13,16 +13,16 @@ from pathlib import Path
 
 from conftest import open_tmpdir
 
-from benchhub_runner.account import (
+from benchhub_runner.job.cleanup import stale_clusters_stop
+from benchhub_runner.sandbox.account import (
     account_find,
     account_processes,
     account_remove,
     job_account_name,
     runner_account,
 )
-from benchhub_runner.confine import cgroup_end, cgroup_pids, job_cgroup_create, launcher
-from benchhub_runner.job import stale_clusters_stop
-from benchhub_runner.processes import pid_alive
+from benchhub_runner.sandbox.confine import cgroup_end, cgroup_pids, job_cgroup_create, launcher
+from benchhub_runner.sandbox.processes import pid_alive
 
 # Detached from the caller in new sessions, grandchildren included, and a loop that forks on.
 FORKER = "sleep 1000 & (setsid sleep 1001 &) ; while :; do sleep 1002 & sleep 0.01; done"

@@ -17,8 +17,8 @@ import pytest
 
 from benchhub_runner.config import Config
 from benchhub_runner.evidence import sampling_rate
-from benchhub_runner.job import JobRunner
-from benchhub_runner.jobspec import job_parse
+from benchhub_runner.job.runner import JobRunner
+from benchhub_runner.jobspec.spec import job_parse
 
 # Every client updates the same row: all but one wait for the row's lock at any moment.
 HOT_ROW = {

@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from benchhub_runner import pgbench
-from benchhub_runner.cluster import Cluster, free_port
 from benchhub_runner.evidence import latency, sampling_rate
+from benchhub_runner.measure import pgbench
+from benchhub_runner.servers.cluster import Cluster, free_port
 
 # Lines of a sample above a tail percentile it estimates: the agent's rates keep ~100 000 lines,
 # 100 above the p99.9.

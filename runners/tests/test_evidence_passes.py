@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import open_tmpdir
 
-from benchhub_runner.cluster import Cluster, free_port
 from benchhub_runner.evidence import ServerEvidence, statements
-from benchhub_runner.provision import Installation
+from benchhub_runner.servers.cluster import Cluster, free_port
+from benchhub_runner.servers.installation import Installation
 
 # A table's name survives the normalisation of constants in the statements' text.
 MARK = "SELECT count(*) FROM public.evidence_mark"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchhub_runner.gucs import settings_plan
+from benchhub_runner.servers.gucs import settings_plan
 
 MODERN = frozenset({"max_wal_size", "min_wal_size", "wal_keep_size", "work_mem", "jit"})
 OLD_94 = frozenset({"checkpoint_segments", "wal_keep_segments", "work_mem"})

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchhub_runner.hugepages import (
+from benchhub_runner.servers.hugepages import (
     MB,
     HostHugePages,
     HugePagesShort,

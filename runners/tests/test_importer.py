@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from benchhub_runner.importer import ImportIncomplete, ImportRefused, import_payload_from_texts
+from benchhub_runner.results.importer import (
+    ImportIncomplete,
+    ImportRefused,
+    import_payload_from_texts,
+)
 
 FIXTURES = Path(__file__).parent / "fixtures"
 WHOLE = (FIXTURES / "pgbench" / "pg15-select-only-P1-r-T3.txt").read_text()

@@ -20,11 +20,11 @@ from build_helpers import stale_patch
 from conftest import PG15_SHA256, open_tmpdir
 from test_agent_plumbing import FakeServer, client_for
 
-from benchhub_runner.account import RUNNER_USER
-from benchhub_runner.agent import Agent
+from benchhub_runner.agent.loop import Agent
 from benchhub_runner.build.settings import BuildSettings
 from benchhub_runner.config import Config
-from benchhub_runner.jobspec import JobSpecError, job_parse
+from benchhub_runner.jobspec.spec import JobSpecError, job_parse
+from benchhub_runner.sandbox.account import RUNNER_USER
 
 TOKEN = "bhr_12345678_secret"
 
@@ -203,3 +203,4 @@ def test_a_recipe_cannot_make_the_agent_read_its_token_file_as_a_tarball(
     assert digest not in message and TOKEN not in message
     tarballs = work_dir / "cache" / "builds" / "sources" / "tarballs"
     assert not (tarballs.is_dir() and list(tarballs.iterdir()))
+

@@ -11,9 +11,11 @@ from pathlib import Path
 import pytest
 
 from benchhub_runner.config import Config
-from benchhub_runner.job import JobRunner, StageError
-from benchhub_runner.jobspec import job_parse
-from benchhub_runner.provision import Installation
+from benchhub_runner.job.errors import StageError
+from benchhub_runner.job.provisioning import choose_client
+from benchhub_runner.job.runner import JobRunner
+from benchhub_runner.jobspec.spec import job_parse
+from benchhub_runner.servers.installation import Installation
 
 JOB = {
     "id": 1,
@@ -63,27 +65,27 @@ def installs(tmp_path: Path) -> list[Installation]:
 
 def test_it_takes_the_newest_client_of_the_host_and_the_job(tmp_path, installs):
     configured = bindir(tmp_path, "configured", "15.4")
-    assert runner(tmp_path, configured=configured)._choose_client(installs) == installs[1].bindir
+    assert choose_client(runner(tmp_path, configured=configured), installs) == installs[1].bindir
     newer = bindir(tmp_path, "newer", "18.1")
-    assert runner(tmp_path, configured=newer)._choose_client(installs) == newer
+    assert choose_client(runner(tmp_path, configured=newer), installs) == newer
 
 
 def test_a_tie_goes_to_the_configured_client(tmp_path, installs):
     configured = bindir(tmp_path, "configured", "16.2")
-    assert runner(tmp_path, configured=configured)._choose_client(installs) == configured
+    assert choose_client(runner(tmp_path, configured=configured), installs) == configured
 
 
 def test_a_job_pins_one_of_its_versions_or_the_configured_client(tmp_path, installs):
     configured = bindir(tmp_path, "configured", "18.1")
     pinned = runner(tmp_path, configured=configured, client="16.2+patch")
-    assert pinned._choose_client(installs) == installs[1].bindir
+    assert choose_client(pinned, installs) == installs[1].bindir
     own = runner(tmp_path, configured=configured, client="configured")
-    assert own._choose_client(installs) == configured
+    assert choose_client(own, installs) == configured
 
 
 def test_a_pin_without_client_programs_fails_at_provision(tmp_path, installs):
     pinned = runner(tmp_path, configured=bindir(tmp_path, "c", "18.1"), client="13.3")
     with pytest.raises(StageError) as caught:
-        pinned._choose_client(installs)
+        choose_client(pinned, installs)
     assert caught.value.stage == "provision"
     assert "the job's client 13.3" in str(caught.value) and "prebuilt13" in str(caught.value)

@@ -15,8 +15,9 @@ from typing import Any
 import pytest
 
 from benchhub_runner.config import Config
-from benchhub_runner.job import JobRunner, plan
-from benchhub_runner.jobspec import job_parse
+from benchhub_runner.job.runner import JobRunner
+from benchhub_runner.job.steps import plan
+from benchhub_runner.jobspec.spec import job_parse
 from benchhub_runner.parse import parse_run_output
 
 
@@ -184,7 +185,7 @@ def test_it_measures_without_warm_up_when_the_job_says_zero(runner_for):
 
 
 def test_it_uploads_the_levels_before_a_failure_as_a_partial_run(runner_for):
-    from benchhub_runner.job import StageError
+    from benchhub_runner.job.errors import StageError
 
     workload = {
         **COUNTED,

@@ -5,9 +5,9 @@ from typing import Any
 
 import pytest
 
-from benchhub_runner import pgbench
-from benchhub_runner.job import Step, plan
-from benchhub_runner.jobspec import JobSpec, JobSpecError, job_parse
+from benchhub_runner.job.steps import Step, plan
+from benchhub_runner.jobspec.spec import JobSpec, JobSpecError, job_parse
+from benchhub_runner.measure import pgbench
 
 JOB = {
     "id": 1,

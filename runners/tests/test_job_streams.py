@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from benchhub_runner.config import Config
-from benchhub_runner.job import JobRunner, StageError
-from benchhub_runner.jobspec import job_parse
+from benchhub_runner.job.errors import StageError
+from benchhub_runner.job.runner import JobRunner
+from benchhub_runner.jobspec.spec import job_parse
 
 IDLE = 120  # more than the default max_connections of 100, so the agent must raise it
 

@@ -1,17 +1,13 @@
-"""The job-code checker: what a job may bring to a host (benchhub_runner.jobcode)."""
+"""The job-code checker: what a job may bring to a host (benchhub_runner.jobcode.checker)."""
 
 from __future__ import annotations
 
 import pytest
 
-from benchhub_runner.jobcode import (
-    check_options,
-    check_script,
-    check_settings,
-    check_sql,
-    job_code_check,
-    setting_reason,
-)
+from benchhub_runner.jobcode.checker import job_code_check
+from benchhub_runner.jobcode.options import check_options
+from benchhub_runner.jobcode.settings import check_settings, setting_reason
+from benchhub_runner.jobcode.sql import check_script, check_sql
 
 REFUSED_SQL = [
     # psql meta-commands, anywhere outside quotes and comments

@@ -15,9 +15,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from benchhub_runner.jobcode import check_script
-from benchhub_runner.sqllex import sql_tokens
-from benchhub_runner.streams import substitute
+from benchhub_runner.jobcode.sql import check_script
+from benchhub_runner.jobcode.sqllex import sql_tokens
+from benchhub_runner.measure.streams import substitute
 
 # Pieces that open, close or glue tokens, as psql's and pgbench's lexers read them.
 FRAGMENTS = [

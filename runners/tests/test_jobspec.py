@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from benchhub_runner.jobspec import BisectRange, JobSpecError, Script, Stream, job_parse
+from benchhub_runner.jobspec.spec import BisectRange, JobSpecError, job_parse
+from benchhub_runner.jobspec.workload import Script, Stream
 
 # A claim as the server sends it (JobOutSerializer), including fields the agent ignores.
 CLAIM: dict[str, Any] = {

@@ -1,4 +1,5 @@
-"""Tests for benchhub_runner.provision: version choice, a real prebuilt download, a local registry.
+"""Tests for benchhub_runner.servers.provision: version choice, a real prebuilt download, a local
+registry.
 
 The local registry is an http.server on 127.0.0.1 serving npm-style metadata and small tarballs
 built here, so tampering, traversal, missing versions and cache hits need no network.
@@ -21,17 +22,15 @@ from pathlib import Path
 
 import pytest
 
-from benchhub_runner.provision import (
-    PREBUILT_PACKAGE,
+from benchhub_runner.servers.bindirs import system_bindirs
+from benchhub_runner.servers.installation import (
     Installation,
     ProvisionError,
     installation_from_bindir,
-    prebuilt_fetch,
-    prebuilt_resolve,
-    provision,
-    system_bindirs,
-    version_matches,
 )
+from benchhub_runner.servers.prebuilt import PREBUILT_PACKAGE, prebuilt_fetch, prebuilt_resolve
+from benchhub_runner.servers.provision import provision
+from benchhub_runner.servers.versions import version_matches
 
 REAL_VERSIONS = [
     "10.23.0-beta.6",

@@ -4,8 +4,8 @@ import math
 
 import pytest
 
-from benchhub_runner.jobspec import workload_parse
-from benchhub_runner.streams import (
+from benchhub_runner.jobspec.workload import workload_parse
+from benchhub_runner.measure.streams import (
     CONNECTION_MARGIN,
     ConnectionLimit,
     ConnectionsShort,

@@ -8,7 +8,7 @@ import os
 import resource
 from pathlib import Path
 
-from benchhub_runner import sysinfo
+from benchhub_runner.host import disks, sysinfo
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysinfo"
 LIVE = FIXTURES / "live-kvm-docker"
@@ -114,8 +114,8 @@ def test_it_resolves_a_partition_to_its_disk():
     assert host["facts"]["storage"] == "vda virtio 50G hdd"
     assert host["facts"]["filesystem"] == "ext4"
     assert host["extra"]["mount_options"] == "rw,relatime,errors=remount-ro"
-    assert sysinfo.block_device_for(Path("/var/lib"), proc=E5 / "proc", sys=E5 / "sys") == "vda1"
-    assert sysinfo.block_device_for(Path("/srv/pg data"), proc=E5 / "proc", sys=E5 / "sys") == (
+    assert disks.block_device_for(Path("/var/lib"), proc=E5 / "proc", sys=E5 / "sys") == "vda1"
+    assert disks.block_device_for(Path("/srv/pg data"), proc=E5 / "proc", sys=E5 / "sys") == (
         "dm-0"
     )
 
@@ -196,7 +196,7 @@ def test_it_tolerates_odd_lscpu_values():
 def test_it_decodes_escaped_mount_points():
     line = "120 26 253:0 / /srv/pg\\040data rw,noatime - xfs /dev/mapper/vg-pg rw,attr2"
 
-    (mount,) = sysinfo.parse_mountinfo(line)
+    (mount,) = disks.parse_mountinfo(line)
 
     assert mount.mount_point == "/srv/pg data"
     assert (mount.major, mount.minor, mount.fstype) == (253, 0, "xfs")

@@ -11,14 +11,15 @@ from typing import Any
 import pytest
 from conftest import open_tmpdir
 
-from benchhub_runner.client import Client
 from benchhub_runner.config import Config, ConfigError, config_load
-from benchhub_runner.job import JobRunner, stale_clusters_stop
-from benchhub_runner.jobspec import JobSpecError, job_parse
-from benchhub_runner.pgbench import Target, init_argv
-from benchhub_runner.tablespaces import RECORD as TABLESPACES_RECORD
-from benchhub_runner.tablespaces import DeviceIO, JobTablespaces, TablespaceError
-from benchhub_runner.telemetry import DiskCounters
+from benchhub_runner.host.disks import DiskCounters
+from benchhub_runner.job.cleanup import stale_clusters_stop
+from benchhub_runner.job.runner import JobRunner
+from benchhub_runner.jobspec.spec import JobSpecError, job_parse
+from benchhub_runner.measure.pgbench import Target, init_argv
+from benchhub_runner.servers.tablespaces import RECORD as TABLESPACES_RECORD
+from benchhub_runner.servers.tablespaces import DeviceIO, JobTablespaces, TablespaceError
+from benchhub_runner.transport.client import Client
 
 CLAIM = {
     "id": 7,

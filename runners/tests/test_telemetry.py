@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from benchhub_runner import telemetry
-from benchhub_runner.telemetry import TelemetrySampler, client_bound, summarize
+from benchhub_runner.host import proctree
+from benchhub_runner.measure import telemetry
+from benchhub_runner.measure.telemetry import TelemetrySampler, client_bound, summarize
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sysinfo"
 T0 = FIXTURES / "telemetry" / "t0" / "proc"
@@ -57,16 +58,16 @@ def test_it_computes_exact_rates_from_two_snapshots():
 
 
 def test_it_reads_process_stat_lines_with_odd_names():
-    assert telemetry.read_process(4244, proc=T0) == ((4244, 99000), 55)
-    assert telemetry.read_process(4244, proc=T1) is None  # exited
+    assert proctree.read_process(4244, proc=T0) == ((4244, 99000), 55)
+    assert proctree.read_process(4244, proc=T1) is None  # exited
 
 
 def test_it_finds_children_with_and_without_the_kernels_children_files():
-    assert telemetry.descendants({4242}, proc=T1, scan=False) == {4242, 4243}
+    assert proctree.descendants({4242}, proc=T1, scan=False) == {4242, 4243}
     # t0 has no children files: only a scan of all parents finds 4244...
-    assert telemetry.descendants({4242}, proc=T0, scan=True) == {4242, 4244}
+    assert proctree.descendants({4242}, proc=T0, scan=True) == {4242, 4244}
     # ...which the sampler allows only every few seconds.
-    assert telemetry.descendants({4242}, proc=T0, scan=False) == {4242}
+    assert proctree.descendants({4242}, proc=T0, scan=False) == {4242}
 
 
 def test_it_leaves_disk_fields_empty_without_a_device():

@@ -11,9 +11,10 @@ from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from benchhub.testing.spellings import PRIVATE_SPELLINGS, recording_server
 
 from benchhub_runner.config import ConfigError, config_load
-from benchhub_runner.urlpolicy import (
+from benchhub_runner.transport.urlpolicy import (
     AddressRefused,
     address_refusal,
     address_resolve,
@@ -121,6 +122,21 @@ def test_it_never_connects_to_a_refused_address_unless_opted_in(server, host):
     if host != "[::ffff:127.0.0.1]":  # the server listens on IPv4 only
         assert fetch(url, allow_private=True) == b"hello"
         assert server.seen == ["/file"]
+
+
+@pytest.mark.parametrize("host", PRIVATE_SPELLINGS)
+def test_it_sends_no_request_to_any_spelling_of_a_private_address(tmp_path, host):
+    with recording_server(tmp_path) as recorder:
+        url = f"http://{host}:{recorder.port}/file"
+        with pytest.raises(urllib.error.URLError) as refused:
+            fetch(url, allow_private=False)
+        assert isinstance(refused.value.reason, AddressRefused)
+        assert recorder.requests() == []
+        if host in ("127.0.0.1", "[::1]", "localhost", "2130706433", "0177.0.0.1"):
+            # The same server answers a fetch the opt-in allows, and logs it.
+            with pytest.raises(urllib.error.HTTPError, match="404"):
+                fetch(url, allow_private=True)
+            assert len(recorder.requests()) == 1
 
 
 @pytest.mark.parametrize("location", ["file:///etc/passwd", "ftp://127.0.0.1/x"])

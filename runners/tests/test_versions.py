@@ -9,8 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from benchhub_runner.releases import MAJORS
-from benchhub_runner.versions import (
+from benchhub_runner.servers.releases import MAJORS
+from benchhub_runner.servers.versions import (
     VersionError,
     version_major,
     version_matches,

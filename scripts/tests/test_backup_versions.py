@@ -1,5 +1,6 @@
-"""scripts/backup.py reads PostgreSQL versions with the one grammar (benchhub_runner.versions),
-so it picks the dump tools of the server's own major, two-number majors (9.6) included."""
+"""scripts/backup.py reads PostgreSQL versions with the one grammar
+(benchhub_runner.servers.versions), so it picks the dump tools of the server's own major, two-number
+majors (9.6) included."""
 
 from __future__ import annotations
 

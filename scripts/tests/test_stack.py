@@ -25,6 +25,7 @@ from pathlib import Path
 import pytest
 
 from benchhub.testing import installs
+from benchhub.testing.processes import free_ports, port_answers
 
 STACK = Path(__file__).resolve().parent.parent / "stack.py"
 INHERITED: tuple[str, ...] = ("DATABASE_URL", "REDIS_URL", "SECRET_KEY", "BENCHHUB_PG_BINDIR")
@@ -52,23 +53,6 @@ with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
 print("key", redis.Redis.from_url(os.environ["REDIS_URL"]).get("greeting"))
 print("secret", os.environ["SECRET_KEY"])
 """
-
-
-def free_ports(count: int) -> list[int]:
-    sockets = [socket.socket() for _ in range(count)]
-    try:
-        for sock in sockets:
-            sock.bind(("127.0.0.1", 0))
-        return [sock.getsockname()[1] for sock in sockets]
-    finally:
-        for sock in sockets:
-            sock.close()
-
-
-def port_answers(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.settimeout(0.5)
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ one of which does not compile. A bisection from the tarball's commit to the last
 builds (the suite's warm ccache; after its first build, the agent moves its kept tree from commit
 to commit), a real agent and a real server (its Celery worker advances the bisection), finds the
 slow commit in at most 4 measured steps, skips the broken one, and its page names the culprit.
-It prints each job's time and each build's time and mode (docs/performance.md, "A bisection
+It prints each job's time and each build's time and mode (docs/performance-log.md, "A bisection
 step").
 """
 
@@ -140,7 +140,7 @@ def test_it_finds_the_slow_commit_and_skips_the_broken_one(
     assert any(mode.startswith("incremental from ") for mode in modes), modes
     page = Client().get(f"/bisections/{bisection_id}/").content.decode()
     assert "slow commit" in page and shas["c6"] in page and XACT_C in page
-    with capsys.disabled():  # in CI's log too: docs/performance.md, "A bisection step"
+    with capsys.disabled():  # in CI's log too: docs/performance-log.md, "A bisection step"
         print(
             f"\nbisection of 8 commits: {len(tried)} steps "
             f"({', '.join(f'{c.subject}: {c.verdict}' for c in tried)}), "

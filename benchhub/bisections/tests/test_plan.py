@@ -1,7 +1,7 @@
-"""A bisection's measurement fields come from the plan (benchhub_runner.plan): the ones it has
-a column of, as its request, its answer and the jobs it queues carry them."""
+"""A bisection's measurement fields come from the plan (benchhub_runner.jobspec.plan): the ones it
+has a column of, as its request, its answer and the jobs it queues carry them."""
 
-from benchhub_runner import plan
+from benchhub_runner.jobspec import plan
 
 from benchhub.bisections.models import BISECTION_PLAN_FIELDS
 from benchhub.bisections.serializers import (

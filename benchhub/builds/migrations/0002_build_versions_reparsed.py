@@ -1,4 +1,4 @@
-"""Re-parse every build's version with the one grammar (benchhub_runner.versions).
+"""Re-parse every build's version with the one grammar (benchhub_runner.servers.versions).
 
 Before it, "9.6" read as major 9, minor 6 (sorting as 9.0.6, and missing from the 9.6 series).
 The key's shape is unchanged for every name the old grammar accepted; a name that no longer
@@ -8,7 +8,7 @@ is the order every later grammar wants too.
 
 from django.db import migrations
 
-from benchhub_runner.versions import VersionError, version_parse
+from benchhub_runner.servers.versions import VersionError, version_parse
 
 FIELDS = ("major", "minor", "stage", "stage_number", "snapshot_date", "sort_key")
 

@@ -7,7 +7,7 @@ Only names the grammar reads as such a snapshot change; recipes with a base keep
 
 from django.db import migrations
 
-from benchhub_runner.versions import VersionError, version_parse
+from benchhub_runner.servers.versions import VersionError, version_parse
 
 
 def _branch_key(name):

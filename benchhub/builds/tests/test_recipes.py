@@ -10,6 +10,7 @@ from rest_framework.test import APIClient
 
 from benchhub.accounts.services import personal_token_create
 from benchhub.builds.models import Patch, Recipe
+from benchhub.testing.spellings import PRIVATE_SPELLINGS
 
 SHA = "11df0df97fe3ea4ba9a791faaf39cee1d2fe571e78885b5b55d8517d27c323b4"
 PATCH = "--- a/README\n+++ b/README\n@@ -1 +1 @@\n-PostgreSQL\n+PostgreSQL, patched\n"
@@ -169,20 +170,17 @@ def test_it_refuses_bad_input_naming_the_field_and_writes_nothing(alice_client, 
     assert Recipe.objects.count() == 0 and Patch.objects.count() == 0
 
 
-@pytest.mark.parametrize(
-    "source",
-    [
-        _with_source(url="http://127.0.0.1:8000/pg.tar.bz2")["source"],
-        _with_source(url="https://169.254.169.254/pg.tar.bz2")["source"],
-        _with_source(url="https://10.0.0.5/pg.tar.bz2")["source"],
-        _with_source(url="https://[::ffff:127.0.0.1]/pg.tar.bz2")["source"],
-        _with_source(url="https://[64:ff9b::a9fe:a9fe]/pg.tar.bz2")["source"],
-        {**GIT, "url": "git://127.0.0.1:9418/pg.git", "ref": "master"},
-        {**GIT, "url": "git://localhost/pg.git", "ref": "master"},
-        {**GIT, "url": "https://[2002:7f00:1::1]/pg.git", "ref": "master"},
-        {**GIT, "url": "git://0x7f000001/pg.git", "ref": "master"},
-    ],
-)
+def _private_sources() -> list[dict]:
+    """A tarball url, a git:// url and a git https url on every refused spelling."""
+    sources = []
+    for host in PRIVATE_SPELLINGS:
+        sources.append(_with_source(url=f"https://{host}/pg.tar.bz2")["source"])
+        sources.append({**GIT, "url": f"git://{host}:9418/pg.git", "ref": "master"})
+        sources.append({**GIT, "url": f"https://{host}/pg.git", "ref": "master"})
+    return sources
+
+
+@pytest.mark.parametrize("source", _private_sources(), ids=lambda s: s["url"])
 def test_it_refuses_a_source_on_a_private_address_unless_the_server_allows_it(
     alice_client, settings, source
 ):

@@ -49,7 +49,7 @@ from benchhub.compare.presentations.improvement import (
     improvement_table,
 )
 from benchhub.compare.presentations.streams import StreamCell, StreamRow, StreamTable, stream_table
-from benchhub.compare.selectors import Comparison
+from benchhub.compare.selectors.comparisons import Comparison
 from benchhub.compare.selectors.presentations import PresentationRead, presentation_of
 from benchhub.workloads.models import Workload
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import statistics as stats
 
-from benchhub.compare.selectors import Comparison, Series
+from benchhub.compare.selectors.comparisons import Comparison
 from benchhub.compare.selectors.presentations import (
     MAX_PROGRESS_POINTS,
     MAX_STREAM_ROWS,
     run_ids,
 )
+from benchhub.compare.types import Series
 
 __all__ = [
     "EVIDENCE_PARAMS",

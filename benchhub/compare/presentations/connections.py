@@ -12,7 +12,7 @@ from benchhub.compare.presentations.common import (
     median,
     version_labels,
 )
-from benchhub.compare.selectors import Comparison
+from benchhub.compare.selectors.comparisons import Comparison
 from benchhub.compare.selectors.presentations import ProgressRead, StreamValues
 from benchhub.stats.figures import change_pct
 

@@ -11,8 +11,9 @@ from benchhub.compare.presentations.common import (
     level_tps,
     version_labels,
 )
-from benchhub.compare.selectors import Comparison, Series
+from benchhub.compare.selectors.comparisons import Comparison
 from benchhub.compare.selectors.presentations import TelemetryMeans
+from benchhub.compare.types import Series
 
 
 @dataclass

@@ -10,7 +10,7 @@ from benchhub.compare.presentations.common import (
     level_tps,
     version_labels,
 )
-from benchhub.compare.selectors import Comparison
+from benchhub.compare.selectors.comparisons import Comparison
 from benchhub.compare.selectors.presentations import LevelThreads
 from benchhub.stats.figures import change_pct
 

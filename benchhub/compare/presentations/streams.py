@@ -11,7 +11,7 @@ from benchhub.compare.presentations.common import (
     median,
     version_labels,
 )
-from benchhub.compare.selectors import Comparison
+from benchhub.compare.selectors.comparisons import Comparison
 from benchhub.compare.selectors.presentations import StreamValues
 from benchhub.workloads.models import Workload
 

@@ -4,7 +4,7 @@ noise make goes through here, and each module states its query count.
 - comparisons: the runs a comparison compares, their sets and aggregates (comparison_get);
 - versions: which run stands for a version (versions_q, versions_pick, version_runs);
 - sets: each version's set of runs and its aggregates (runs_pooled, pooled_levels);
-- choices: what the selection form offers (compare_choices);
+- choices: what the selection form offers (compare_choices, versions_grouped);
 - repeats: what the verdicts are made of, the pooled repeats and the host's history;
 - shown: everything a comparison shows, read once for the page and the API (comparison_show);
 - presentations: what an experiment's presentation is built from (presentation_read) and a
@@ -14,10 +14,17 @@ noise make goes through here, and each module states its query count.
 - history: one series over time (history_get);
 - why: the why section's evidence at one level (why_read; compare.why picks the level);
 - latency: each set's latency percentiles per level (comparison_latency);
-- host_noise: a host's run-to-run variation per workload and level (host_noise_rows).
+- host_noise: a host's run-to-run variation per workload and level (host_noise_rows);
+- recent: the comparisons of the jobs just finished (comparison_recent), for Home.
 """
 
-from benchhub.compare.selectors.choices import MAX_CHOICES, Choices, compare_choices
+from benchhub.compare.selectors.choices import (
+    MAX_CHOICES,
+    Choices,
+    VersionGroup,
+    compare_choices,
+    versions_grouped,
+)
 from benchhub.compare.selectors.comparisons import (
     MAX_COMPARED,
     RUN_DEFERRED,
@@ -25,7 +32,6 @@ from benchhub.compare.selectors.comparisons import (
     ComparisonError,
     LeftOut,
     PartialNote,
-    Series,
     comparison_build,
     comparison_get,
     run_levels,
@@ -70,6 +76,7 @@ from benchhub.compare.selectors.presentations import (
     stream_values,
     telemetry_means,
 )
+from benchhub.compare.selectors.recent import RecentComparison, comparison_recent
 from benchhub.compare.selectors.repeats import (
     MAX_HISTORY_RESULTS,
     REPEAT_FIELDS,
@@ -98,6 +105,7 @@ from benchhub.compare.selectors.why import (
     WhySide,
     why_read,
 )
+from benchhub.compare.types import Series
 
 __all__ = [
     "CURVE_PERCENTILES",
@@ -132,9 +140,11 @@ __all__ = [
     "PresentationRead",
     "ProgressRead",
     "Ran",
+    "RecentComparison",
     "Series",
     "StreamValues",
     "TelemetryMeans",
+    "VersionGroup",
     "Why",
     "WhySide",
     "compare_choices",
@@ -142,6 +152,7 @@ __all__ = [
     "comparison_get",
     "comparison_history_spreads",
     "comparison_latency",
+    "comparison_recent",
     "comparison_repeats",
     "comparison_show",
     "experiment_get",
@@ -162,6 +173,7 @@ __all__ = [
     "stream_values",
     "telemetry_means",
     "version_runs",
+    "versions_grouped",
     "versions_pick",
     "versions_q",
     "why_read",

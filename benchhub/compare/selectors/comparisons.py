@@ -29,6 +29,7 @@ from django.db.models import Max, Min
 from benchhub.compare.describe import Difference, differences, series_labels
 from benchhub.compare.selectors.sets import pooled_levels, runs_pooled
 from benchhub.compare.selectors.versions import version_runs, versions_pick
+from benchhub.compare.types import Series
 from benchhub.errors import ApplicationError
 from benchhub.hosts.models import Host, host_name_key
 from benchhub.results.hooks import runs_tagged
@@ -48,27 +49,6 @@ MAX_COMPARED = 12
 
 class ComparisonError(ApplicationError):
     """A selection that cannot be compared; `field` names the query parameter at fault."""
-
-
-@dataclass
-class Series:
-    """One compared version (or run): its run, its aggregates by client count, its threads."""
-
-    label: str
-    run: Run
-    levels: dict[int, LevelAggregate]
-    threads: list[int]
-    # The set of runs everything shown for the version is made of: `run` first, then the other
-    # runs of its build under its comparability key (on its host, unless same_hardware), newest
-    # first.
-    pooled: list[Run] = field(default_factory=list)
-    # Client levels at which a repeat of the set was flagged client-bound (pgbench itself the
-    # bottleneck): there a verdict measures the client, not the server.
-    client_bound: set[int] = field(default_factory=set)
-
-    @property
-    def is_summary(self) -> bool:
-        return self.run.source == Run.Source.SUMMARY
 
 
 @dataclass(frozen=True)
@@ -360,8 +340,14 @@ def _comparison(
     # threads and aggregated before anything reads it.
     pooled = pooled if pooled is not None else {run.id: [run] for run in runs}
     bound: dict[int, set[int]] = {}
+    unsteady: dict[int, set[int]] = {}
     pooled_at = pooled_levels(
-        runs, pooled, left_out=left_out, client_bound=bound, include_unlike=include_unlike
+        runs,
+        pooled,
+        left_out=left_out,
+        client_bound=bound,
+        unsteady=unsteady,
+        include_unlike=include_unlike,
     )
     comparison = comparison_build(
         runs,
@@ -373,4 +359,5 @@ def _comparison(
     )
     for series in comparison.series:
         series.client_bound = bound.get(series.run.id, set())
+        series.unsteady = unsteady.get(series.run.id, set())
     return comparison

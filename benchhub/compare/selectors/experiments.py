@@ -15,13 +15,13 @@ from benchhub.compare.selectors.comparisons import (
     MAX_COMPARED,
     Comparison,
     ComparisonError,
-    Series,
     comparison_build,
     run_levels,
     run_threads,
     runs_compared,
 )
 from benchhub.compare.selectors.versions import versions_pick, versions_q
+from benchhub.compare.types import Series
 from benchhub.hosts.models import Host, host_name_key
 from benchhub.results.models import Run
 

@@ -3,9 +3,12 @@ history under the baseline's comparability key (compare.assessment computes the 
 
 from __future__ import annotations
 
+from collections.abc import Hashable
+
 from django.db import connection
 
 from benchhub.compare.selectors.comparisons import Comparison
+from benchhub.jobs.models import Job
 from benchhub.results.models import Result
 from benchhub.stats.noise import Spread
 from benchhub.stats.repeats import Repeat, RunMean
@@ -20,13 +23,16 @@ REPEAT_FIELDS = (
     "steady_seconds",
     "steady_block",
 )
+# What tells which repeats were measured side by side: a job runs its versions in turn at each
+# level and repeat when its order is interleaved, on its one host.
+PAIR_FIELDS = ("repeat", "run__job_id", "run__job_attempt", "run__host_id", "run__job__order")
 MAX_HISTORY_RESULTS = 5000
 
 
 def comparison_repeats(comparison: Comparison) -> dict[int, dict[int, list[Repeat]]]:
     """Each series' repeats by client level, from the stored steady-state means of its pooled
-    runs' valid results (one query): series run id -> clients -> repeats. What the verdicts
-    (compare.assessment) are made of."""
+    runs' valid results (one query): series run id -> clients -> repeats, each with the pair it
+    was measured in (`pair_key`). What the verdicts (compare.assessment) are made of."""
     owner: dict[int, int] = {}
     for series in comparison.series:
         for run in series.pooled or [series.run]:
@@ -35,11 +41,30 @@ def comparison_repeats(comparison: Comparison) -> dict[int, dict[int, list[Repea
     rows = (
         Result.objects.filter(run__in=list(owner), aborted=False, steady_tps__gt=0)
         .order_by("run_id", "clients", "repeat")
-        .values_list(*REPEAT_FIELDS)
+        .values_list(*REPEAT_FIELDS, *PAIR_FIELDS)
     )
+    measured = len(REPEAT_FIELDS) - 2
     for run_id, clients, *values in rows:
-        found[owner[run_id]].setdefault(clients, []).append(_repeat(run_id, *values))
+        pair = pair_key(clients, *values[measured:])
+        repeat = _repeat(run_id, *values[:measured], pair=pair)
+        found[owner[run_id]].setdefault(clients, []).append(repeat)
     return found
+
+
+def pair_key(
+    clients: int,
+    repeat: int,
+    job_id: int | None,
+    attempt: int | None,
+    host_id: int,
+    order: str | None,
+) -> Hashable | None:
+    """The moment a repeat was measured at, which the other versions of its job share when the
+    job interleaved them: its job and attempt, host, level and repeat. None for a run of no job
+    (imported, uploaded by hand) or of a job that ran its versions one after the other."""
+    if job_id is None or order != Job.Order.INTERLEAVED:
+        return None
+    return (job_id, attempt, host_id, clients, repeat)
 
 
 def _repeat(
@@ -50,6 +75,8 @@ def _repeat(
     latency_se: float | None,
     seconds: int,
     block: int,
+    *,
+    pair: Hashable | None,
 ) -> Repeat:
     return Repeat(
         tps=RunMean(value=tps, within_se=tps_se or 0.0, seconds=seconds, block=block),
@@ -59,6 +86,7 @@ def _repeat(
             else None
         ),
         run=run_id,
+        pair=pair,
     )
 
 

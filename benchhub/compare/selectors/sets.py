@@ -89,6 +89,7 @@ def pooled_levels(
     *,
     left_out: dict[int, list[tuple[Run, list[str]]]] | None = None,
     client_bound: dict[int, set[int]] | None = None,
+    unsteady: dict[int, set[int]] | None = None,
     include_unlike: bool = False,
 ) -> dict[int, dict[int, LevelAggregate]]:
     """For each run, its per-level aggregates over the repeats of its whole set (runs_pooled;
@@ -96,12 +97,26 @@ def pooled_levels(
     runs the verdicts read. A member whose pgbench threads at a level differ from the run's at
     that level first leaves the set (`pooled` is changed in place, the member recorded in
     `left_out` as runs_pooled does). `client_bound` gets, for each run, the levels at which a
-    valid repeat of its set was flagged client-bound. One query, whatever the sets hold."""
+    valid repeat of its set was flagged client-bound, and `unsteady` those at which one moved
+    inside its run (a trend or a level shift) and its run's mark does not say it is explained.
+    One query, whatever the sets hold."""
     if not runs:
         return {}
     members = {member.id for run in runs for member in pooled.get(run.id) or [run]}
-    rows = Result.objects.filter(run__in=members).only(
-        "run_id", "clients", "threads", "tps", "latency_avg_ms", "aborted", "client_bound"
+    rows = (
+        Result.objects.filter(run__in=members)
+        .select_related("run")
+        .only(
+            "run_id",
+            "clients",
+            "threads",
+            "tps",
+            "latency_avg_ms",
+            "aborted",
+            "client_bound",
+            "unsteady",
+            "run__unsteady_explained",
+        )
     )
     by_run: dict[int, list[Result]] = {}
     for row in rows:
@@ -129,6 +144,12 @@ def pooled_levels(
                 clients
                 for clients, rows in by_level.items()
                 if any(r.client_bound for r in rows if not r.aborted)
+            }
+        if unsteady is not None:
+            unsteady[run.id] = {
+                clients
+                for clients, rows in by_level.items()
+                if any(r.unsteady and not r.run.unsteady_explained for r in rows if not r.aborted)
             }
     return levels
 

@@ -15,7 +15,7 @@ from benchhub.workloads.models import Workload
 if TYPE_CHECKING:
     from benchhub.compare.assessment import Assessment, VersionAssessment
     from benchhub.compare.knees import VersionKnee
-    from benchhub.compare.presentations import Progress
+    from benchhub.compare.presentations.connections import Progress
     from benchhub.compare.tables import Row, Summary
 
 
@@ -57,6 +57,7 @@ def comparison_show(
     page: bool = False,
     level: int | None = None,
     why: int | None = None,
+    sections: bool = True,
 ) -> ComparisonShown:
     """What a comparison shows: the comparison of `selection` (comparison_get's arguments),
     assessed at `threshold` (a fraction, 0.02 = 2 %), with its tables, presentation and why
@@ -65,7 +66,10 @@ def comparison_show(
     the same numbers through it. Queries: comparison_get's, the assessment's two, the
     presentation's one (none for a sweep), the why section's two, the latency percentiles' one
     (none without a compared level), and with `page` the progress
-    lines' two (connections only). Raises ComparisonError as comparison_get does."""
+    lines' two (connections only). Without `sections` (the Compare page's first screen: the
+    verdicts and the two charts), only the comparison, its assessment and the lines about its
+    sets: no presentation, why section, latency percentiles, knees or tables, and none of their
+    queries. Raises ComparisonError as comparison_get does."""
     # The modules that assess and tabulate a comparison import the selectors (its types, its
     # reads): they are imported here, when the first comparison is shown, not while the
     # selectors package loads.
@@ -76,15 +80,12 @@ def comparison_show(
     comparison = comparison_get(**selection)
     assessment = comparison_assess(comparison, threshold=threshold)
     shown = ComparisonShown(comparison=comparison, assessment=assessment)
-    shown.presentation = presentations.presentation_tables(
-        [comparison], presentation_read([comparison])
-    )
+    if sections:
+        shown.presentation = presentations.presentation_tables(
+            [comparison], presentation_read([comparison])
+        )
     if not comparison.series:
         return shown
-    shown.latency = comparison_latency(comparison)
-    shown.knees = knees.comparison_knees(comparison, assessment)
-    shown.rows = tables.comparison_rows(comparison, assessment, latency=shown.latency)
-    shown.summary = tables.comparison_summary(comparison, assessment)
     shown.captions = tables.captions(comparison)
     shown.set_lines = tables.set_lines(comparison)
     shown.unlike_notes = tables.unlike_notes(comparison)
@@ -93,6 +94,12 @@ def comparison_show(
         for version in assessment.versions
     ]
     shown.pooled_hosts = tables.pooled_hosts(comparison)
+    if not sections:
+        return shown
+    shown.latency = comparison_latency(comparison)
+    shown.knees = knees.comparison_knees(comparison, assessment)
+    shown.rows = tables.comparison_rows(comparison, assessment, latency=shown.latency)
+    shown.summary = tables.comparison_summary(comparison, assessment)
     shown.why = why_get(comparison, assessment, asked=why)
     if page:
         if shown.presentation["presentation"] == Workload.Presentation.CONNECTIONS:

@@ -9,7 +9,8 @@ from dataclasses import dataclass, field
 
 from django.db.models import BooleanField, ExpressionWrapper, Q
 
-from benchhub.compare.selectors.comparisons import Comparison, Series
+from benchhub.compare.selectors.comparisons import Comparison
+from benchhub.compare.types import Series
 from benchhub.results.evidence import PERCENTILES, LevelEvidence, level_evidence, median_of
 from benchhub.results.models import Result, ResultEvidence
 

@@ -7,6 +7,7 @@ import re
 import pytest
 
 from benchhub.compare.tests.uploads import upload, upload_results
+from benchhub.dashboard.tests.sections import section_html
 from benchhub.testing.payloads import evidence, result
 
 URL = "/api/v1/compare/?workload=select-only&host=bench-01&versions=13.3,15.4"
@@ -74,7 +75,8 @@ def test_the_page_states_each_knee_and_draws_the_percentiles_after_the_charts(cl
     _with_percentiles(agent, "13.3", {1: [1.0, 1.0], 2: [2.0, 2.0]})
     upload(agent, version="15.4", tps=GROWS)
 
-    html = client.get(PAGE).content.decode()
+    page = client.get(PAGE).content.decode()
+    html = section_html(client, PAGE, "evidence")
 
     knees = re.findall(r'<li class="knee">(.*?)</li>', html)
     assert knees == [
@@ -82,22 +84,25 @@ def test_the_page_states_each_knee_and_draws_the_percentiles_after_the_charts(cl
         "(too few distinct repeats for a test: not higher at all).",
         "15.4: no knee, tps grows at every level measured, up to 8 clients.",
     ]
-    figure = _figure(html, "percentiles-figure")
+    figure = _figure(html, "evidence-figures")["percentiles-chart"]
     lines = {t["name"]: (t["x"], t["y"]) for t in figure["data"]}
     assert lines["13.3 p50"] == ([1, 2], [1.0, 2.0])
     assert lines["13.3 p99"] == ([1, 2], [10.0, 20.0])
     assert "15.4 p50" not in lines
-    # answer first: the verdicts, then the tps chart, the knees, the latency chart, and only
-    # then the percentiles
-    order = [html.index(i) for i in ('id="verdicts"', 'id="tps-chart"', 'id="knees"',
-                                     'id="latency-chart"', 'id="percentiles-chart"')]  # fmt: skip
+    # answer first: the verdicts, then the tps and latency charts, and only then the evidence
+    # (the knees and the percentiles), folded
+    order = [page.index(i) for i in ('id="verdicts"', 'id="tps-chart"', 'id="latency-chart"',
+                                     '<details class="section lazy" id="evidence"')]  # fmt: skip
     assert order == sorted(order)
+    assert 'id="knees"' not in page and 'id="percentiles-chart"' not in page
 
 
 def test_the_page_says_when_no_run_has_percentiles(client, agent):
     upload(agent, version="13.3", tps={1: [100.0], 2: [150.0]})
     upload(agent, version="15.4", tps={1: [100.0], 2: [150.0]})
 
-    html = client.get(PAGE).content.decode()
+    html = section_html(client, PAGE, "evidence")
 
-    assert 'id="no-percentiles"' in html and "percentiles-figure" not in html
+    assert 'id="no-percentiles"' in html and "percentiles-chart" not in _figure(
+        html, "evidence-figures"
+    )

@@ -9,6 +9,7 @@ measured with the same repeats in another order."""
 import pytest
 
 from benchhub.compare.tests.uploads import upload
+from benchhub.dashboard.tests.sections import section_html
 from benchhub.testing.payloads import host_facts, result, run_payload, telemetry
 
 SPREAD = (1.00, 1.01, 0.99)
@@ -82,12 +83,12 @@ def test_same_hardware_pools_both_hosts_and_names_them(anon_client, twins):
 
 def test_the_page_lists_each_set_and_names_the_hosts_pooled(client, twins):
     url = "/compare/?workload=select-only&host=bench-02&versions=13.3,14.0"
-    own = client.get(url).content.decode()
+    own = section_html(client, url, "evidence")
     assert "13.3: 3 runs on bench-02, 2026-11-12" in own
     assert "14.0: 3 runs on bench-02, 2026-11-13" in own
     sets = own[own.index('id="run-sets"') : own.index("</ul>", own.index('id="run-sets"'))]
     assert "on bench-02 only" in sets and "bench-01" not in sets
-    pooled = client.get(url + "&same_hardware=1").content.decode()
+    pooled = section_html(client, url + "&same_hardware=1", "evidence")
     assert '<strong id="pooled-hosts">bench-01, bench-02</strong>' in pooled
     assert "14.0: 6 runs on bench-01, bench-02, 2026-11-11 to 2026-11-13" in pooled
 
@@ -121,8 +122,10 @@ def test_a_run_that_differs_in_what_moves_tps_is_left_out_and_said_why(
             ],
         }
     ]
-    html = client.get("/compare/?workload=select-only&host=bench-02&versions=13.3,14.0")
-    assert "3 runs of 14.0 left out, not like with like: pgbench client 15" in html.content.decode()
+    html = section_html(
+        client, "/compare/?workload=select-only&host=bench-02&versions=13.3,14.0", "evidence"
+    )
+    assert "3 runs of 14.0 left out, not like with like: pgbench client 15" in html
 
 
 def test_a_run_of_other_pgbench_threads_is_left_out(anon_client, other_agent, twins):
@@ -152,8 +155,10 @@ def test_a_client_bound_level_says_it_measures_the_client(anon_client, client, a
         assert agent.client.post("/api/v1/runs/", payload, format="json").status_code == 201
     body = _compare(anon_client, "bench-01")
     assert [row["versions"][1]["client_bound"] for row in body["rows"]] == [False, True]
-    html = client.get("/compare/?workload=select-only&host=bench-01&versions=13.3,14.0")
-    assert html.content.decode().count("client-bound: measures the client, not the server") == 1
+    html = section_html(
+        client, "/compare/?workload=select-only&host=bench-01&versions=13.3,14.0", "evidence"
+    )
+    assert html.count("client-bound: measures the client, not the server") == 1
 
 
 def _unlike_run(other_agent) -> None:

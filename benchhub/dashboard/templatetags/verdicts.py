@@ -5,8 +5,11 @@ import math
 from django import template
 
 from benchhub.compare.selectors import NoiseRow
+from benchhub.compare.verdict_text import interval_method as interval_method_text
+from benchhub.compare.verdict_text import interval_unit_text
 from benchhub.compare.verdict_text import noise_sentence as noise_sentence_text
 from benchhub.compare.verdict_text import percent as percent_text
+from benchhub.stats.verdicts import Ratio
 
 register = template.Library()
 NONE = "\u2013"
@@ -32,3 +35,15 @@ def change(ratio: float | None) -> str:
 def noise_sentence(row: NoiseRow) -> str:
     """What a host's noise row lets one see, in a sentence (verdict_text.noise_sentence)."""
     return noise_sentence_text(noise=row.noise, repeats=row.repeats)
+
+
+@register.filter
+def interval_method(tps: Ratio) -> str:
+    """ "paired" or "unpaired", as the API's interval_method says; empty without an interval."""
+    return interval_method_text(tps) or ""
+
+
+@register.filter
+def interval_units(tps: Ratio) -> str:
+    """What the interval counted as independent, as the API's interval_unit_text says."""
+    return interval_unit_text(tps) or ""

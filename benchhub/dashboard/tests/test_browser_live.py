@@ -186,7 +186,7 @@ def test_it_goes_to_the_permalink_from_quick_compare(live_server, page, agent):
 
 
 @pytest.mark.django_db(transaction=True)
-def test_a_comparison_names_the_job_measuring_its_missing_version(
+def test_a_comparison_follows_the_job_measuring_its_missing_version(
     live_server, page, bob_client, agent
 ):
     payload = run_payload(version="13", host=agent.host_name)
@@ -196,19 +196,66 @@ def test_a_comparison_names_the_job_measuring_its_missing_version(
     assert upload.status_code == 201, upload.content
     job_id = queue_job(bob_client)
     url = f"{live_server.url}/compare/?workload=select-only&host={agent.host_name}&versions=13,14"
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
 
     page.goto(url)
     pending = page.locator("#pending-jobs")
     expect(pending).to_contain_text("Not measured yet: 14")
-    expect(pending).to_contain_text(f"Job {job_id}: 13 vs 14, waiting in the queue")
+    expect(pending).to_contain_text(f"Job {job_id}: 13 vs 14, select-only, waiting in the queue")
     assert page.locator("#pending-jobs a").get_attribute("href") == f"/jobs/{job_id}/"
     assert "no aggregated run found" not in page.inner_text("main").lower()
+    page.evaluate(MARK)
 
     assert agent.client.post("/api/v1/jobs/claim/").json()["id"] == job_id
     beat = agent.client.post(
         f"/api/v1/jobs/{job_id}/heartbeat/", {"progress": PROGRESS}, format="json"
     )
     assert beat.status_code == 200
-    page.reload()
-    expect(pending).to_contain_text(f"running on {agent.host_name}, {PROGRESS['stage']}")
-    expect(pending).to_contain_text("step 3 of 8")
+    expect(pending).to_contain_text(
+        f"running on {agent.host_name}, {PROGRESS['stage']}", timeout=WAIT_MS
+    )
+    expect(pending).to_contain_text("step 3 of 8, expected to end about")
+    assert_not_reloaded(page)
+    screenshot(page, "compare-pending-live")
+
+    # The job's runs arrive and it ends: the page shows the comparison in place of the box.
+    for version in ("13", "14"):
+        arrived = run_payload(
+            version=version, host=agent.host_name, job={"id": job_id, "attempt": 1}
+        )
+        upload = agent.client.post(
+            "/api/v1/runs/", data=json.dumps(arrived), content_type="application/json"
+        )
+        assert upload.status_code == 201, upload.content
+    finish = agent.client.post(f"/api/v1/jobs/{job_id}/finish/", {"outcome": "done"}, format="json")
+    assert finish.status_code == 200, finish.content
+    expect(page.locator("#verdicts")).to_be_visible(timeout=WAIT_MS)
+    expect(page.locator("#pending-jobs")).to_have_count(0)
+    expect(page.locator("#baseline-line")).to_contain_text("14")
+    assert errors == []
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_comparison_says_how_the_job_it_waited_for_ended(live_server, page, bob_client, agent):
+    job_id = queue_job(bob_client)
+    url = f"{live_server.url}/compare/?workload=select-only&host={agent.host_name}&versions=13,14"
+    page.goto(url)
+    line = page.locator(f'#pending-jobs li[data-job="{job_id}"]')
+    expect(line).to_contain_text("waiting in the queue")
+    page.evaluate(MARK)
+
+    agent.client.post("/api/v1/jobs/claim/")
+    finish = agent.client.post(
+        f"/api/v1/jobs/{job_id}/finish/",
+        data=json.dumps({"outcome": "failed", "stage": "provision", "message": "no server"}),
+        content_type="application/json",
+    )
+    assert finish.status_code == 200, finish.content
+    expect(line.locator(".state-failed")).to_have_text("failed", timeout=WAIT_MS)
+    expect(line).to_contain_text("UTC in provision")
+    expect(page.locator("#pending-jobs")).to_contain_text(
+        "The jobs this page followed have ended without bringing their runs"
+    )
+    assert_not_reloaded(page)

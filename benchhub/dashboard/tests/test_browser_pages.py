@@ -6,12 +6,15 @@ import json
 import pytest
 from rest_framework.test import APIClient
 
+from benchhub.compare.tests.uploads import evidence_result, upload_results
 from benchhub.jobs.models import Job
 from benchhub.results.models import Run
 from benchhub.results.services import run_aggregate
 from benchhub.testing.browser import screenshot, sign_in
 from benchhub.testing.payloads import run_payload
 
+FOLDED = "postgres;PostgresMain;exec_simple_query 80\npostgres;PostgresMain;LWLockAcquire 20\n"
+WAITS = {"CPU": 0.6, "LWLock:ProcArray": 0.4}
 # Pairs of boxes that overlap by more than a pixel where neither contains the other.
 OVERLAPS = """() => {
   // Content of a closed <details> is not shown (Chromium keeps its layout boxes, though).
@@ -142,30 +145,54 @@ def test_it_shows_a_catalog_entrys_defaults_in_the_job_form_and_queues_it(live_s
 @pytest.mark.django_db(transaction=True)
 def test_it_puts_the_answer_on_the_first_screen_at_1440x900(live_server, page, agent):
     """The compare page's verdict per level and the run page's tps per level are where a person
-    looks first: every level's verdict on the first screen, the run's levels within 1,200 px."""
+    looks first: every level's verdict on the first screen and the whole page, its sections
+    closed, within 3,000 px; the run's levels within 1,200 px, its host and settings folded."""
     runs = []
     for version, factor in (("13.3", 1.0), ("14.0", 1.2)):
-        payload = run_payload(version=version, clients=(1, 2, 4, 8, 16, 32), repeats=3)
-        for result in payload["results"]:
-            result["tps"] *= factor
-        response = agent.client.post(
-            "/api/v1/runs/", data=json.dumps(payload), content_type="application/json"
-        )
-        assert response.status_code == 201, response.content
-        runs.append(payload["run_uuid"])
-        run_aggregate(run_id=Run.objects.get(uuid=payload["run_uuid"]).pk)
+        results = [
+            evidence_result(c, r, 100.0 * c * factor + r, waits=WAITS, folded=FOLDED, p99=2.0)
+            for c in (1, 2, 4, 8, 16, 32)
+            for r in (1, 2, 3)
+        ]
+        runs.append(upload_results(agent, version=version, results=results).uuid)
     page.set_viewport_size({"width": 1440, "height": 900})
+    errors: list[str] = []
+    page.on("pageerror", lambda exc: errors.append(str(exc)))
 
     page.goto(f"{live_server.url}/compare/?workload=select-only&host=bench-01&versions=13.3,14.0")
+    page.wait_for_selector("#latency-chart .main-svg")
     table = page.locator("#verdict-table").bounding_box()
     last_level = page.locator("#verdict-table tr[data-clients='32']").bounding_box()
+    height = page.evaluate("document.documentElement.scrollHeight")
+    closed = page.evaluate("Array.from(document.querySelectorAll('details.lazy'), d => d.open)")
+    assert "None" not in page.inner_text("main")
+    screenshot(page, "compare-1440-closed")
+    # opening a section fetches it: its content (and figures) arrive in the page
+    assert page.locator("#why-table").count() == 0
+    page.click("#why summary")
+    page.wait_for_selector("#why-table")
+    page.wait_for_selector("#why-waits .main-svg")
+    page.click("#flames summary")
+    page.wait_for_selector("#why-flame-0 .main-svg")
+    assert "None" not in page.inner_text("main")
     page.goto(f"{live_server.url}/runs/{runs[0]}/")
     levels = page.locator("#per-level").bounding_box()
+    last_run_level = page.locator("#per-level + table tbody tr:last-child").bounding_box()
+    folded = page.evaluate(
+        "['measured-on', 'settings'].map(id => document.getElementById(id).open)"
+    )
+    assert "None" not in page.inner_text("main")
+    screenshot(page, "run-1440")
 
     assert table is not None and last_level is not None and levels is not None
     assert table["y"] < 900, f"the verdict table starts at {table['y']:.0f} px"
     assert last_level["y"] + last_level["height"] < 900, "every level on the first screen"
-    assert levels["y"] < 1200, f"the run's levels start at {levels['y']:.0f} px"
+    assert closed == [False] * 5
+    assert height <= 3000, f"the compare page is {height} px tall with its sections closed"
+    assert last_run_level is not None
+    assert last_run_level["y"] + last_run_level["height"] < 1200, "the run's levels by 1,200 px"
+    assert folded == [False, False]
+    assert errors == []
 
 
 def test_it_queues_custom_scripts_from_the_job_form_after_showing_a_refusal(

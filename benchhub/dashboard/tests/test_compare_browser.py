@@ -45,7 +45,10 @@ def test_it_makes_the_compare_chart_table_and_csv_agree_with_the_stored_results(
         assert trace["x"] == [a.clients for a in stored]
         assert trace["y"] == pytest.approx([a.tps_median for a in stored])
     assert page.locator("#tps-chart .modebar-btn[data-title='Download plot as a PNG']").count()
-    # the table shows each stored median
+    # the table shows each stored median, in the evidence, loaded when opened
+    assert page.locator("#compare-table").count() == 0
+    page.click("#evidence summary")
+    page.wait_for_selector("#compare-table")
     table = page.inner_text("#compare-table")
     for run in three_versions:
         for a in LevelAggregate.objects.filter(run=run):
@@ -120,8 +123,13 @@ def test_it_draws_the_latency_percentiles_against_clients(live_server, page, age
         )  # fmt: skip
     errors = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.goto(f"{live_server.url}/compare/?workload=select-only&host=bench-01&versions=13.3,15.4")
+    # a permalink to the chart, inside the folded evidence, opens the evidence
+    page.goto(
+        f"{live_server.url}/compare/?workload=select-only&host=bench-01&versions=13.3,15.4"
+        "#percentiles"
+    )
     page.wait_for_selector("#percentiles-chart .main-svg")
+    assert page.evaluate("document.getElementById('evidence').open")
     traces = page.evaluate(
         "Array.from(document.getElementById('percentiles-chart').data,"
         " t => ({name: t.name, x: Array.from(t.x), y: Array.from(t.y)}))"

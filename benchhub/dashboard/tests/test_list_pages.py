@@ -8,7 +8,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from benchhub.compare.tests.uploads import upload
-from benchhub.dashboard import views_runs
+from benchhub.dashboard import views_hosts, views_runs
 from benchhub.hosts.models import Host
 from benchhub.testing.browser import screenshot
 from benchhub.testing.payloads import run_payload
@@ -27,6 +27,10 @@ def _row(html: str, host: str) -> str:
     match = re.search(rf'<tr data-host="{re.escape(host)}">(.*?)</tr>', html, re.S)
     assert match, host
     return match.group(1)
+
+
+def _hosts(html: str) -> list[str]:
+    return re.findall(r'<tr data-host="([^"]+)">', html)
 
 
 def _run_rows(html: str) -> list[str]:
@@ -58,8 +62,28 @@ def test_it_reads_the_host_list_in_one_query(client, agent, bob, django_assert_n
     for name in ("old-box", "paper", "laptop"):
         _import(bob, host=name)
     upload(agent, version="13.3", tps={1: [100.0]})
-    with django_assert_num_queries(1):
+    # One for the page's hosts, one for how many there are.
+    with django_assert_num_queries(2):
         client.get("/hosts/")
+
+
+def test_it_filters_and_pages_the_host_list(client, agent, bob, monkeypatch):
+    monkeypatch.setattr(views_hosts, "HOSTS_PAGE", 2)
+    upload(agent, version="13.3", tps={1: [100.0]})  # bench-01, measured by an agent
+    for name in ("old-box", "old-laptop", "paper"):
+        _import(bob, host=name)
+
+    imported = client.get("/hosts/?measured_by=imported").content.decode()
+    assert _hosts(imported) == ["old-box", "old-laptop"] and "page 1 of 2" in imported
+    assert 'rel="next" href="?measured_by=imported&amp;page=2"' in imported
+    second = client.get("/hosts/?measured_by=imported&page=2").content.decode()
+    assert _hosts(second) == ["paper"]
+    assert _hosts(client.get("/hosts/?measured_by=agent").content.decode()) == ["bench-01"]
+    assert _hosts(client.get("/hosts/?name=OLD").content.decode()) == ["old-box", "old-laptop"]
+    none = client.get("/hosts/?name=nowhere")
+    assert none.status_code == 200 and 'id="no-matching-hosts"' in none.content.decode()
+    # An unknown choice is no filter.
+    assert len(_hosts(client.get("/hosts/?measured_by=x&page=x").content.decode())) == 2
 
 
 def test_it_shows_imported_hosts_as_imported_on_the_home_page(client, agent, bob):

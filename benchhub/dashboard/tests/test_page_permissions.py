@@ -32,6 +32,9 @@ WRITES = [
     ("post", "/regressions/webhooks/add/"),
     ("post", "/regressions/webhooks/1/remove/"),
     ("post", "/regressions/1/state/"),
+    ("get", "/account/tokens/"),
+    ("post", "/account/tokens/"),
+    ("post", "/account/tokens/abcd1234/revoke/"),
 ]
 
 
@@ -75,7 +78,8 @@ def test_it_puts_a_csrf_token_in_every_form_a_page_shows(world, bob):
     client = Client()
     client.force_login(bob)
     pages = ["/", f"/runs/{world['run']}/", f"/jobs/{world['job']}/", "/jobs/new/", "/import/",
-             "/import/summary/", "/accounts/login/", "/regressions/subscriptions/"]  # fmt: skip
+             "/import/summary/", "/accounts/login/", "/regressions/subscriptions/",
+             "/account/tokens/"]  # fmt: skip
     seen = 0
     for page in pages:
         html = client.get(page).text

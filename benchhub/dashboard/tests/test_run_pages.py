@@ -44,9 +44,8 @@ def test_it_shows_everything_about_a_run(agent, client):
     assert "shared_buffers" in html and "configuration file" in html
     assert "All settings (SHOW ALL, 5)" in html
     # charts for each level: progress and telemetry
-    charts = json.loads(
-        html.split('id="run-charts" type="application/json">')[1].split("</script>")[0]
-    )
+    assert f'data-charts="/runs/{run.uuid}/charts/"' in html
+    charts = client.get(f"/runs/{run.uuid}/charts/").json()
     assert [c["id"] for c in charts] == [
         "chart-progress-1",
         "chart-telemetry-1",
@@ -70,6 +69,10 @@ def test_it_reads_the_run_page_in_a_bounded_number_of_queries(
         client.get(f"/runs/{small.uuid}/")
     with django_assert_max_num_queries(len(small_queries.captured_queries)):
         client.get(f"/runs/{big.uuid}/")
+    with django_assert_max_num_queries(12) as small_queries:
+        client.get(f"/runs/{small.uuid}/charts/")
+    with django_assert_max_num_queries(len(small_queries.captured_queries)):
+        assert len(client.get(f"/runs/{big.uuid}/charts/").json()) == 8
 
 
 def test_it_escapes_raw_output(agent, client):

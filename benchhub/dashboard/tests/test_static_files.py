@@ -45,9 +45,11 @@ def test_it_draws_every_chart_with_the_small_bundle_served_hashed_compressed_and
     served = []
     page.on("response", lambda response: served.append(response))
 
-    page.goto(live_server.url + COMPARE)
+    page.goto(live_server.url + COMPARE + "#flames")
     page.wait_for_selector("#tps-chart .main-svg")
     page.wait_for_selector("#why-flame-diff g.slice")
+    page.click("#why summary")  # the wait events' bars
+    page.wait_for_selector("#why-waits .main-svg")
     page.hover("#tps-chart .main-svg")
 
     scripts = [r for r in served if "/vendor/plotly/" in r.url and r.url.endswith(".js")]

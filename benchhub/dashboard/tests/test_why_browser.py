@@ -30,18 +30,27 @@ def test_it_reads_the_why_section_and_sees_its_charts_drawn(live_server, page, a
     errors: list[str] = []
     page.on("pageerror", lambda exc: errors.append(str(exc)))
 
-    page.goto(f"{live_server.url}/compare/?workload=select-only&host=bench-01&versions=13.3,15.4")
+    # a permalink to the why section opens it, loaded from its own URL
+    page.goto(
+        f"{live_server.url}/compare/?workload=select-only&host=bench-01&versions=13.3,15.4#why"
+    )
     page.wait_for_selector("#why-waits .main-svg")
 
-    assert page.get_attribute("#why", "data-clients") == "16"
+    assert page.evaluate("document.getElementById('why').open")
+    assert page.get_attribute("#why .why", "data-clients") == "16"
     assert "largest difference the verdicts trust" in page.inner_text(".why-reason")
     waits = page.evaluate(
         "Array.from(document.getElementById('why-waits').data,"
         " t => ({name: t.name, y: Array.from(t.y)}))"
     )
     assert {"name": "LWLock:ProcArray", "y": [50.0, 10.0]} in waits
-    for element in ("why-percentiles", "why-histogram", "why-flame-0", "why-flame-1"):
+    for element in ("why-percentiles", "why-histogram"):
         assert page.locator(f"#{element} .main-svg").count() >= 1, element
+    # the flame graphs are a section of their own, loaded when opened
+    assert page.locator("#why-flame-0").count() == 0
+    page.click("#flames summary")
+    for element in ("why-flame-0", "why-flame-1"):
+        page.wait_for_selector(f"#{element} .main-svg")
     # the icicles draw a box per frame kept: root, postgres, PostgresMain and two leaves
     page.wait_for_selector("#why-flame-diff .main-svg")
     assert page.locator("#why-flame-diff g.slice").count() == 5

@@ -1,6 +1,6 @@
 """The workload catalog page, and queueing a catalog workload from the job form."""
 
-from benchhub_runner.plan import plan_default
+from benchhub_runner.jobspec.plan import plan_default
 
 from benchhub.jobs.models import Job
 from benchhub.workloads.catalog import catalog_expand, entry_list
@@ -76,7 +76,7 @@ def test_it_gives_a_blank_custom_job_the_custom_defaults(client, bob):
     client.force_login(bob)
     client.post("/jobs/new/", FORM)
     job = Job.objects.get()
-    # Repeats: the plan's one default, whatever the entry point (benchhub_runner.plan).
+    # Repeats: the plan's one default, whatever the entry point (benchhub_runner.jobspec.plan).
     assert (job.clients, job.repeats, job.scale) == (
         [1, 2, 4, 8, 16, 32],
         plan_default("repeats"),

@@ -13,6 +13,16 @@ AFTER = [("hosts", "0007_host_name_key_trailing_dot")]
 @pytest.mark.django_db(transaction=True)
 def test_it_rekeys_names_with_a_trailing_dot_and_keeps_look_alikes_apart():
     executor = MigrationExecutor(connection)
+    try:
+        rekeyed(executor)
+    finally:
+        # Going back to BEFORE unapplied every migration that depends on it, other apps' too;
+        # later tests on this database need all of them back.
+        executor = MigrationExecutor(connection)
+        executor.migrate(executor.loader.graph.leaf_nodes())
+
+
+def rekeyed(executor: MigrationExecutor) -> None:
     executor.migrate(BEFORE)
     old = executor.loader.project_state(BEFORE).apps.get_model("hosts", "Host")
     agent = old.objects.create(name="bench-01", name_key="bench-01")

@@ -9,6 +9,7 @@ from rest_framework.test import APIClient
 from benchhub.hosts.models import Host, RunnerToken, host_name_key
 from benchhub.hosts.services import HostNameTaken, host_get_or_create, runner_token_create
 from benchhub.jobs.models import Job
+from benchhub.jobs.selectors import job_pending_for
 from benchhub.jobs.tests.test_queue import JOB
 from benchhub.testing.payloads import run_payload
 from benchhub.testing.processes import ROOT
@@ -113,3 +114,30 @@ def test_it_finds_the_host_a_filter_or_a_job_names_in_another_spelling(agent, al
     assert Job.objects.get().host.name == "bench-01"
     assert call_command("runner_revoke", "bench-01.") is None
     assert not RunnerToken.objects.filter(revoked_at__isnull=True).exists()
+
+
+@pytest.mark.parametrize("spelling", ["BENCH-01.", "bench-01", fullwidth("bench-01"), "Bench-01"])
+def test_it_reads_an_agents_host_in_every_spelling_for_imports_jobs_and_the_queue(
+    agent, alice, bob, spelling
+):
+    # One host, however it is written: an import under it is refused as the agent's, a job
+    # queued for it lands on it, and a comparison finds that job coming.
+    assert host_name_key(spelling) == host_name_key("bench-01")
+    person = APIClient()
+    person.force_authenticate(bob)
+    text = (ROOT / "runners/tests/fixtures/pgbench/pg15-select-only-P1-r-T3.txt").read_text()
+    body = {"host": spelling, "version": "15.4", "outputs": [{"text": text}]}
+    refused = person.post("/api/v1/imports/outputs/", body, format="json")
+    if spelling.isascii():
+        assert refused.status_code == 403 and refused.json()["error"] == "forbidden_host"
+    else:  # an upload's host name is ASCII: refused before any look-up, naming the field
+        assert refused.status_code == 400 and "host.name" in refused.json()["fields"]
+    staff = APIClient()
+    staff.force_authenticate(alice)
+    queued = staff.post("/api/v1/jobs/", {**JOB, "host": spelling}, format="json")
+    assert queued.status_code == 201, queued.json()
+    assert Host.objects.get().name == "bench-01"
+    job = Job.objects.get()
+    assert job_pending_for(workload=job.workload["name"], host=spelling, versions=job.versions) == [
+        job
+    ]

@@ -14,8 +14,8 @@ import time
 from pathlib import Path
 
 import pytest
-from benchhub_runner import pgbench
-from benchhub_runner.bindirs import system_bindirs
+from benchhub_runner.measure import pgbench
+from benchhub_runner.servers.bindirs import system_bindirs
 
 from benchhub.hosts.services import runner_token_create
 from benchhub.jobs.models import Job

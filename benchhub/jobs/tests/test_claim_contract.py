@@ -1,11 +1,11 @@
 """The claim response is what the agent parses: jobs queued through the API reach the agent's
-typed job (benchhub_runner.jobspec) whole, whatever fields they use."""
+typed job (benchhub_runner.jobspec.spec) whole, whatever fields they use."""
 
 import hashlib
 
 import pytest
 from benchhub_runner.build.spec import GitSource, TarballSource
-from benchhub_runner.jobspec import job_parse
+from benchhub_runner.jobspec.spec import job_parse
 from rest_framework.test import APIClient
 
 from benchhub.builds.models import Recipe

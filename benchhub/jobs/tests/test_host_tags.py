@@ -6,9 +6,9 @@ from io import StringIO
 from pathlib import Path
 
 import pytest
-from benchhub_runner.agent import Agent as RunnerAgent
-from benchhub_runner.client import Client
+from benchhub_runner.agent.loop import Agent as RunnerAgent
 from benchhub_runner.config import config_load
+from benchhub_runner.transport.client import Client
 from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.db import connection

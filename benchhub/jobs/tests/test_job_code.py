@@ -1,5 +1,5 @@
-"""Queueing refuses job code that would reach beyond the throwaway server (benchhub_runner.jobcode):
-a 400 that names the field and the line, and nothing stored."""
+"""Queueing refuses job code that would reach beyond the throwaway server
+(benchhub_runner.jobcode.checker): a 400 that names the field and the line, and nothing stored."""
 
 from typing import Any
 

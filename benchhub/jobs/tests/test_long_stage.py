@@ -3,7 +3,7 @@ names a long recipe version must not turn a heartbeat or a failure report into a
 would lapse and the failure would go unrecorded)."""
 
 import pytest
-from benchhub_runner.client import Client
+from benchhub_runner.transport.client import Client
 from rest_framework.test import APIClient
 
 from benchhub.jobs.models import Job

@@ -1,10 +1,10 @@
-"""The plan (benchhub_runner.plan) is the one source of a job's measurement fields: the API's
-serializer, the model's choices, the form, `manage.py job_create` and "again" derive from it,
+"""The plan (benchhub_runner.jobspec.plan) is the one source of a job's measurement fields: the
+API's serializer, the model's choices, the form, `manage.py job_create` and "again" derive from it,
 and every entry point gives a field the same default."""
 
 from io import StringIO
 
-from benchhub_runner import plan
+from benchhub_runner.jobspec import plan
 from django.core.management import call_command
 
 from benchhub.dashboard.forms import JobForm

@@ -172,6 +172,25 @@ def test_it_needs_one_run_per_version_before_done(bob_client, agent):
     assert done["state"] == "done" and len(done["runs"]) == 2
 
 
+def test_it_answers_a_retried_upload_with_the_stored_run_after_the_job_is_done(bob_client, agent):
+    # The agent's first POST stored the run but its answer was lost; the retry comes after the
+    # job finished, when an upload for that attempt is refused as stale.
+    queue(bob_client, versions=["13"])
+    job = claim(agent).json()
+    payload = run_payload(
+        version="13.23", host=agent.host_name, job={"id": job["id"], "attempt": job["attempt"]}
+    )
+    body = {"data": json.dumps(payload), "content_type": "application/json"}
+    assert agent.client.post("/api/v1/runs/", **body).status_code == 201
+    finish = {"outcome": "done"}
+    agent.client.post(f"/api/v1/jobs/{job['id']}/finish/", finish, format="json")
+    assert Job.objects.get(pk=job["id"]).state == "done"
+    retry = agent.client.post("/api/v1/runs/", **body)
+    assert retry.status_code == 200, retry.content
+    assert retry.json()["run_uuid"] == payload["run_uuid"]
+    assert Run.objects.filter(uuid=payload["run_uuid"]).count() == 1
+
+
 def test_it_stores_a_failure_with_its_stage(bob_client, agent):
     queue(bob_client)
     job = claim(agent).json()

@@ -10,6 +10,9 @@ from rest_framework.test import APIClient
 
 from benchhub.hosts.models import Host
 from benchhub.jobs.models import Job
+from benchhub.jobs.serializers import MAX_OFFERED_TABLESPACES
+from benchhub.results.models import Run
+from benchhub.testing.payloads import run_payload
 
 JOB = {
     "versions": ["14"],
@@ -80,6 +83,32 @@ def test_the_claim_names_a_bad_offered_tablespace(agent):
     assert "tablespaces[0]" in response.json()["fields"]
 
 
+@pytest.mark.parametrize(
+    ("offered", "field"),
+    [
+        ([f"t{n}" for n in range(MAX_OFFERED_TABLESPACES + 1)], "tablespaces"),
+        (["t" * 64], "tablespaces[0]"),
+        (["fast", "t" * 10_000], "tablespaces[1]"),
+    ],
+)
+def test_the_claim_bounds_the_offer_naming_the_field_and_keeps_the_last(agent, offered, field):
+    assert claim(agent, ["fast"]).status_code == 204
+    response = claim(agent, offered)
+    assert response.status_code == 400
+    assert field in response.json()["fields"], response.json()
+    assert Host.objects.get(name="bench-01").tablespaces == ["fast"]
+    most = [f"t{n}" for n in range(MAX_OFFERED_TABLESPACES)]
+    assert claim(agent, most).status_code == 204
+    assert len(Host.objects.get(name="bench-01").tablespaces) == MAX_OFFERED_TABLESPACES
+
+
+def test_a_job_names_at_most_8_tablespaces(bob_client):
+    names = [f"t{n}" for n in range(9)]
+    response = bob_client.post("/api/v1/jobs/", {**JOB, "tablespaces": names}, format="json")
+    assert response.status_code == 400 and "tablespaces" in response.json()["fields"]
+    assert Job.objects.count() == 0
+
+
 def test_e3_and_e4_put_their_tables_where_their_params_say(bob_client):
     e3 = bob_client.post(
         "/api/v1/jobs/",
@@ -146,3 +175,40 @@ def test_the_command_queues_tablespaces_under_the_api_rules(agent):
     out = StringIO()
     call_command("job_create", *flags, "--tablespaces", "fast", stdout=out)
     assert Job.objects.get(pk=int(out.getvalue())).tablespaces == ["fast"]
+
+
+def tablespace_evidence(location: str) -> dict:
+    return {
+        "name": "fast",
+        "location": location,
+        "dev": "259:1",
+        "mount_point": "/mnt/fast",
+        "fstype": "ext4",
+        "source": "/dev/nvme1n1",
+        "device": "nvme1n1",
+        "measured_s": 60.0,
+        "read_bytes_per_s": 0.0,
+        "write_bytes_per_s": 1.0e6,
+        "read_iops": 0.0,
+        "write_iops": 100.0,
+        "util_pct": 5.0,
+    }
+
+
+@pytest.mark.parametrize(
+    ("tablespaces", "field"),
+    [
+        ([tablespace_evidence("/mnt/fast/bh")] * 9, "tablespaces"),
+        ([tablespace_evidence("/mnt/" + "d" * 4092)], "tablespaces[0].location"),
+    ],
+)
+def test_a_runs_tablespace_roots_are_bounded_naming_the_field(agent, tablespaces, field):
+    payload = run_payload()
+    ok = {**payload, "tablespaces": [tablespace_evidence("/mnt/fast/bh")] * 8}
+    response = agent.client.post(
+        "/api/v1/runs/", {**payload, "tablespaces": tablespaces}, format="json"
+    )
+    assert response.status_code == 400
+    assert field in response.json()["fields"], response.json()
+    assert not Run.objects.exists()
+    assert agent.client.post("/api/v1/runs/", ok, format="json").status_code == 201

@@ -36,7 +36,7 @@ MARGIN = 10
 # Run-to-run spread (sd of log tps): 1% a quiet dedicated host; 2% what the repository's
 # simulations take for a benchmark host (bench.simulate.RunShape.run_cv, docs/statistics.md);
 # 6% what adjacent 5 s passes on the quiet development VM differed by (5.8%, and 7% for 10 s
-# passes: docs/performance.md, the agent's paired ratio).
+# passes: docs/performance-log.md, the agent's paired ratio).
 NOISES = (0.01, 0.02, 0.06)
 STEPS = (0.01, 0.02, 0.03, 0.05, 0.10, 0.20)
 DRIFTS_PER_WEEK = (0.0025, 0.005, 0.01)

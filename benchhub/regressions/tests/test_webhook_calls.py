@@ -18,6 +18,7 @@ from benchhub.regressions.services import subscription_add, webhook_add
 from benchhub.regressions.webhook_url import webhook_url_parse
 from benchhub.testing import processes
 from benchhub.testing.receivers import wait_for, webhook_calls
+from benchhub.testing.spellings import PRIVATE_SPELLINGS
 
 
 def _listening(port: int) -> bool:
@@ -149,9 +150,7 @@ def test_it_refuses_at_delivery_a_stored_url_read_two_ways_and_calls_nothing(
     assert webhook_calls(log) == []
 
 
-@pytest.mark.parametrize(
-    "host", ["127.0.0.1", "[::127.0.0.1]", "[64:ff9b::7f00:1]", "[2002:7f00:1::1]", "localhost"]
-)
+@pytest.mark.parametrize("host", PRIVATE_SPELLINGS)
 def test_it_refuses_a_private_address_by_default_and_calls_nothing(
     regression, dave, receiver, host
 ):

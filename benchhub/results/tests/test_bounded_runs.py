@@ -2,11 +2,11 @@
 out (the run page draws at most MAX_CHART_POINTS points a line, bucket-averaged)."""
 
 import json
-import time
 
 import numpy as np
 import pytest
 
+from benchhub.api.fields import RecordListField
 from benchhub.results import serializers
 from benchhub.results.models import ProgressSeries, Run
 from benchhub.results.selectors import MAX_CHART_POINTS, progress_points
@@ -19,19 +19,23 @@ def post(agent, payload):
     )
 
 
-def test_it_refuses_the_upload_of_800000_samples_naming_the_limit_before_reading_them(agent):
+def test_it_refuses_the_upload_of_800000_samples_naming_the_limit_before_reading_them(
+    agent, monkeypatch
+):
     payload = run_payload(clients=(1,), repeats=1)
     # Empty samples: counted, never validated (each would be refused if it were read).
     payload["results"][0]["progress"] = [{}] * 800_000
 
-    started = time.monotonic()
+    def read(field, data):
+        raise AssertionError("a result's samples were validated before they were counted")
+
+    monkeypatch.setattr(RecordListField, "to_internal_value", read)
     response = post(agent, payload)
 
     assert response.status_code == 400, response.content[:300]
     (message,) = response.json()["fields"]["results"]
     assert f"At most {serializers.MAX_RUN_SAMPLES} progress and telemetry samples" in message
     assert "800000" in message
-    assert time.monotonic() - started < 5
     assert not Run.objects.exists()
 
 
@@ -85,10 +89,6 @@ def test_it_keeps_every_sample_of_a_short_progress(long_run):
 
 
 def test_the_run_page_draws_a_bounded_number_of_points(long_run, client):
-    html = client.get(f"/runs/{long_run.uuid}/").content.decode()
-
-    charts = json.loads(
-        html.split('id="run-charts" type="application/json">')[1].split("</script>")[0]
-    )
+    charts = client.get(f"/runs/{long_run.uuid}/charts/").json()
     progress = next(c for c in charts if c["id"].startswith("chart-progress"))
     assert [len(trace["x"]) for trace in progress["figure"]["data"]] == [MAX_CHART_POINTS] * 2

@@ -4,7 +4,7 @@ stored, shown on the run page, and compared at the levels they completed only.""
 import json
 
 import pytest
-from benchhub_runner import plan
+from benchhub_runner.jobspec import plan
 
 from benchhub.compare.tests.uploads import upload
 from benchhub.results.models import Result, Run

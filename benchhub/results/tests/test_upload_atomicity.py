@@ -93,12 +93,23 @@ def late_progress_violation(data: dict) -> None:
     data["results"][-1]["progress"][-1]["t"] = -1.0
 
 
+def middle_progress_violation(data: dict) -> None:
+    # A row in the middle of the progress COPY (its arrays written as literals) breaks the check.
+    data["results"][len(data["results"]) // 2]["progress"][0]["t"] = -1.0
+
+
 def late_progress_type_error(data: dict) -> None:
     data["results"][-1]["progress"][-1]["failed"] = "many"
 
 
 @pytest.mark.parametrize(
-    "spoil", [late_stream_violation, late_progress_violation, late_progress_type_error]
+    "spoil",
+    [
+        late_stream_violation,
+        late_progress_violation,
+        middle_progress_violation,
+        late_progress_type_error,
+    ],
 )
 def test_it_rolls_the_whole_upload_back_on_a_database_failure_at_a_late_row(db, spoil):
     """The serializer passed it; the database refuses a row near the end of the write, after the

@@ -2,6 +2,8 @@
 comparison (the runs standing for the versions and their sets) and a history, by `?tag=`
 repeated or comma-separated, every tag required."""
 
+import re
+
 import pytest
 from django.contrib.auth import get_user_model
 
@@ -118,7 +120,10 @@ def test_the_compare_page_filters_by_tag_and_keeps_it_in_its_links(client, runs)
     assert 'name="tag" id="id_tag" value="reviewed"' in html
     permalink = COMPARE.replace("&", "&amp;") + "&amp;tag=reviewed"
     assert f'id="permalink" href="/compare/?{permalink}"' in html
-    assert "clients=1&amp;tag=reviewed" in html  # the history of the series
+    # The history of the series keeps the tag.
+    history = re.search(r'<a href="(/history/[^"]*)">History of this series</a>', html)
+    assert history is not None
+    assert "tag=reviewed" in history[1].split("&amp;")
     # A comparison of tagged runs is another comparison: its own thread.
     assert comparison_key(f"?{COMPARE}&tag=reviewed") != comparison_key(f"?{COMPARE}")
 

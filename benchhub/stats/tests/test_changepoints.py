@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from benchhub.stats.changepoints import change_points, series_noise
+from benchhub.stats.changepoints import change_points, series_noise, window_p_value
 
 
 def series(seed: int, *, points: int, step_at: int | None = None, step: float = 0.0) -> list[float]:
@@ -75,3 +75,20 @@ def test_it_measures_a_series_noise_through_a_step_and_a_dip():
     values[40] *= 0.6
     assert series_noise(values) == pytest.approx(0.01, rel=0.15)
     assert series_noise([1.0, 0.0, 1.0]) == 0.0
+
+
+def test_it_bears_out_a_step_from_its_neighbourhood_and_not_a_place_inside_a_level():
+    rng = np.random.default_rng(5)
+    values = np.concatenate([rng.normal(1000, 10, 40), rng.normal(900, 10, 40)])
+    assert window_p_value(values, 40) < 0.001
+    assert window_p_value(values, 20) > 0.1
+    # The step 30 runs before is outside the windows of 10 runs.
+    assert window_p_value(values, 70) > 0.1
+
+
+def test_it_tests_the_windows_as_far_as_the_values_go():
+    values = [100.0, 101.0, 102.0, 90.0, 91.0, 92.0]
+    # Three lower against three higher: the smallest two-sided p of the exact test, 0.1.
+    assert window_p_value(values, 3) == pytest.approx(0.1)
+    assert window_p_value(values, 1) == 1.0
+    assert window_p_value(values, 5) == 1.0

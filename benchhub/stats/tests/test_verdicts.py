@@ -2,12 +2,20 @@ import math
 
 import numpy as np
 import pytest
-from scipy.stats import ttest_ind
+from scipy.stats import mannwhitneyu, ttest_ind
 
 from benchhub.compare.verdict_text import curve_summary, level_description
 from benchhub.stats.noise import HostNoise
 from benchhub.stats.repeats import Repeat, RunMean, repeat
-from benchhub.stats.verdicts import History, LevelVerdict, Verdict, curve_verdict, level_verdict
+from benchhub.stats.verdicts import (
+    History,
+    LevelVerdict,
+    Verdict,
+    curve_verdict,
+    level_verdict,
+    level_verdicts,
+    rank_tests,
+)
 
 
 def runs(*tps: float, within_se: float = 0.0, latency_ms: float | None = None) -> list[Repeat]:
@@ -317,3 +325,33 @@ def test_it_keeps_the_within_run_floor_on_run_means():
     # Identical run means, but each mean is known to 3% / sqrt(2) only.
     assert verdict.tps.cv == pytest.approx(0.03 / math.sqrt(2))
     assert verdict.verdict is Verdict.INCONCLUSIVE
+
+
+def test_it_tests_every_level_together_as_each_alone():
+    # scipy picks its exact or asymptotic method from ties anywhere in one call: a level with
+    # ties among levels without must not change their p.
+    samples = [
+        ([100.0, 101.0, 102.0, 103.0], [104.0, 105.0, 106.0, 107.0]),
+        ([100.0, 100.0, 102.0, 103.0], [102.0, 105.0, 106.0, 107.0]),
+        ([100.0, 103.0, 101.0, 99.0], [98.0, 104.0, 100.5, 102.5]),
+        ([100.0, 101.0, 102.0, 103.0, 99.0], [104.0, 105.0, 106.0, 107.0]),
+        ([100.0, 101.0, 102.0], [104.0, 105.0, 106.0]),
+    ]
+    alone = []
+    for base, other in samples[:4]:
+        result = mannwhitneyu(other, base, alternative="two-sided")
+        alone.append((result.pvalue, 2 * result.statistic / (len(base) * len(other)) - 1))
+    assert rank_tests(samples) == [*alone, (None, None)]
+
+
+def test_it_gives_each_level_the_verdict_it_gets_alone():
+    sides = {
+        1: (runs(100, 101, 102, 103), runs(104, 105, 106, 107)),
+        2: (runs(100, 100, 102, 103), runs(102, 105, 106, 107)),
+        4: (runs(200, 201), runs(199, 203)),
+    }
+    together = level_verdicts(sides=sides, threshold=0.02)
+    assert together == {
+        c: level_verdict(baseline=b, other=o, threshold=0.02) for c, (b, o) in sides.items()
+    }
+    assert together[1].mann_whitney_p is not None and together[4].mann_whitney_p is None

@@ -2,9 +2,9 @@
 and errors name them; scripts work with every pgbench's syntax."""
 
 import pytest
-from benchhub_runner.jobspec import workload_parse
-from benchhub_runner.pgbench import script_for_client
-from benchhub_runner.streams import connections_peak, max_connections_for
+from benchhub_runner.jobspec.workload import workload_parse
+from benchhub_runner.measure.pgbench import script_for_client
+from benchhub_runner.measure.streams import connections_peak, max_connections_for
 from rest_framework.exceptions import ValidationError
 
 from benchhub.api.errors import flatten_errors

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 from benchhub_runner.config import Config
-from benchhub_runner.job import JobRunner
-from benchhub_runner.jobspec import job_parse
+from benchhub_runner.job.runner import JobRunner
+from benchhub_runner.jobspec.spec import job_parse
 
 from benchhub.hosts.services import runner_token_create
 from benchhub.results.models import Result, Run, StreamResult

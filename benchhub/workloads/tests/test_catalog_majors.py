@@ -1,6 +1,7 @@
 """Every catalog entry is valid for every major it says it supports: its setup SQL for the server,
 its scripts (as the agent rewrites them for that pgbench) and the agent's command line for that
-pgbench, checked against the table of what each major accepts (benchhub_runner.capabilities).
+pgbench, checked against the table of what each major accepts
+(benchhub_runner.servers.capabilities).
 
 Pure code: no server runs. Real servers 10 to 18 run the entries in test_catalog_e2e.py.
 """
@@ -8,12 +9,13 @@ Pure code: no server runs. Real servers 10 to 18 run the entries in test_catalog
 from pathlib import Path
 
 import pytest
-from benchhub_runner import capabilities, pgbench
-from benchhub_runner.capabilities import MAJORS, label
-from benchhub_runner.jobspec import workload_parse
-from benchhub_runner.level import stream_measurement
-from benchhub_runner.streams import workload_streams
-from benchhub_runner.versions import version_parse
+from benchhub_runner.jobspec.workload import workload_parse
+from benchhub_runner.measure import pgbench
+from benchhub_runner.measure.level import stream_measurement
+from benchhub_runner.measure.streams import workload_streams
+from benchhub_runner.servers import capabilities
+from benchhub_runner.servers.capabilities import MAJORS, label
+from benchhub_runner.servers.versions import version_parse
 
 from benchhub.workloads.catalog import catalog_expand, entry_list
 

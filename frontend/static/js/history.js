@@ -1,9 +1,10 @@
-// History page: draws the tps-over-time figure that the view built (dashboard/charts.py).
+// History page: draws (js/charts.js) the tps-over-time figure that the view built
+// (dashboard/charts.py).
 (function () {
   "use strict";
   var source = document.getElementById("history-figure");
   var element = document.getElementById("history-chart");
-  if (!source || !element || !window.Plotly) return;
+  if (!source || !element || !window.BenchHubCharts) return;
   var figure = JSON.parse(source.textContent);
-  window.Plotly.newPlot(element, figure.data, figure.layout, figure.config);
+  window.BenchHubCharts.newPlot(element, figure.data, figure.layout, figure.config);
 })();

@@ -1,5 +1,7 @@
-// Home: keeps the queue and the agents live by polling GET /api/v1/status/ every 3 s, and turns
-// the quick-compare form into a permalink. Server data goes in with textContent only.
+// Home: keeps the queue and the agents live by polling GET /api/v1/status/ every 3 s, redraws
+// the latest comparisons and the runs (the server's own HTML of this page) when a job finishes,
+// and turns the quick-compare form into a permalink. Server data goes in with textContent only,
+// but for those two sections, which the server rendered and escaped.
 (function () {
   "use strict";
   var EVERY_MS = 3000;
@@ -33,6 +35,17 @@
     });
   }
 
+  // Same wording as the server's `expected_end` filter.
+  function expectedEnd(iso) {
+    var end = new Date(iso);
+    if (isNaN(end.getTime())) return "";
+    var pad = function (n) { return (n < 10 ? "0" : "") + n; };
+    var time = pad(end.getUTCHours()) + ":" + pad(end.getUTCMinutes());
+    var day = end.toISOString().slice(0, 10);
+    var shown = day === new Date().toISOString().slice(0, 10) ? time : day + " " + time;
+    return "expected to end about " + shown + " UTC";
+  }
+
   function jobRow(job) {
     var progress = job.progress && typeof job.progress === "object" ? job.progress : {};
     var row = el("tr");
@@ -56,6 +69,8 @@
     var stage = typeof progress.stage === "string" && progress.stage ? progress.stage
       : "waiting for the first heartbeat";
     fourth.append(el("span", stage, "stage"));
+    var end = typeof job.expected_end === "string" ? expectedEnd(job.expected_end) : "";
+    if (end) fourth.append(el("br"), el("span", end, "expected-end"));
     if (typeof progress.line === "string" && progress.line) {
       fourth.append(el("br"), el("code", progress.line, "line"));
     }
@@ -89,7 +104,36 @@
     return row;
   }
 
+  // Jobs that ended since the page was drawn: their runs and verdicts belong on it.
+  var ended = null;
+
+  function endedCount(queue) {
+    return ["done", "failed", "cancelled", "expired"].reduce(function (sum, state) {
+      return sum + (isCount(queue[state]) ? queue[state] : 0);
+    }, 0);
+  }
+
+  function redrawFinished() {
+    fetch(window.location.href, { headers: { Accept: "text/html" }, credentials: "same-origin" })
+      .then(function (response) {
+        if (!response.ok) throw new Error("HTTP " + response.status);
+        return response.text();
+      })
+      .then(function (html) {
+        var fresh = new DOMParser().parseFromString(html, "text/html");
+        ["latest-comparisons", "home-runs"].forEach(function (id) {
+          var mine = document.getElementById(id);
+          var theirs = fresh.getElementById(id);
+          if (mine && theirs) mine.replaceWith(document.adoptNode(theirs));
+        });
+      })
+      .catch(function () { ended = null; });  // try again at the next poll
+  }
+
   function showStatus(status) {
+    var now = endedCount(status.queue || {});
+    if (ended !== null && now !== ended) redrawFinished();
+    ended = now;
     showCounts(status.queue || {});
     var active = status.active || [];
     document.getElementById("active-jobs").replaceChildren.apply(

@@ -16,9 +16,10 @@ Stdlib only, like the rest of the agent. docs/agent.md, "Building PostgreSQL fro
 from .builder import Build, commit_range, ensure_build, resolve_source
 from .errors import STAGES, BuildError, BuildStopped
 from .settings import BuildSettings, build_settings_from
-from .sources import CommitRange, RangeCommit, ResolvedSource
+from .sources import CommitRange, RangeCommit
 from .spec import BuildSpec, SpecError, git_ref_parse, spec_from_json, spec_parse
 from .steps import BuildProgress, ProgressCallback
+from .tarballs import ResolvedSource
 
 __all__ = [
     "STAGES",

@@ -16,7 +16,6 @@ already parsed), ``BuildError`` (with ``stage`` and ``log_tail``) when the build
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import shutil
@@ -26,17 +25,21 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..account import Account, runner_account
-from ..bindirs import CLIENT_TOOLS, SERVER_TOOLS
-from ..provision import Installation
-from .compile import Compiled, Compiler, Seed, Toolchain, toolchain_for
+from ..sandbox.account import Account, runner_account
+from ..servers.bindirs import CLIENT_TOOLS, SERVER_TOOLS
+from ..servers.installation import Installation
+from .compile import Compiler
 from .errors import BuildError
 from .installs import MARKER, USED, Hold, InstallCache, install_key
 from .majors import table_digest
+from .provenance import provenance_record
 from .settings import BuildSettings
-from .sources import GIT_ENV, CommitRange, ResolvedSource, SourceCache
+from .sources import GIT_ENV, CommitRange, SourceCache
 from .spec import BuildSpec, Source
+from .stages import Seed
 from .steps import ProgressCallback, Steps, clean_env
+from .tarballs import ResolvedSource
+from .toolchain import Toolchain, toolchain_for
 from .trees import BuildTree, find_seeds, prune_trees
 
 # Bump when the builder changes what an install holds; old installs then age out.
@@ -311,7 +314,7 @@ def _build(
         shutil.rmtree(prefix, ignore_errors=True)
         raise
     seconds = round(time.monotonic() - started, 1)
-    provenance = _provenance(spec, resolved, compiled, toolchain, key=key, seconds=seconds)
+    provenance = provenance_record(spec, resolved, compiled, toolchain, key=key, seconds=seconds)
     provenance["log"] = str(prefix / "build.log")
     provenance["install_dir"] = str(prefix)
     provenance["build_tree"] = str(tree.root)
@@ -330,48 +333,6 @@ def _build(
         reused=False,
         hold=hold,
     )
-
-
-def _provenance(
-    spec: BuildSpec,
-    resolved: ResolvedSource,
-    compiled: Compiled,
-    toolchain: Toolchain,
-    *,
-    key: str,
-    seconds: float,
-) -> dict[str, Any]:
-    defaults = compiled.defaults
-    return {
-        "name": spec.name,
-        "key": key,
-        "version": compiled.version,
-        "major": compiled.major,
-        "postgres_version": compiled.postgres_version,
-        "source": resolved.as_dict(),
-        "patches": [{"name": p.name, "sha256": p.sha256} for p in spec.patches],
-        "configure_flags": list(spec.configure_flags),
-        "configure_args": compiled.configure_args,
-        "build_mode": compiled.mode,
-        "cflags": spec.cflags,
-        "copt": " ".join(compiled.copt),
-        "contrib": compiled.contrib,
-        "major_defaults": None
-        if defaults is None
-        else {
-            "major": defaults.major,
-            "configure_flags": list(defaults.configure_flags),
-            "copt": list(defaults.copt),
-            "pgbench_dir": defaults.pgbench_dir,
-            "verified": defaults.verified,
-        },
-        "compiler": {"cc": toolchain.cc, "version": toolchain.version},
-        "ccache": {"used": toolchain.ccache is not None, **compiled.ccache},
-        "jobs": toolchain.jobs,
-        "pg_config": compiled.pg_config,
-        "build_seconds": seconds,
-        "built_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
-    }
 
 
 def _installation(prefix: Path, version: str) -> Installation:

@@ -18,7 +18,7 @@ may be used, so a job cannot make the agent read the host's other files or clone
 repositories.
 
 A tarball or git source given by a network url is fetched from a public address only
-(benchhub_runner.urlpolicy: not loopback, private, link-local, ... in any IPv6 spelling);
+(benchhub_runner.transport.urlpolicy: not loopback, private, link-local, ... in any IPv6 spelling);
 ``allow_private_sources`` is the host owner's word that its lab's private addresses may be
 fetched from too. ``release_url`` is the host owner's own and is not checked.
 """

@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 from typing import Any
 
-from ..versions import VersionError, version_parse
+from ..servers.versions import VersionError, version_parse
 
 MAX_NAME = 100
 MAX_PATCHES = 50

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO
 
-from ..account import Account
+from ..sandbox.account import Account
 from .errors import BuildError, BuildStopped
 
 TAIL_LINES = 40
@@ -117,11 +117,13 @@ class Steps:
         cwd: Path,
         privileged: bool = False,
         ok_codes: tuple[int, ...] = (0,),
+        env: Mapping[str, str] | None = None,
     ) -> int:
         """Run ``argv`` to completion; BuildError (with the log tail) on another exit code.
 
         ``privileged`` runs it as the agent itself (git on the agent's own source cache); every
-        program that reads or builds the source runs unprivileged.
+        program that reads or builds the source runs unprivileged. ``env`` adds to the build's
+        environment for this program only.
         """
         self.check_stop(stage)
         self._write(f"### [{stage}] $ {' '.join(argv)}  (in {cwd})\n")
@@ -129,7 +131,7 @@ class Steps:
             proc = subprocess.Popen(
                 list(argv),
                 cwd=cwd,
-                env=self.env,
+                env={**self.env, **env} if env else self.env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

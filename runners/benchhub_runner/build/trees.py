@@ -16,6 +16,7 @@ Layout under ``<cache_dir>/builds/trees/<tree key>/``::
     .in-progress   there while a build runs in the tree: a tree that has it was left by an
                    interrupted build and is never trusted; it is discarded and built clean
     stage/         ``make install DESTDIR=`` lands here before the install moves into place
+    ccache-stats.log  while make runs: ccache's record of this build's compiles
 
 Every tree configures with the same prefix, ``<cache_dir>/builds/tree-prefix``, which no
 install uses and nothing creates: the install of each commit is staged with DESTDIR and moved to

@@ -13,7 +13,7 @@ import logging
 import sys
 from pathlib import Path
 
-from ..agent import Agent, AgentBusy
+from ..agent.loop import Agent, AgentBusy
 from ..config import ConfigError, config_load
 
 EXIT = {

@@ -16,8 +16,8 @@ import json
 import sys
 from pathlib import Path
 
-from ..client import ApiError, Client, Unreachable
-from ..importer import ImportRefused, import_payload
+from ..results.importer import ImportRefused, import_payload
+from ..transport.client import ApiError, Client, Unreachable
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

@@ -18,7 +18,7 @@ import tomllib
 from pathlib import Path
 
 from ..config import default_work_dir
-from ..spool import Spool
+from ..transport.spool import Spool
 
 
 def register(subparsers: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

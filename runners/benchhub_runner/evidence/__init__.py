@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..cluster import Cluster, ClusterError
+from ..servers.cluster import Cluster, ClusterError
 from . import latency, serverstats, statements
 from .serverstats import Server
 from .waits import WaitSampler
@@ -113,7 +113,7 @@ class LevelEvidence:
             account = cluster.account
             if account is not None:
                 # pgbench runs as the cluster's account and writes its log here.
-                os.chown(log_dir, account.uid, account.gid)
+                os.chown(log_dir, account.uid, account.gid, follow_symlinks=False)
 
     def log_prefix(self, name: str) -> Path | None:
         return self.log_dir / name if self.logging else None
@@ -164,8 +164,11 @@ class LevelEvidence:
         """The result's `evidence`; reads and removes the pgbench log."""
         if self.logging:
             try:
+                # The job's directory is two up (txlog/<level>): below it, the job's files.
+                trusted = self.log_dir.parent.parent
+                files = latency.log_files(self.log_dir, trusted=trusted)
                 summary = latency.summary(
-                    latency.read_latencies(latency.log_files(self.log_dir)),
+                    latency.read_latencies(files, trusted=trusted),
                     sampling_rate=self.sampling_rate,
                 )
             except OSError as exc:

@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from ..cluster import Cluster, ClusterError
+from ..servers.cluster import Cluster, ClusterError
 
 # The optional views, by their key in the evidence.
 VIEWS = {

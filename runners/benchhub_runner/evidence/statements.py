@@ -17,8 +17,8 @@ import io
 import time
 from typing import Any
 
-from ..cluster import AGENT_SCHEMA, SUPERUSER, Cluster, ClusterError
-from ..provision import Installation
+from ..servers.cluster import AGENT_SCHEMA, SUPERUSER, Cluster, ClusterError
+from ..servers.installation import Installation
 
 MODULE = "pg_stat_statements"
 VIEW = f"{AGENT_SCHEMA}.{MODULE}"

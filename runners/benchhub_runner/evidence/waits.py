@@ -16,7 +16,7 @@ import threading
 import time
 from typing import Any
 
-from ..cluster import Cluster, ClusterError
+from ..servers.cluster import Cluster, ClusterError
 
 logger = logging.getLogger(__name__)
 

@@ -4,7 +4,7 @@ import json
 import sys
 from typing import Any
 
-from benchhub_runner.plan import QUERY_MODE_DEFAULT, plan_default
+from benchhub_runner.jobspec.plan import QUERY_MODE_DEFAULT, plan_default
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from rest_framework.exceptions import ValidationError
 

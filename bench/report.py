@@ -1,0 +1,170 @@
+"""The targets' table: every figure that has a target, with its value, 95% interval and verdict
+(met, missed, undecided), in one Markdown table, each row naming the run that measured it (when,
+where, at which commit, by which command).
+
+`make bench` prints its own run's table and merges it into docs/performance-results.md, which
+docs/performance.md links as the current figures: a run replaces the rows of the sections it
+measured and keeps every other section's latest rows, so a run limited with `--sections` does
+not drop the rest. The runs behind the report are kept beside it (``<report>.runs.json``, the
+documents bench/results.json holds), so it can be made again from those files alone:
+
+    python -m bench.report [bench/results.json ...] [--output docs/performance-results.md]
+
+Without files it renders the kept runs; with files, each is merged in, in the order given.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+from bench import env
+from bench.figures import Figure, interval_text, machine_label, number_text, target_text
+
+REPORT = env.ROOT / "docs" / "performance-results.md"
+VERDICTS = {"met": "met", "MISSED": "**missed**", "undecided": "undecided"}
+
+
+def commit_label() -> str:
+    """The checkout's commit, `+ changes` when the tree differs from it; "" outside git."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=env.ROOT, text=True,
+                              capture_output=True, check=True).stdout.strip()  # fmt: skip
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"],
+                               cwd=env.ROOT, text=True, capture_output=True).stdout  # fmt: skip
+    except (OSError, subprocess.CalledProcessError):
+        return ""
+    return f"{head} + changes" if dirty.strip() else head
+
+
+def _row(figure: Figure) -> str:
+    cells = [
+        figure.section,
+        figure.name,
+        f"{number_text(figure.value)} {figure.unit}",
+        interval_text(figure),
+        target_text(figure),
+        VERDICTS.get(figure.verdict, figure.verdict),
+    ]
+    return "| " + " | ".join(cell.replace("|", "\\|") for cell in cells) + " |"
+
+
+def runs_path(report: Path) -> Path:
+    """Where the runs behind ``report`` are kept."""
+    return report.with_name(report.name.removesuffix(".md") + ".runs.json")
+
+
+def _sections(document: dict[str, Any]) -> set[str]:
+    return {f["section"] for f in document["figures"]}
+
+
+def merged_runs(runs: list[dict[str, Any]], document: dict[str, Any]) -> list[dict[str, Any]]:
+    """``document`` first, then the earlier ``runs`` without the figures of the sections it
+    measured (a run left with none is dropped): each section's figures come from one run, its
+    latest."""
+    measured = _sections(document)
+    kept = [document]
+    for run in runs:
+        figures = [f for f in run["figures"] if f["section"] not in measured]
+        if figures:
+            kept.append({**run, "figures": figures})
+    return kept
+
+
+def targets_table(figures: list[Figure]) -> str:
+    """Every figure with a target as one Markdown table: section, figure, value, 95% interval,
+    target, verdict."""
+    lines = [
+        "| section | figure | value | 95% interval | target | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    lines += [_row(f) for f in figures if f.op is not None and f.target is not None]
+    return "\n".join(lines)
+
+
+def _heading(document: dict[str, Any]) -> str:
+    options = document.get("options", {})
+    argv = " ".join(options.get("argv") or [])
+    command = f'make bench BENCH_ARGS="{argv}"' if argv else "make bench"
+    commit = options.get("commit") or "unknown commit"
+    return (
+        f"Measured {options.get('started_at', '?')} to {options.get('finished_at', '?')} at "
+        f"`{commit}` on {machine_label(document['machine'])} by `{command}`."
+    )
+
+
+def report_markdown(runs: list[dict[str, Any]]) -> str:
+    """The report of ``runs`` (documents as bench/results.json holds them, latest first): one
+    table of their targets, each row with the number of the run that measured it, then the
+    runs."""
+    many = len(runs) > 1
+    header = ["| section | figure | value | 95% interval | target | verdict |"]
+    rule = ["|---|---|---|---|---|---|"]
+    rows: list[str] = []
+    for number, run in enumerate(runs, start=1):
+        figures = [Figure.from_dict(f) for f in run["figures"]]
+        table = targets_table(figures).splitlines()[2:]
+        rows += [f"{row} {number} |" for row in table] if many else table
+    if many:
+        header, rule = [header[0] + " run |"], [rule[0] + "---|"]
+    measured = (
+        [f"{n}. {_heading(run)}" for n, run in enumerate(runs, start=1)]
+        if many
+        else [_heading(runs[0])]
+    )
+    return "\n".join(
+        [
+            "# Performance: current figures",
+            "",
+            "Generated by `make bench` (bench/report.py); the method and the targets are in",
+            "[performance.md](performance.md). A verdict is read on the whole interval: met",
+            "when it lies on the target's side, missed when on the other, undecided when it",
+            "straddles the target. Each section's rows come from the latest run that measured it.",
+            "",
+            *header,
+            *rule,
+            *rows,
+            "",
+            *measured,
+            "",
+        ]
+    )
+
+
+def report_write(report: Path, documents: list[dict[str, Any]]) -> str:
+    """Merge ``documents`` (in order) into the runs kept beside ``report``, write both, and
+    return the report's text."""
+    kept = runs_path(report)
+    runs: list[dict[str, Any]] = json.loads(kept.read_text())["runs"] if kept.exists() else []
+    for document in documents:
+        runs = merged_runs(runs, document)
+    if not runs:
+        raise ValueError(f"no runs to report: {kept} is missing and no results were given")
+    kept.write_text(json.dumps({"runs": runs}, indent=2) + "\n")
+    text = report_markdown(runs)
+    report.write_text(text)
+    return text
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="bench.report", description=__doc__.splitlines()[0])
+    parser.add_argument("results", nargs="*", type=Path,
+                        help="results files of make bench to merge in, in order")  # fmt: skip
+    parser.add_argument("--output", type=Path, default=REPORT,
+                        help="the report to merge into (default: %(default)s)")  # fmt: skip
+    args = parser.parse_args(argv)
+    documents = [json.loads(path.read_text()) for path in args.results]
+    try:
+        print(report_write(args.output, documents), end="")
+    except ValueError as exc:
+        print(f"bench.report: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
