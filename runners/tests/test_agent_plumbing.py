@@ -6,6 +6,7 @@ import json
 import os
 import stat
 import threading
+import time
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -25,12 +26,16 @@ class FakeServer:
     def __init__(self) -> None:
         self.replies: list[tuple[int, dict]] = []
         self.requests: list[tuple[str, str, dict | None]] = []
+        # Heartbeats arrive this much later than they are sent: a slow network's reordering.
+        self.heartbeat_delay_s = 0.0
         owner = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = json.loads(self.rfile.read(length)) if length else None
+                if self.path.endswith("/heartbeat/"):
+                    time.sleep(owner.heartbeat_delay_s)
                 owner.requests.append((self.path, self.headers.get("Authorization", ""), body))
                 status, reply = owner.replies.pop(0) if owner.replies else (201, {"url": "/x/"})
                 data = json.dumps(reply).encode()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -57,8 +58,9 @@ def agent_once(server: FakeServer, work_dir: Path, *, source_dirs: tuple[Path, .
     """One claim of a real agent against ``server``, building without ccache and taking
     tarballs from ``source_dirs`` only; its outcome."""
     settings = BuildSettings(ccache="off", source_dirs=source_dirs)
+    config.setdefault("heartbeat_interval_s", 0.2)
     agent_config = Config(server=server.url, token=TOKEN, host="bench-01", work_dir=work_dir,
-                          heartbeat_interval_s=0.2, build=settings, **config)  # fmt: skip
+                          build=settings, **config)  # fmt: skip
     return Agent(config=agent_config, client=client_for(server.url)).once()
 
 
@@ -204,3 +206,25 @@ def test_a_recipe_cannot_make_the_agent_read_its_token_file_as_a_tarball(
     tarballs = work_dir / "cache" / "builds" / "sources" / "tarballs"
     assert not (tarballs.is_dir() and list(tarballs.iterdir()))
 
+
+def test_no_heartbeat_of_a_failed_job_reaches_the_server_after_its_finish(
+    server: FakeServer, work_dir: Path
+) -> None:
+    """A heartbeat still on its way when the job fails would reach the server after the finish,
+    which answers it with a lost lease: the agent waits for it before it reports the failure."""
+    server.heartbeat_delay_s = 0.5
+    listed = open_tmpdir("benchhub-tarballs-")
+    missing = listed / "absent.tar.gz"
+    spec = {"name": "15.99+x", "source": {"kind": "tarball", "path": str(missing),
+                                          "sha256": "0" * 64}, "patches": []}  # fmt: skip
+    server.replies = [(200, claim({"15.99+x": spec}, ["15.99+x"]))]
+    try:
+        outcome = agent_once(server, work_dir, source_dirs=(listed,), heartbeat_interval_s=0.01)
+    finally:
+        shutil.rmtree(listed, ignore_errors=True)
+
+    assert outcome == "failed"
+    time.sleep(server.heartbeat_delay_s + 0.2)  # what was on its way has arrived
+    paths = [path for path, _, _ in server.requests]
+    assert any(path.endswith("/heartbeat/") for path in paths), paths
+    assert paths[-1] == "/api/v1/jobs/11/finish/", paths

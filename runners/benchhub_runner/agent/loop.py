@@ -73,6 +73,7 @@ class Agent:
         self.halt = threading.Event()  # the current job must stop
         self.view = view or ProgressView()
         self.runner: JobRunner | None = None
+        self.beat: threading.Thread | None = None  # the current job's heartbeat thread
         self.outcome = ""
         # Once, at start: whether job code can run in a sandbox here (sandbox/bubblewrap.py).
         self.sandbox_missing = sandbox_probe()
@@ -221,8 +222,7 @@ class Agent:
             self.view.show(progress)
 
         self.runner = JobRunner(job=job, config=self.config, stop=self.halt, report=report)
-        beat = threading.Thread(target=self._heartbeats, args=(job.id, latest), daemon=True)
-        beat.start()
+        self._start_heartbeats(job.id, latest)
         try:
             payloads = self.runner.execute()
         except (StageError, Interrupted) as exc:
@@ -253,8 +253,7 @@ class Agent:
             self.spool.put(payload)
         # Heartbeats go on while delivery waits for the server, so the lease holds.
         delivered = self.deliver(wait_s=deliver_wait_s)
-        self.halt.set()
-        beat.join(timeout=5)
+        self._stop_heartbeats()
         if not delivered:
             return "spooled"
         ours = {str(payload["run_uuid"]) for payload in payloads}
@@ -282,8 +281,7 @@ class Agent:
         def progress(update: BuildProgress) -> None:
             latest.update(build_stage=update.stage, line=update.line[-200:])
 
-        beat = threading.Thread(target=self._heartbeats, args=(job.id, latest), daemon=True)
-        beat.start()
+        self._start_heartbeats(job.id, latest)
         try:
             found = commit_range(
                 wanted.url,
@@ -299,8 +297,7 @@ class Agent:
         except BuildError as exc:
             return self._fail(job, "resolve", str(exc))
         finally:
-            self.halt.set()
-            beat.join(timeout=5)
+            self._stop_heartbeats()
         try:
             self.client.bisect_range(
                 job.id,
@@ -316,8 +313,24 @@ class Agent:
             return "unreachable"
         return self._finish(job.id, "done")
 
-    def _heartbeats(self, job_id: int, latest: dict[str, Any]) -> None:
-        while not self.halt.wait(self.config.heartbeat_interval_s):
+    def _start_heartbeats(self, job_id: int, latest: dict[str, Any]) -> None:
+        # The thread watches its own job's event: one left behind by a job must never beat
+        # for, or halt, the next one.
+        self.beat = threading.Thread(
+            target=self._heartbeats, args=(job_id, latest, self.halt), daemon=True
+        )
+        self.beat.start()
+
+    def _stop_heartbeats(self) -> None:
+        """Stop the current job's heartbeats and wait for one in flight, so no heartbeat
+        reaches the server after the job's finish (which it would answer with a lost lease)."""
+        self.halt.set()
+        if self.beat is not None:
+            self.beat.join(timeout=5)
+            self.beat = None
+
+    def _heartbeats(self, job_id: int, latest: dict[str, Any], halt: threading.Event) -> None:
+        while not halt.wait(self.config.heartbeat_interval_s):
             try:
                 reply = self.client.heartbeat(job_id, dict(latest))
             except ApiError as exc:
@@ -351,10 +364,11 @@ class Agent:
 
     def _fail(self, job: JobSpec, stage: str, message: str) -> str:
         logger.error("job %s failed at %s: %s", job.id, stage, message)
-        self.halt.set()
+        self._stop_heartbeats()
         return self._finish(job.id, "failed", stage, message)
 
     def _interrupted(self, job: JobSpec) -> str:
+        self._stop_heartbeats()
         if self.outcome == "stopped":
             with contextlib.suppress(ApiError, Unreachable):
                 self.client.release(job.id, "the agent was stopped (signal)")
