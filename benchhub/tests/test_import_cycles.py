@@ -1,4 +1,5 @@
-"""No import cycles in benchhub/ or the agent (runners/benchhub_runner/), read from the source
+"""No import cycles in benchhub/, the agent (runners/benchhub_runner/) or the CLI
+(runners/benchhub_cli/), read from the source
 with `ast`. The imports a module makes while it loads (under TYPE_CHECKING too) must form no
 cycle at all. Imports inside functions count as well: a cycle through a deferred import still
 makes a reader hold both modules in mind at once, and it only loads by luck of order; the few
@@ -13,7 +14,11 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = (ROOT / "benchhub", ROOT / "runners" / "benchhub_runner")
+PACKAGES = (
+    ROOT / "benchhub",
+    ROOT / "runners" / "benchhub_runner",
+    ROOT / "runners" / "benchhub_cli",
+)
 # Cycles closed only by an import inside a function. In each, a service queues its own app's
 # Celery task after the commit, and the task module imports the service it runs: the task
 # (a thin wrapper) would have to move into the service module, or the service queue it by name.
