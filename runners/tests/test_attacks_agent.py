@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 from conftest import open_tmpdir
+from test_jobcode_fuzz import KNOWN_BYPASSES
 
 from benchhub_runner.sandbox.account import job_account_name
 from benchhub_runner.sandbox.confine import job_cgroup_find
@@ -116,7 +117,10 @@ def run_agent(
     *,
     trusted: bool = False,
     upload: tuple[int, Any] | None = None,
+    wrap: tuple[str, ...] = (),
 ) -> StandIn:
+    """`benchhub-runner once` as root with the default configuration (`trusted`: but trusting
+    job code), run through `wrap` if given; the stand-in, with the agent's output."""
     stand_in = StandIn(job, upload=upload)
     config = host["work"] / "agent.toml"
     config.write_text(
@@ -132,7 +136,7 @@ def run_agent(
         "BENCHHUB_TOKEN": TOKEN,
         "BENCHHUB_PROBE": "agent-environment-must-not-leak",
     }
-    argv = [sys.executable, "-m", "benchhub_runner.cli", "once", "--deliver-wait", "30"]
+    argv = [*wrap, sys.executable, "-m", "benchhub_runner.cli", "once", "--deliver-wait", "30"]
     try:
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180)
     finally:
@@ -228,7 +232,40 @@ ATTACKS = {
 }
 
 
-@SLOW
+def script_that_ran_shell(script: str, line: int) -> tuple[Any, str]:
+    """One of the scripts an earlier checker passed and pgbench ran `\\shell id` from
+    (test_jobcode_fuzz.py), its shell command now leaving a file where the test looks."""
+    return (
+        lambda loot: job_with(
+            builtin="",
+            scripts=[
+                {"name": "s", "body": script.replace("\\shell id", f"\\shell id > {loot}/owned")}
+            ],
+        ),
+        f"workload.scripts[0].body: line {line}: pgbench \\shell",
+    )
+
+
+# Each names the line pgbench reads the \shell on.
+ATTACKS.update(
+    {
+        "a \\r inside a -- comment, which pgbench ends there": script_that_ran_shell(
+            KNOWN_BYPASSES[0], 1
+        ),
+        "U+00A0 before a dollar quote, part of a name to pgbench": script_that_ran_shell(
+            KNOWN_BYPASSES[1], 2
+        ),
+        "U+0085 before a dollar quote, part of a name to pgbench": script_that_ran_shell(
+            KNOWN_BYPASSES[2], 2
+        ),
+        "1E'\\' one token to pgbench 15, not an escaped quote": script_that_ran_shell(
+            KNOWN_BYPASSES[3], 1
+        ),
+    }
+)
+
+
+# Not slow: the agent refuses before it provisions anything (a second or two each).
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_attack_the_agent_refuses_job_code_before_anything_runs(host, attack):
     make_job, expected = ATTACKS[attack]
