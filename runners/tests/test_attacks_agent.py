@@ -10,9 +10,12 @@ Listed in docs/security.md ("Job code on a benchmark host").
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -403,3 +406,69 @@ def test_attack_a_run_the_server_refuses_does_not_jam_the_spool_and_the_job_says
     spool = host["work"] / "spool"
     assert list(spool.glob("*.json")) == []
     assert (spool / "rejected" / f"{entry['run_uuid']}.json").is_file()
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that records every connection and answers each with `answer`
+    as an HTTP response (what a fetch that reached it would publish a digest of)."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.connections = 0
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                head = f"HTTP/1.0 200 OK\r\nContent-Length: {len(self.answer)}\r\n\r\n"
+                with contextlib.suppress(OSError):
+                    conn.sendall(head.encode() + self.answer)
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+ANSWER = b"what-a-local-service-answered\n"
+
+# A recipe's source on this host's loopback, as a person who may write recipes can name it.
+LOCAL_SOURCES = {
+    "a tarball over http": lambda port: {
+        "kind": "tarball",
+        "url": f"http://127.0.0.1:{port}/x.tar.gz",
+        "sha256": hashlib.sha256(ANSWER).hexdigest(),
+    },
+    "a git repository over git://": lambda port: {
+        "kind": "git",
+        "url": f"git://127.0.0.1:{port}/repo",
+        "ref": "master",
+    },
+}
+
+
+@pytest.mark.parametrize("source", list(LOCAL_SOURCES))
+def test_attack_a_recipe_on_the_hosts_loopback_is_never_fetched(host, source):
+    """Not slow: the fetch is refused before anything is built (a second or two)."""
+    listener = Listener(ANSWER)
+    try:
+        job = job_with()
+        job["versions"] = ["15.18+x"]
+        spec = {"name": "15.18+x", "source": LOCAL_SOURCES[source](listener.port), "patches": []}
+        job["builds"] = {"15.18+x": spec}
+        stand_in = run_agent(host, job)
+    finally:
+        listener.close()
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "build"), stand_in.output
+    assert "not a public address" in finish["message"], finish["message"]
+    assert listener.connections == 0
+    sent = json.dumps([body for _, body in stand_in.requests])
+    assert hashlib.sha256(ANSWER).hexdigest() not in finish["message"]
+    assert ANSWER.decode().strip() not in sent
+    assert not any(path == "/api/v1/runs/" for path, _ in stand_in.requests)
