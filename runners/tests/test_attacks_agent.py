@@ -472,3 +472,30 @@ def test_attack_a_recipe_on_the_hosts_loopback_is_never_fetched(host, source):
     assert hashlib.sha256(ANSWER).hexdigest() not in finish["message"]
     assert ANSWER.decode().strip() not in sent
     assert not any(path == "/api/v1/runs/" for path, _ in stand_in.requests)
+
+
+def test_attack_a_host_that_cannot_sandbox_refuses_untrusted_jobs_at_stage_sandbox(host):
+    """A host without bubblewrap, made for the agent alone: it runs in a mount namespace of its
+    own where /usr/bin/bwrap is /dev/null (not executable). The probe finds no sandbox and the
+    agent refuses even a job whose code the checker passes, before anything of it runs."""
+    hide_bwrap = (
+        "unshare",
+        "--mount",
+        "--",
+        "sh",
+        "-c",
+        'mount --bind /dev/null "$0" && exec "$@"',
+    )
+    stand_in = run_agent(host, job_with(), wrap=(*hide_bwrap, "/usr/bin/bwrap"))
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "sandbox"), stand_in.output
+    message = finish["message"]
+    assert message.startswith("this host cannot run job code in a sandbox (no /usr/bin/bwrap"), (
+        message
+    )
+    assert "does not run untrusted job code unconfined" in message and "trust_job_code" in message
+    assert nothing_ran(host)
+    assert [path for path, _ in stand_in.requests] == [
+        "/api/v1/jobs/claim/",
+        "/api/v1/jobs/41/finish/",
+    ]
