@@ -499,3 +499,48 @@ def test_attack_a_host_that_cannot_sandbox_refuses_untrusted_jobs_at_stage_sandb
         "/api/v1/jobs/claim/",
         "/api/v1/jobs/41/finish/",
     ]
+
+
+def shell_told(stand_in: StandIn) -> list[str]:
+    """What `\\shell` commands of the measured pgbench printed after `told:`, from the raw
+    output of the runs the agent uploaded (pgbench's stdout, which its shell commands share)."""
+    runs = [body for path, body in stand_in.requests if path == "/api/v1/runs/"]
+    raw = "".join(result["raw_output"] for run in runs for result in run["results"])
+    return [line.partition("told:")[2].strip() for line in raw.splitlines() if "told:" in line]
+
+
+@SLOW
+def test_attack_a_pgbench_shell_the_checker_missed_stays_in_the_jobs_sandbox(host):
+    """What holds when the checker is wrong: a host that trusts job code does not check it,
+    so a pgbench script's `\\shell` runs, as it would through a hole in the checker. It runs as
+    the job's account in pgbench's sandbox, where the agent's configuration (the token) and a
+    directory of the host's that anyone may write to do not exist and the host's loopback is
+    not reachable (only the sandbox's own): it writes in the job's own directories only."""
+    work, loot = host["work"], host["loot"]
+    listener = Listener(b"")
+    # pgbench takes at most 255 characters of a \shell command, and ends the client at the
+    # first that fails (the last: one pass, not one per transaction).
+    commands = [
+        "echo told: $(id -un)",
+        f"cat {work}/agent.toml 2>&1 | sed s/^/told:/",
+        f"touch {loot}/owned 2>&1 | sed s/^/told:/",
+        "echo mine > v0/own.txt && sed s/^/told:/ v0/own.txt",
+        f"{host['client']}/pgbench -n -t1 -h127.0.0.1 -p{listener.port} -S 2>&1 | sed s/^/told:/",
+        "echo told: tried; exit 1",
+    ]
+    script = "".join(f'\\shell sh -c "{command}"\n' for command in commands)
+    job = job_with(builtin="", scripts=[{"name": "s", "body": script}])
+    try:
+        stand_in = run_agent(host, job, trusted=True)
+    finally:
+        listener.close()
+    told = shell_told(stand_in)
+    assert told[-1:] == ["tried"], (told, stand_in.output)  # every command ran
+    assert told[0] == job_account_name(41, 1, work=work), told
+    assert any(f"{work}/agent.toml: No such file or directory" in line for line in told), told
+    assert any(f"{loot}/owned" in line and "No such file" in line for line in told), told
+    assert "mine" in told
+    assert any("127.0.0.1" in line and "refused" in line for line in told), told
+    assert listener.connections == 0
+    assert not (loot / "owned").exists()
+    assert TOKEN not in json.dumps([body for _, body in stand_in.requests])
