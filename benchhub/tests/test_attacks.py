@@ -208,7 +208,7 @@ def test_it_refuses_hiding_a_run_as_invalid_without_a_reason(world):
     assert not Run.objects.get(uuid=world.run).invalid
 
 
-@pytest.mark.parametrize("spelling", ["BENCH-01", "Bench-01", "bEnCh-01"])
+@pytest.mark.parametrize("spelling", ["BENCH-01", "Bench-01", "bEnCh-01", "bench-01.", "BENCH-01."])
 def test_it_refuses_an_import_under_an_agents_host_name_in_another_spelling(world, spelling):
     payload = run_payload(source="import", version="16.1", host=spelling)
     response = world.call(world.mallory, "POST", "/api/v1/runs/", payload)

@@ -10,9 +10,12 @@ Listed in docs/security.md ("Job code on a benchmark host").
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import threading
@@ -23,6 +26,7 @@ from typing import Any
 
 import pytest
 from conftest import open_tmpdir
+from test_jobcode_fuzz import KNOWN_BYPASSES
 
 from benchhub_runner.sandbox.account import job_account_name
 from benchhub_runner.sandbox.confine import job_cgroup_find
@@ -116,7 +120,10 @@ def run_agent(
     *,
     trusted: bool = False,
     upload: tuple[int, Any] | None = None,
+    wrap: tuple[str, ...] = (),
 ) -> StandIn:
+    """`benchhub-runner once` as root with the default configuration (`trusted`: but trusting
+    job code), run through `wrap` if given; the stand-in, with the agent's output."""
     stand_in = StandIn(job, upload=upload)
     config = host["work"] / "agent.toml"
     config.write_text(
@@ -132,7 +139,7 @@ def run_agent(
         "BENCHHUB_TOKEN": TOKEN,
         "BENCHHUB_PROBE": "agent-environment-must-not-leak",
     }
-    argv = [sys.executable, "-m", "benchhub_runner.cli", "once", "--deliver-wait", "30"]
+    argv = [*wrap, sys.executable, "-m", "benchhub_runner.cli", "once", "--deliver-wait", "30"]
     try:
         done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=180)
     finally:
@@ -228,7 +235,40 @@ ATTACKS = {
 }
 
 
-@SLOW
+def script_that_ran_shell(script: str, line: int) -> tuple[Any, str]:
+    """One of the scripts an earlier checker passed and pgbench ran `\\shell id` from
+    (test_jobcode_fuzz.py), its shell command now leaving a file where the test looks."""
+    return (
+        lambda loot: job_with(
+            builtin="",
+            scripts=[
+                {"name": "s", "body": script.replace("\\shell id", f"\\shell id > {loot}/owned")}
+            ],
+        ),
+        f"workload.scripts[0].body: line {line}: pgbench \\shell",
+    )
+
+
+# Each names the line pgbench reads the \shell on.
+ATTACKS.update(
+    {
+        "a \\r inside a -- comment, which pgbench ends there": script_that_ran_shell(
+            KNOWN_BYPASSES[0], 1
+        ),
+        "U+00A0 before a dollar quote, part of a name to pgbench": script_that_ran_shell(
+            KNOWN_BYPASSES[1], 2
+        ),
+        "U+0085 before a dollar quote, part of a name to pgbench": script_that_ran_shell(
+            KNOWN_BYPASSES[2], 2
+        ),
+        "1E'\\' one token to pgbench 15, not an escaped quote": script_that_ran_shell(
+            KNOWN_BYPASSES[3], 1
+        ),
+    }
+)
+
+
+# Not slow: the agent refuses before it provisions anything (a second or two each).
 @pytest.mark.parametrize("attack", list(ATTACKS))
 def test_attack_the_agent_refuses_job_code_before_anything_runs(host, attack):
     make_job, expected = ATTACKS[attack]
@@ -366,3 +406,141 @@ def test_attack_a_run_the_server_refuses_does_not_jam_the_spool_and_the_job_says
     spool = host["work"] / "spool"
     assert list(spool.glob("*.json")) == []
     assert (spool / "rejected" / f"{entry['run_uuid']}.json").is_file()
+
+
+class Listener:
+    """A TCP listener on 127.0.0.1 that records every connection and answers each with `answer`
+    as an HTTP response (what a fetch that reached it would publish a digest of)."""
+
+    def __init__(self, answer: bytes) -> None:
+        self.answer = answer
+        self.connections = 0
+        self.socket = socket.create_server(("127.0.0.1", 0))
+        self.port = self.socket.getsockname()[1]
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.socket.accept()
+            except OSError:
+                return
+            self.connections += 1
+            with conn:
+                head = f"HTTP/1.0 200 OK\r\nContent-Length: {len(self.answer)}\r\n\r\n"
+                with contextlib.suppress(OSError):
+                    conn.sendall(head.encode() + self.answer)
+
+    def close(self) -> None:
+        self.socket.close()
+
+
+ANSWER = b"what-a-local-service-answered\n"
+
+# A recipe's source on this host's loopback, as a person who may write recipes can name it.
+LOCAL_SOURCES = {
+    "a tarball over http": lambda port: {
+        "kind": "tarball",
+        "url": f"http://127.0.0.1:{port}/x.tar.gz",
+        "sha256": hashlib.sha256(ANSWER).hexdigest(),
+    },
+    "a git repository over git://": lambda port: {
+        "kind": "git",
+        "url": f"git://127.0.0.1:{port}/repo",
+        "ref": "master",
+    },
+}
+
+
+@pytest.mark.parametrize("source", list(LOCAL_SOURCES))
+def test_attack_a_recipe_on_the_hosts_loopback_is_never_fetched(host, source):
+    """Not slow: the fetch is refused before anything is built (a second or two)."""
+    listener = Listener(ANSWER)
+    try:
+        job = job_with()
+        job["versions"] = ["15.18+x"]
+        spec = {"name": "15.18+x", "source": LOCAL_SOURCES[source](listener.port), "patches": []}
+        job["builds"] = {"15.18+x": spec}
+        stand_in = run_agent(host, job)
+    finally:
+        listener.close()
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "build"), stand_in.output
+    assert "not a public address" in finish["message"], finish["message"]
+    assert listener.connections == 0
+    sent = json.dumps([body for _, body in stand_in.requests])
+    assert hashlib.sha256(ANSWER).hexdigest() not in finish["message"]
+    assert ANSWER.decode().strip() not in sent
+    assert not any(path == "/api/v1/runs/" for path, _ in stand_in.requests)
+
+
+def test_attack_a_host_that_cannot_sandbox_refuses_untrusted_jobs_at_stage_sandbox(host):
+    """A host without bubblewrap, made for the agent alone: it runs in a mount namespace of its
+    own where /usr/bin/bwrap is /dev/null (not executable). The probe finds no sandbox and the
+    agent refuses even a job whose code the checker passes, before anything of it runs."""
+    hide_bwrap = (
+        "unshare",
+        "--mount",
+        "--",
+        "sh",
+        "-c",
+        'mount --bind /dev/null "$0" && exec "$@"',
+    )
+    stand_in = run_agent(host, job_with(), wrap=(*hide_bwrap, "/usr/bin/bwrap"))
+    finish = stand_in.finish()
+    assert (finish["outcome"], finish["stage"]) == ("failed", "sandbox"), stand_in.output
+    message = finish["message"]
+    assert message.startswith("this host cannot run job code in a sandbox (no /usr/bin/bwrap"), (
+        message
+    )
+    assert "does not run untrusted job code unconfined" in message and "trust_job_code" in message
+    assert nothing_ran(host)
+    assert [path for path, _ in stand_in.requests] == [
+        "/api/v1/jobs/claim/",
+        "/api/v1/jobs/41/finish/",
+    ]
+
+
+def shell_told(stand_in: StandIn) -> list[str]:
+    """What `\\shell` commands of the measured pgbench printed after `told:`, from the raw
+    output of the runs the agent uploaded (pgbench's stdout, which its shell commands share)."""
+    runs = [body for path, body in stand_in.requests if path == "/api/v1/runs/"]
+    raw = "".join(result["raw_output"] for run in runs for result in run["results"])
+    return [line.partition("told:")[2].strip() for line in raw.splitlines() if "told:" in line]
+
+
+@SLOW
+def test_attack_a_pgbench_shell_the_checker_missed_stays_in_the_jobs_sandbox(host):
+    """What holds when the checker is wrong: a host that trusts job code does not check it,
+    so a pgbench script's `\\shell` runs, as it would through a hole in the checker. It runs as
+    the job's account in pgbench's sandbox, where the agent's configuration (the token) and a
+    directory of the host's that anyone may write to do not exist and the host's loopback is
+    not reachable (only the sandbox's own): it writes in the job's own directories only."""
+    work, loot = host["work"], host["loot"]
+    listener = Listener(b"")
+    # pgbench takes at most 255 characters of a \shell command, and ends the client at the
+    # first that fails (the last: one pass, not one per transaction).
+    commands = [
+        "echo told: $(id -un)",
+        f"cat {work}/agent.toml 2>&1 | sed s/^/told:/",
+        f"touch {loot}/owned 2>&1 | sed s/^/told:/",
+        "echo mine > v0/own.txt && sed s/^/told:/ v0/own.txt",
+        f"{host['client']}/pgbench -n -t1 -h127.0.0.1 -p{listener.port} -S 2>&1 | sed s/^/told:/",
+        "echo told: tried; exit 1",
+    ]
+    script = "".join(f'\\shell sh -c "{command}"\n' for command in commands)
+    job = job_with(builtin="", scripts=[{"name": "s", "body": script}])
+    try:
+        stand_in = run_agent(host, job, trusted=True)
+    finally:
+        listener.close()
+    told = shell_told(stand_in)
+    assert told[-1:] == ["tried"], (told, stand_in.output)  # every command ran
+    assert told[0] == job_account_name(41, 1, work=work), told
+    assert any(f"{work}/agent.toml: No such file or directory" in line for line in told), told
+    assert any(f"{loot}/owned" in line and "No such file" in line for line in told), told
+    assert "mine" in told
+    assert any("127.0.0.1" in line and "refused" in line for line in told), told
+    assert listener.connections == 0
+    assert not (loot / "owned").exists()
+    assert TOKEN not in json.dumps([body for _, body in stand_in.requests])

