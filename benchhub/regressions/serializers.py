@@ -134,14 +134,20 @@ class WebhookOutSerializer(serializers.ModelSerializer):
 
 
 class DeliveryOutSerializer(serializers.ModelSerializer):
-    regression = serializers.IntegerField(source="regression_id")
+    notice = serializers.IntegerField(source="notice_id")
+    group = serializers.IntegerField(
+        source="notice.group_id", allow_null=True, help_text="the alert group; null for a drift"
+    )
+    regressions = serializers.SerializerMethodField(help_text="the changes the notice named")
     webhook = serializers.IntegerField(source="webhook_id", allow_null=True)
 
     class Meta:
         model = Delivery
         fields = [
             "id",
-            "regression",
+            "notice",
+            "group",
+            "regressions",
             "channel",
             "webhook",
             "recipient",
@@ -153,3 +159,7 @@ class DeliveryOutSerializer(serializers.ModelSerializer):
             "attempted_at",
             "delivered_at",
         ]
+
+    def get_regressions(self, delivery: Delivery) -> list[int]:
+        return sorted(member.pk for member in delivery.notice.members.all())
+
