@@ -9,12 +9,13 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Prefetch, Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from benchhub.compare.selectors import HELD_COLUMNS, held_runs, with_threads
 from benchhub.compare.splits import Split, series_splits
 from benchhub.hosts.models import host_name_key
 from benchhub.regressions.models import (
+    AlertGroup,
     Delivery,
     Notice,
     Regression,
@@ -255,3 +256,22 @@ def subscribers(*, host_name: str, workload_names: list[str]) -> list[Any]:
         .order_by("pk")
     )
 
+
+GROUP_ORDER = ("-updated_at", "-id")
+
+
+def group_list(*, filters: dict[str, Any] | None = None) -> QuerySet[AlertGroup]:
+    """Alert groups with at least one change that is not withdrawn, the most recently changed
+    first, filtered by host (name) and direction; each with its host and builds, and
+    `untriaged`, how many of its changes are still `new` (one query with the count; the
+    caller slices or paginates)."""
+    filters = filters or {}
+    groups = AlertGroup.objects.filter(members__gt=0).select_related(
+        "host", "build_before", "build_after"
+    )
+    if filters.get("host"):
+        groups = groups.filter(host__name_key=host_name_key(filters["host"]))
+    if filters.get("direction"):
+        groups = groups.filter(direction=filters["direction"])
+    untriaged = Count("regressions", filter=Q(regressions__state=Regression.State.NEW))
+    return groups.annotate(untriaged=untriaged).order_by(*GROUP_ORDER)
