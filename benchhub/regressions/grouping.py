@@ -32,7 +32,10 @@ def group_file(*, regression: Regression) -> AlertGroup:
             host_id=regression.host_id,
             build_before_id=builds[regression.run_before_id],
             build_after_id=builds[regression.run_after_id],
-            defaults={"direction": members_direction([regression]), "worst_change": regression.change},
+            defaults={
+                "direction": members_direction([regression]),
+                "worst_change": regression.change,
+            },
         )
         left = regression.group_id if regression.group_id != group.pk else None
         if regression.group_id != group.pk:

@@ -18,7 +18,7 @@ from benchhub.regressions.grouping import members_direction
 from benchhub.regressions.models import AlertGroup, Notice, Regression
 from benchhub.regressions.templatetags.regressions import interval_text, signed_percent
 
-DIRECTION_TEXT = {
+DIRECTION_TEXT: dict[str, str] = {
     AlertGroup.Direction.REGRESSION: "every one lost tps",
     AlertGroup.Direction.IMPROVEMENT: "every one gained tps",
     AlertGroup.Direction.MIXED: "some lost tps, others gained",

@@ -204,7 +204,9 @@ MEMBER_RELATIONS = ("host", "workload", "run_before__build", "run_after__build")
 def _members() -> Prefetch:
     return Prefetch(
         "notice__members",
-        queryset=Regression.objects.select_related(*MEMBER_RELATIONS).order_by("workload__name", "clients", "id"),
+        queryset=Regression.objects.select_related(*MEMBER_RELATIONS).order_by(
+            "workload__name", "clients", "id"
+        ),
     )
 
 

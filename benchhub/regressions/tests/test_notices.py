@@ -122,7 +122,12 @@ def test_it_tells_one_alert_across_workloads_and_levels_in_one_notice(
 
     (group,) = AlertGroup.objects.all()
     (notice,) = Notice.objects.all()
-    assert (group.members, group.direction, notice.group, notice.update) == (6, "mixed", group, False)
+    assert (group.members, group.direction, notice.group, notice.update) == (
+        6,
+        "mixed",
+        group,
+        False,
+    )
     assert set(Regression.objects.values_list("notice", flat=True)) == {notice.pk}
     emails, calls, secret = told()
     assert sorted(e["To"] for e in emails) == ["alice@example.com", "carol@example.com"]

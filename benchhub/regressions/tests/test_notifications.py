@@ -10,13 +10,13 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 
 from benchhub.regressions.models import Delivery, Subscription, Webhook
+from benchhub.regressions.notices import regression_document
 from benchhub.regressions.notifications import (
     DeliveryFailed,
     delivery_attempt,
     regression_notify,
     signature,
 )
-from benchhub.regressions.notices import regression_document
 from benchhub.regressions.services import subscription_add, webhook_add
 from benchhub.testing.processes import free_port
 
