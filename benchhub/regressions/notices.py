@@ -14,6 +14,7 @@ from typing import Any
 from django.conf import settings
 from django.urls import reverse
 
+from benchhub.regressions.detection import CONFIRM
 from benchhub.regressions.grouping import members_direction
 from benchhub.regressions.models import AlertGroup, Notice, Regression
 from benchhub.regressions.templatetags.regressions import interval_text, signed_percent
@@ -165,7 +166,8 @@ def notice_email(notice: Notice, members: list[Regression]) -> tuple[str, str]:
         )
     lines = "\n".join(_member_line(m) for m in members)
     return subject, (
-        f"{head}Each was found again by the detections after later uploads.\n\n{lines}\n\n"
+        f"{head}Each is confirmed: {CONFIRM} detections after uploads found it, a windowed "
+        f"test agreeing.\n\n{lines}\n\n"
         f"Triage them together: {notice_url(notice, members)}\n"
     )
 
