@@ -1,6 +1,8 @@
 """The migrations that make the notice what is delivered: each change told before becomes a
 notice of its own, its deliveries that notice's, and it is never told again."""
 
+import itertools
+
 import pytest
 from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
@@ -47,7 +49,7 @@ def _told_before(executor, agent, alice, bob) -> tuple[int, int]:
         for i in (1, 2, 3)
     ]
     ids = []
-    for before, after in zip(runs, runs[1:], strict=False):
+    for before, after in itertools.pairwise(runs):
         ids.append(
             old_regression.objects.create(
                 kind="regression",
