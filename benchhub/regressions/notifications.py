@@ -70,7 +70,9 @@ def regression_notify(*, regression_id: int) -> int:
         due = Regression.objects.filter(pk=regression_id)
         if regression.group_id is not None and regression.kind != Regression.Kind.DRIFT:
             group = AlertGroup.objects.select_for_update().filter(pk=regression.group_id).first()
-            due = Regression.objects.filter(group=group)
+            # Filtering on a group that was deleted meanwhile would read every ungrouped change.
+            if group is not None:
+                due = Regression.objects.filter(group=group)
         members = list(
             due.select_for_update()
             .filter(confirmed_at__isnull=False, notice__isnull=True)
