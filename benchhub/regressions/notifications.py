@@ -74,7 +74,8 @@ def regression_notify(*, regression_id: int) -> int:
             if group is not None:
                 due = Regression.objects.filter(group=group)
         members = list(
-            due.select_for_update()
+            # The changes only: their host's and workload's rows are for agents and uploads.
+            due.select_for_update(of=("self",))
             .filter(confirmed_at__isnull=False, notice__isnull=True)
             .exclude(state=Regression.State.WITHDRAWN)
             .select_related("host", "workload")
