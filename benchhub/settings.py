@@ -32,6 +32,10 @@ Environment:
                              default 60 (seconds)
 - BENCHHUB_BASE_URL          the site's address as people reach it, for links in notifications,
                              default "http://127.0.0.1:8000"
+- BENCHHUB_NOTICE_SETTLE_S   how long an alert group's notice waits after a change of it is
+                             confirmed, so the changes confirmed meanwhile (other workloads and
+                             levels of the same commit range) go in the same notice; default 900
+                             (seconds)
 - EMAIL_HOST, EMAIL_PORT     the SMTP server notifications are sent through (default localhost:25)
 - EMAIL_HOST_USER, EMAIL_HOST_PASSWORD   its credentials, if it wants any
 - EMAIL_USE_TLS / EMAIL_USE_SSL          "1" for STARTTLS / implicit TLS
@@ -472,6 +476,7 @@ BENCHHUB_KEEP_DETAIL_MONTHS = (
 # Notifications of detected changes (regressions.notifications).
 BENCHHUB_BASE_URL = env_str("BENCHHUB_BASE_URL", "http://127.0.0.1:8000")
 BENCHHUB_WEBHOOK_ALLOW_PRIVATE = env_bool("BENCHHUB_WEBHOOK_ALLOW_PRIVATE")
+BENCHHUB_NOTICE_SETTLE_S = env_int("BENCHHUB_NOTICE_SETTLE_S", 900)
 # Recipes whose sources name a private address (builds.services; agents have their own switch).
 BENCHHUB_SOURCES_ALLOW_PRIVATE = env_bool("BENCHHUB_SOURCES_ALLOW_PRIVATE")
 EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"

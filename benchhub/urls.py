@@ -27,6 +27,7 @@ from benchhub.jobs.api import (
     StatusView,
 )
 from benchhub.regressions.api import (
+    AlertGroupsView,
     DeliveriesView,
     RegressionDetailView,
     RegressionStateView,
@@ -111,6 +112,7 @@ api_v1 = [
     path("comparisons/comments/", ComparisonCommentsView.as_view(), name="api-comparison-comments"),
     path("review/events/", ReviewEventsView.as_view(), name="api-review-events"),
     path("regressions/", RegressionsView.as_view(), name="api-regressions"),
+    path("regressions/groups/", AlertGroupsView.as_view(), name="api-alert-groups"),
     path(
         "regressions/<int:regression_id>/",
         RegressionDetailView.as_view(),

@@ -87,6 +87,7 @@ urlpatterns = [
     path("review/comments/", views_review.comparison_comment_add, name="comparison-comment-add"),
     path("review/", views_review.review_events, name="review-events"),
     path("regressions/", views_regressions.regression_list, name="regressions"),
+    path("regressions/groups/", views_regressions.group_list, name="alert-groups"),
     path(
         "regressions/<int:regression_id>/",
         views_regressions.regression_detail,

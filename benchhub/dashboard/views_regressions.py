@@ -15,8 +15,8 @@ from benchhub.bisections.origins import bisectable
 from benchhub.dashboard.query import SignedInRequest
 from benchhub.errors import ApplicationError
 from benchhub.regressions import selectors, services
-from benchhub.regressions.models import Regression
-from benchhub.regressions.presentation import list_rows
+from benchhub.regressions.models import AlertGroup, Regression
+from benchhub.regressions.presentation import group_rows, list_rows
 
 LIST_LIMIT = 200
 FILTERS = ("state", "kind", "host", "workload", "group")
@@ -46,6 +46,26 @@ def regression_list(request: HttpRequest) -> HttpResponse:
         "limit": LIST_LIMIT,
     }
     return render(request, "regressions/list.html", context, status=400 if errors else 200)
+
+
+def group_list(request: HttpRequest) -> HttpResponse:
+    """GET /regressions/groups/?host=&direction=: one row per alert (a host and commit range,
+    its changes across levels and workloads), the most recently changed first, as Perfherder
+    lists alert summaries; each links to its changes."""
+    filters = {name: request.GET.get(name, "").strip() for name in ("host", "direction")}
+    errors = {}
+    if filters["direction"] and filters["direction"] not in AlertGroup.Direction.values:
+        errors["direction"] = [f"One of {', '.join(AlertGroup.Direction.values)}."]
+        filters["direction"] = ""
+    groups = list(selectors.group_list(filters=filters)[:LIST_LIMIT])
+    context = {
+        "rows": group_rows(groups),
+        "filters": filters,
+        "errors": errors,
+        "directions": AlertGroup.Direction.choices,
+        "limit": LIST_LIMIT,
+    }
+    return render(request, "regressions/groups.html", context, status=400 if errors else 200)
 
 
 def _regression(regression_id: int) -> Regression:

@@ -56,4 +56,4 @@ class WebhookAdmin(admin.ModelAdmin):
 class DeliveryAdmin(ReadOnlyAdmin):
     list_display = ["created_at", "channel", "recipient", "status", "attempts", "response_status"]
     list_filter = ["channel", "status"]
-    raw_id_fields = ["regression", "user", "webhook"]
+    raw_id_fields = ["notice", "user", "webhook"]

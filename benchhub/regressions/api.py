@@ -16,7 +16,9 @@ from benchhub.api.permissions import IsPerson, request_person
 from benchhub.regressions import selectors, services
 from benchhub.regressions.models import Regression
 from benchhub.regressions.serializers import (
+    AlertGroupOutSerializer,
     DeliveryOutSerializer,
+    GroupQuerySerializer,
     RegressionDetailOutSerializer,
     RegressionOutSerializer,
     RegressionQuerySerializer,
@@ -68,6 +70,37 @@ class RegressionsView(APIView):
         regressions = selectors.regression_list(filters=query.validated_data)
         page = paginator.paginate_queryset(regressions, request, view=self)
         return paginator.get_paginated_response(RegressionOutSerializer(page, many=True).data)
+
+
+class UpdatedCursorPagination(EnvelopeCursorPagination):
+    ordering = selectors.GROUP_ORDER
+    max_page_size = 200
+
+
+class AlertGroupsView(APIView):
+    """GET alert groups (a host and commit range each, its changes across levels and
+    workloads), the most recently changed first (cursor-paginated); filters: host, direction.
+    A group's changes: GET /api/v1/regressions/?group=<id>."""
+
+    permission_classes = [IsAuthenticatedOrReadOnly]
+    pagination_class = UpdatedCursorPagination
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("host", str, required=False),
+            OpenApiParameter("direction", str, required=False),
+        ],
+        responses=AlertGroupOutSerializer(many=True),
+    )
+    def get(self, request: Request) -> Response:
+        query = GroupQuerySerializer(
+            data={k: v for k, v in request.query_params.items() if v != ""}
+        )
+        query.is_valid(raise_exception=True)
+        paginator = self.pagination_class()
+        groups = selectors.group_list(filters=query.validated_data)
+        page = paginator.paginate_queryset(groups, request, view=self)
+        return paginator.get_paginated_response(AlertGroupOutSerializer(page, many=True).data)
 
 
 class RegressionDetailView(APIView):

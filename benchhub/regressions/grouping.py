@@ -32,7 +32,10 @@ def group_file(*, regression: Regression) -> AlertGroup:
             host_id=regression.host_id,
             build_before_id=builds[regression.run_before_id],
             build_after_id=builds[regression.run_after_id],
-            defaults={"direction": _direction([regression]), "worst_change": regression.change},
+            defaults={
+                "direction": members_direction([regression]),
+                "worst_change": regression.change,
+            },
         )
         left = regression.group_id if regression.group_id != group.pk else None
         if regression.group_id != group.pk:
@@ -45,7 +48,8 @@ def group_file(*, regression: Regression) -> AlertGroup:
     return group
 
 
-def _direction(members: list[Regression]) -> str:
+def members_direction(members: list[Regression]) -> str:
+    """`regression` or `improvement` when every change went that way, else `mixed`."""
     kinds = {member.kind for member in members}
     if kinds == {Regression.Kind.REGRESSION}:
         return AlertGroup.Direction.REGRESSION
@@ -67,7 +71,7 @@ def group_refresh(*, group_id: int) -> None:
         group.delete()
         return
     group.members = len(members)
-    group.direction = _direction(members) if members else group.direction
+    group.direction = members_direction(members) if members else group.direction
     group.worst_change = max((m.change for m in members), key=abs, default=group.worst_change)
     group.updated_at = timezone.now()
     group.save(update_fields=["members", "direction", "worst_change", "updated_at"])

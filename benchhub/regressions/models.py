@@ -8,9 +8,10 @@ updates it instead of adding another. Its state moves through triage; every move
 RegressionEvent (who, when, from, to, note). Detection withdraws a stored change whose runs
 before and after lie either side of a split of the series (state `withdrawn`, no actor).
 
-People subscribe to hosts, workloads or everything (Subscription); a detected change is sent to
-each subscriber by email and to each of their webhooks, one Delivery row per recipient, which is
-also the delivery log the subscriptions page shows.
+People subscribe to hosts, workloads or everything (Subscription). What they are told is a
+Notice: the confirmed changes of one alert group not told yet (or one drift), in one message;
+each Notice is sent to each subscriber by email and to each of their webhooks, one Delivery row
+per recipient, which is also the delivery log the subscriptions page shows.
 """
 
 from django.conf import settings as django_settings
@@ -131,6 +132,20 @@ class Regression(models.Model):
         related_name="regressions",
         help_text="the alert it is filed under: its host and commit range",
     )
+    # Set by the CONFIRMth agreeing detection of an upload (not of a backfill): the change is
+    # due to be told. Null on a change not confirmed yet and on one that counts as told already
+    # (a backfill's, or stored before notices were per alert), so neither is ever sent.
+    confirmed_at = models.DateTimeField(
+        null=True, blank=True, help_text="when it became due to be told"
+    )
+    notice = models.ForeignKey(
+        "Notice",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="members",
+        help_text="the notice that told it: it is told once",
+    )
     detected_at = models.DateTimeField(default=timezone.now)
     redetected_at = models.DateTimeField(default=timezone.now)
     state_changed_at = models.DateTimeField(null=True, blank=True)
@@ -226,8 +241,34 @@ class Webhook(models.Model):
         return f"webhook {self.pk} of {self.user_id}"
 
 
+class Notice(models.Model):
+    """One message to the people subscribed to an alert: the changes of an alert group that
+    were confirmed and not told yet (its members: the first notice of a group names every one
+    confirmed by then, an `update` only those confirmed since), or a drift alone (no group: a
+    drift has no commit range). Written by regressions.notifications, never by hand."""
+
+    group = models.ForeignKey(
+        AlertGroup,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="notices",
+        help_text="the alert group it tells of; null for a drift",
+    )
+    update = models.BooleanField(
+        default=False, help_text="names only changes filed after the group's earlier notices"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"notice {self.pk} of group {self.group_id}"
+
+
 class Delivery(models.Model):
-    """One notification of one regression to one recipient: an email, or a webhook call."""
+    """One notice to one recipient: an email, or a webhook call."""
 
     class Channel(models.TextChoices):
         EMAIL = "email", "email"
@@ -238,7 +279,7 @@ class Delivery(models.Model):
         DELIVERED = "delivered", "delivered"
         FAILED = "failed", "failed (gave up)"
 
-    regression = models.ForeignKey(Regression, on_delete=models.CASCADE, related_name="deliveries")
+    notice = models.ForeignKey(Notice, on_delete=models.CASCADE, related_name="deliveries")
     user = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
     )
@@ -264,17 +305,17 @@ class Delivery(models.Model):
                 name="delivery_channel_target",
             ),
             models.UniqueConstraint(
-                fields=["regression", "user"],
+                fields=["notice", "user"],
                 condition=Q(channel="email"),
-                name="delivery_one_email",
+                name="delivery_notice_one_email",
             ),
             models.UniqueConstraint(
-                fields=["regression", "webhook"],
+                fields=["notice", "webhook"],
                 condition=Q(channel="webhook"),
-                name="delivery_one_webhook",
+                name="delivery_notice_one_webhook",
             ),
         ]
         indexes = [models.Index(fields=["user", "-created_at"], name="delivery_user_recent")]
 
     def __str__(self) -> str:
-        return f"{self.channel} of {self.regression_id} to {self.recipient}: {self.status}"
+        return f"{self.channel} of notice {self.notice_id} to {self.recipient}: {self.status}"

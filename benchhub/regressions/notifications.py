@@ -1,9 +1,12 @@
-"""Telling people about a detected change: writes of the Delivery log, email and webhooks.
+"""Telling people about detected changes: notices, writes of the Delivery log, email and webhooks.
 
-`regression_notify` records one Delivery per recipient (an email to each subscriber with an
-address, a call to each of their webhooks) and queues each on commit; `delivery_attempt` makes one
-attempt and raises DeliveryFailed for the task to retry with backoff (regressions.tasks). Both are
-idempotent: a delivery is recorded once per recipient and never sent again once delivered.
+The unit told is the alert, as people triage it: `regression_notify` writes one Notice naming
+every change of an alert group (a host and commit range) that is confirmed and not told yet, or
+a drift alone, and records one Delivery per recipient of it (an email to each subscriber with an
+address, a call to each of their webhooks), each queued on commit; `delivery_attempt` makes one
+attempt and raises DeliveryFailed for the task to retry with backoff (regressions.tasks). Each
+change is told once (its `notice`), each notice once per recipient, and a delivered one is
+never sent again. What a notice says is regressions.notices'.
 
 A webhook call is a POST of a JSON body with `X-BenchHub-Signature-256: sha256=<hex>`, the
 HMAC-SHA256 of the exact body bytes under the webhook's secret (docs/regressions.md). The URL is
@@ -27,11 +30,11 @@ import urllib3
 from django.conf import settings
 from django.core.mail import send_mail
 from django.db import transaction
-from django.urls import reverse
 from django.utils import timezone
 
-from benchhub.regressions.models import Delivery, Regression, Webhook
-from benchhub.regressions.selectors import subscribers
+from benchhub.regressions.models import AlertGroup, Delivery, Notice, Regression, Webhook
+from benchhub.regressions.notices import notice_document, notice_email, notice_event
+from benchhub.regressions.selectors import notice_read, subscribers
 from benchhub.regressions.webhook_url import WebhookURL, webhook_resolve, webhook_url_parse
 
 logger = logging.getLogger(__name__)
@@ -50,71 +53,66 @@ def signature(*, secret: str, body: bytes) -> str:
     return "sha256=" + hmac.new(secret.encode(), body, hashlib.sha256).hexdigest()
 
 
-def regression_url(regression: Regression) -> str:
-    return settings.BENCHHUB_BASE_URL.rstrip("/") + reverse(
-        "regression", kwargs={"regression_id": regression.pk}
-    )
-
-
-def regression_document(regression: Regression) -> dict[str, Any]:
-    """What a notification says about a change: the webhook's `regression` object."""
-    return {
-        "id": regression.pk,
-        "kind": regression.kind,
-        "state": regression.state,
-        "host": regression.host.name,
-        "workload": regression.workload.name,
-        "clients": regression.clients,
-        "comparability_key": regression.comparability_key,
-        "change": regression.change,
-        "change_low": regression.change_low,
-        "change_high": regression.change_high,
-        "before_tps": regression.before_tps,
-        "after_tps": regression.after_tps,
-        "p_value": regression.p_value,
-        "run_before": str(regression.run_before.uuid),
-        "run_after": str(regression.run_after.uuid),
-        "version_before": regression.run_before.build.version,
-        "version_after": regression.run_after.build.version,
-        "detected_at": regression.detected_at.isoformat(),
-        "url": regression_url(regression),
-    }
-
-
 def regression_notify(*, regression_id: int) -> int:
-    """Record a Delivery for every subscriber of the change (their email, their webhooks) and
-    queue each on commit; returns how many were recorded now. Running it again records none."""
-    regression = (
-        Regression.objects.select_related("host", "workload").filter(pk=regression_id).first()
-    )
+    """Tell the subscribers of a confirmed change's alert. For a change filed in an alert group:
+    one Notice naming every change of the group that is due (confirmed, `confirmed_at`; not told
+    yet; not withdrawn), an `update` when the group was told before; for a drift, the drift
+    alone. One Delivery per recipient: each active person subscribed to the host and to any
+    named change's workload, once. Returns how many deliveries were recorded: 0 when nothing
+    was due (another task told it already). One transaction: the group's row, then the due
+    changes, are locked, so two tasks of one group never tell a change twice; deliveries are
+    queued on commit."""
+    regression = Regression.objects.filter(pk=regression_id).only("group_id", "kind").first()
     if regression is None:
         return 0
-    recorded = []
     with transaction.atomic():
-        people = subscribers(host_name=regression.host.name, workload_name=regression.workload.name)
-        for person in people:
-            if person.email:
-                recorded += _record(regression, person, Delivery.Channel.EMAIL, None, person.email)
-            for webhook in person.webhooks.all():
-                recorded += _record(
-                    regression, person, Delivery.Channel.WEBHOOK, webhook, webhook.url
-                )
+        group = None
+        due = Regression.objects.filter(pk=regression_id)
+        if regression.group_id is not None and regression.kind != Regression.Kind.DRIFT:
+            group = AlertGroup.objects.select_for_update().filter(pk=regression.group_id).first()
+            # Filtering on a group that was deleted meanwhile would read every ungrouped change.
+            if group is not None:
+                due = Regression.objects.filter(group=group)
+        members = list(
+            # The changes only: their host's and workload's rows are for agents and uploads.
+            due.select_for_update(of=("self",))
+            .filter(confirmed_at__isnull=False, notice__isnull=True)
+            .exclude(state=Regression.State.WITHDRAWN)
+            .select_related("host", "workload")
+            .order_by("id")
+        )
+        if not members:
+            return 0
+        notice = Notice.objects.create(
+            group=group, update=group is not None and group.notices.exists()
+        )
+        Regression.objects.filter(pk__in=[m.pk for m in members]).update(notice=notice)
+        recorded = _record_all(notice, members)
         for delivery in recorded:
             transaction.on_commit(partial(delivery_enqueue, delivery_id=delivery.pk))
     return len(recorded)
 
 
-def _record(
-    regression: Regression, person: Any, channel: str, webhook: Webhook | None, recipient: str
-) -> list[Delivery]:
-    delivery, created = Delivery.objects.get_or_create(
-        regression=regression,
-        user=person,
-        channel=channel,
-        webhook=webhook,
-        defaults={"recipient": recipient},
+def _record_all(notice: Notice, members: list[Regression]) -> list[Delivery]:
+    people = subscribers(
+        host_name=members[0].host.name,
+        workload_names=sorted({m.workload.name for m in members}),
     )
-    return [delivery] if created else []
+    recorded = []
+    for person in people:
+        if person.email:
+            recorded.append(_record(notice, person, Delivery.Channel.EMAIL, None, person.email))
+        for webhook in person.webhooks.all():
+            recorded.append(_record(notice, person, Delivery.Channel.WEBHOOK, webhook, webhook.url))
+    return recorded
+
+
+def _record(
+    notice: Notice, person: Any, channel: str, webhook: Webhook | None, recipient: str
+) -> Delivery:
+    return Delivery.objects.create(
+        notice=notice, user=person, channel=channel, webhook=webhook, recipient=recipient
+    )
 
 
 def delivery_enqueue(*, delivery_id: int) -> None:
@@ -130,27 +128,19 @@ def delivery_attempt(*, delivery_id: int, last: bool = False) -> Delivery | None
     """One attempt at a delivery. Success marks it delivered; a failure worth retrying raises
     DeliveryFailed after recording it (status "failed" instead when `last`); a refusal that no
     retry changes (a 4xx answer, an address not allowed) marks it failed at once."""
-    delivery = (
-        Delivery.objects.select_related(
-            "webhook",
-            "regression",
-            "regression__host",
-            "regression__workload",
-            "regression__run_before__build",
-            "regression__run_after__build",
-        )
-        .filter(pk=delivery_id)
-        .first()
-    )
+    delivery = Delivery.objects.select_related("webhook").filter(pk=delivery_id).first()
     if delivery is None or delivery.status == Delivery.Status.DELIVERED:
         return delivery
+    read = notice_read(notice_id=delivery.notice_id)
+    assert read is not None  # a delivery is deleted with its notice
+    notice, members = read
     delivery.attempts += 1
     delivery.attempted_at = timezone.now()
     try:
         if delivery.channel == Delivery.Channel.EMAIL:
-            _send_email(delivery)
+            _send_email(delivery, notice, members)
         else:
-            delivery.response_status = _call_webhook(delivery)
+            delivery.response_status = _call_webhook(delivery, notice, members)
     except _Refused as exc:
         _finish(delivery, status=Delivery.Status.FAILED, error=str(exc))
         return delivery
@@ -182,45 +172,25 @@ class _Refused(Exception):
     """A delivery no retry would change."""
 
 
-def _send_email(delivery: Delivery) -> None:
-    regression = delivery.regression
-    document = regression_document(regression)
-    subject = (
-        f"[BenchHub] {regression.kind}: {regression.change:+.1%} tps, {document['workload']} "
-        f"on {document['host']} at {regression.clients} clients"
-    )
-    interval = (
-        f" (95% interval {regression.change_low:+.1%} to {regression.change_high:+.1%})"
-        if regression.change_low is not None and regression.change_high is not None
-        else ""
-    )
-    body = (
-        f"A {regression.kind} was detected: tps changed by {regression.change:+.1%}{interval},\n"
-        f"from {regression.before_tps:.1f} to {regression.after_tps:.1f} (mean of the runs "
-        f"either side),\nbetween {document['version_before']} (run {document['run_before']})\n"
-        f"and {document['version_after']} (run {document['run_after']}).\n\n"
-        f"Triage it: {document['url']}\n"
-    )
+def _send_email(delivery: Delivery, notice: Notice, members: list[Regression]) -> None:
+    subject, body = notice_email(notice, members)
     try:
         send_mail(subject, body, None, [delivery.recipient], fail_silently=False)
     except (OSError, ConnectionError) as exc:
         raise DeliveryFailed(f"mail server: {exc}") from exc
 
 
-def _call_webhook(delivery: Delivery) -> int:
+def _call_webhook(delivery: Delivery, notice: Notice, members: list[Regression]) -> int:
     assert delivery.webhook is not None
+    event = notice_event(notice)
     body = json.dumps(
-        {
-            "event": f"{delivery.regression.kind}.detected",
-            "delivery": delivery.pk,
-            "regression": regression_document(delivery.regression),
-        },
+        {"event": event, "delivery": delivery.pk, "notice": notice_document(notice, members)},
         sort_keys=True,
     ).encode()
     headers = {
         "Content-Type": "application/json",
         "User-Agent": "BenchHub-Webhook/1",
-        "X-BenchHub-Event": f"{delivery.regression.kind}.detected",
+        "X-BenchHub-Event": event,
         "X-BenchHub-Delivery": str(delivery.pk),
         SIGNATURE_HEADER: signature(secret=delivery.webhook.secret, body=body),
     }

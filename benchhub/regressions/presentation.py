@@ -10,7 +10,7 @@ from typing import Any
 from django.urls import reverse
 from django.utils import timezone
 
-from benchhub.regressions.models import Regression
+from benchhub.regressions.models import AlertGroup, Regression
 from benchhub.regressions.templatetags.regressions import interval_text, signed_percent
 
 
@@ -61,3 +61,35 @@ def _group_text(row: dict[str, Any]) -> str:
     return (
         f"#{row['group_id']} {row['group__direction']}, {count} change{'s' if count != 1 else ''}"
     )
+
+
+@dataclass(frozen=True)
+class GroupRow:
+    pk: int
+    url: str
+    host: str
+    between: str
+    direction: str
+    members: int
+    untriaged: int
+    worst: str
+    updated: str
+
+
+def group_rows(groups: list[AlertGroup]) -> list[GroupRow]:
+    """One row per alert group (selectors.group_list), in the order given, linking to the
+    regressions page filtered to its changes."""
+    return [
+        GroupRow(
+            pk=g.pk,
+            url=f"{reverse('regressions')}?group={g.pk}",
+            host=g.host.name,
+            between=f"{g.build_before.version} → {g.build_after.version}",
+            direction=g.direction,
+            members=g.members,
+            untriaged=getattr(g, "untriaged", 0),
+            worst=signed_percent(g.worst_change),
+            updated=timezone.localtime(g.updated_at).strftime("%Y-%m-%d %H:%M"),
+        )
+        for g in groups
+    ]

@@ -9,12 +9,20 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Prefetch, Q, QuerySet
 
 from benchhub.compare.selectors import HELD_COLUMNS, held_runs, with_threads
 from benchhub.compare.splits import Split, series_splits
 from benchhub.hosts.models import host_name_key
-from benchhub.regressions.models import Delivery, Regression, RegressionEvent, Subscription, Webhook
+from benchhub.regressions.models import (
+    AlertGroup,
+    Delivery,
+    Notice,
+    Regression,
+    RegressionEvent,
+    Subscription,
+    Webhook,
+)
 from benchhub.results.models import LevelAggregate
 
 # Detection looks at the newest points of a series only (stats.changepoints.RECENT is 200).
@@ -189,21 +197,58 @@ def webhook_list(*, user: Any) -> list[Webhook]:
     return list(Webhook.objects.filter(user=user).order_by("created_at", "id"))
 
 
+# What a notice names of each member (regressions.notices), read with the members.
+MEMBER_RELATIONS = ("host", "workload", "run_before__build", "run_after__build")
+
+
+def _members() -> Prefetch:
+    return Prefetch(
+        "notice__members",
+        queryset=Regression.objects.select_related(*MEMBER_RELATIONS).order_by(
+            "workload__name", "clients", "id"
+        ),
+    )
+
+
 def delivery_list(*, user: Any) -> list[Delivery]:
-    """A person's delivery log (emails and webhook calls), newest first."""
+    """A person's delivery log (emails and webhook calls), newest first, with each one's notice,
+    its group and members: two queries."""
     return list(
         Delivery.objects.filter(user=user)
-        .select_related("regression", "regression__host", "regression__workload", "webhook")
+        .select_related(
+            "webhook",
+            "notice__group__host",
+            "notice__group__build_before",
+            "notice__group__build_after",
+        )
+        .prefetch_related(_members())
         .order_by("-created_at", "-id")[:DELIVERIES_LIMIT]
     )
 
 
-def subscribers(*, host_name: str, workload_name: str) -> list[Any]:
-    """The people subscribed to a change on this host of this workload, each once, with their
-    webhooks prefetched."""
+def notice_read(*, notice_id: int) -> tuple[Notice, list[Regression]] | None:
+    """A notice with its group and the changes it names, worst first (what it says:
+    regressions.notices): two queries."""
+    notice = (
+        Notice.objects.select_related("group__host", "group__build_before", "group__build_after")
+        .filter(pk=notice_id)
+        .first()
+    )
+    if notice is None:
+        return None
+    members = list(
+        Regression.objects.filter(notice=notice).select_related(*MEMBER_RELATIONS).order_by("id")
+    )
+    members.sort(key=lambda m: -abs(m.change))
+    return notice, members
+
+
+def subscribers(*, host_name: str, workload_names: list[str]) -> list[Any]:
+    """The people subscribed to a change on this host of any of these workloads, each once,
+    with their webhooks prefetched."""
     matching = Subscription.objects.filter(
         Q(host_name="") | Q(host_name=host_name),
-        Q(workload_name="") | Q(workload_name=workload_name),
+        Q(workload_name="") | Q(workload_name__in=workload_names),
     )
     return list(
         get_user_model()
@@ -212,3 +257,23 @@ def subscribers(*, host_name: str, workload_name: str) -> list[Any]:
         .prefetch_related("webhooks")
         .order_by("pk")
     )
+
+
+GROUP_ORDER = ("-updated_at", "-id")
+
+
+def group_list(*, filters: dict[str, Any] | None = None) -> QuerySet[AlertGroup]:
+    """Alert groups with at least one change that is not withdrawn, the most recently changed
+    first, filtered by host (name) and direction; each with its host and builds, and
+    `untriaged`, how many of its changes are still `new` (one query with the count; the
+    caller slices or paginates)."""
+    filters = filters or {}
+    groups = AlertGroup.objects.filter(members__gt=0).select_related(
+        "host", "build_before", "build_after"
+    )
+    if filters.get("host"):
+        groups = groups.filter(host__name_key=host_name_key(filters["host"]))
+    if filters.get("direction"):
+        groups = groups.filter(direction=filters["direction"])
+    untriaged = Count("regressions", filter=Q(regressions__state=Regression.State.NEW))
+    return groups.annotate(untriaged=untriaged).order_by(*GROUP_ORDER)

@@ -10,6 +10,7 @@ from benchhub.api.serializers import InSerializer
 from benchhub.regressions.models import (
     MAX_NOTE,
     MAX_WEBHOOK_URL,
+    AlertGroup,
     Delivery,
     Regression,
     RegressionEvent,
@@ -134,14 +135,20 @@ class WebhookOutSerializer(serializers.ModelSerializer):
 
 
 class DeliveryOutSerializer(serializers.ModelSerializer):
-    regression = serializers.IntegerField(source="regression_id")
+    notice = serializers.IntegerField(source="notice_id")
+    group = serializers.IntegerField(
+        source="notice.group_id", allow_null=True, help_text="the alert group; null for a drift"
+    )
+    regressions = serializers.SerializerMethodField(help_text="the changes the notice named")
     webhook = serializers.IntegerField(source="webhook_id", allow_null=True)
 
     class Meta:
         model = Delivery
         fields = [
             "id",
-            "regression",
+            "notice",
+            "group",
+            "regressions",
             "channel",
             "webhook",
             "recipient",
@@ -152,4 +159,42 @@ class DeliveryOutSerializer(serializers.ModelSerializer):
             "created_at",
             "attempted_at",
             "delivered_at",
+        ]
+
+    def get_regressions(self, delivery: Delivery) -> list[int]:
+        return sorted(member.pk for member in delivery.notice.members.all())
+
+
+class GroupQuerySerializer(serializers.Serializer):
+    host = serializers.CharField(max_length=200, required=False)
+    direction = serializers.ChoiceField(choices=AlertGroup.Direction.choices, required=False)
+
+
+class BuildRefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    version = serializers.CharField()
+
+
+class AlertGroupOutSerializer(serializers.ModelSerializer):
+    """An alert as people triage it: one host and commit range, its changes across levels and
+    workloads (listed by GET /api/v1/regressions/?group=<id>)."""
+
+    host = serializers.CharField(source="host.name")
+    build_before = BuildRefSerializer()
+    build_after = BuildRefSerializer()
+    untriaged = serializers.IntegerField(help_text="changes still `new`")
+
+    class Meta:
+        model = AlertGroup
+        fields = [
+            "id",
+            "host",
+            "build_before",
+            "build_after",
+            "direction",
+            "members",
+            "untriaged",
+            "worst_change",
+            "created_at",
+            "updated_at",
         ]

@@ -3,8 +3,8 @@
 Detection (`run_detect`) is idempotent: a change already stored for its series and first run
 after is updated (its figures, if still new), never added twice; a stored change whose runs
 before and after lie either side of a split (stored under an older rule) is withdrawn, with the
-reason. Newly found changes are sent to their subscribers (regressions.notify) after the
-transaction commits.
+reason. A change confirmed by enough detections is marked due, and its alert's notice queued
+(regressions.notifications) after the transaction commits.
 """
 
 from __future__ import annotations
@@ -138,9 +138,10 @@ def series_detect(
 
 def _confirm(stored: list[tuple[Regression, bool, bool]], *, notify: bool) -> None:
     """Count this detection for each change it found (added or found again) when the windowed
-    test agreed (detection.Change.agreed; a drift always counts), and queue the notification of
-    those it confirmed: found by CONFIRM such detections now. A backfill (`notify` false)
-    confirms what it adds without telling anyone, so later uploads do not send old news."""
+    test agreed (detection.Change.agreed; a drift always counts), and mark those it confirmed
+    (found by CONFIRM such detections now) due to be told (`confirmed_at`), queueing their
+    alert's notice (regressions.notifications.regression_notify) on commit. A backfill (`notify`
+    false) confirms what it adds without telling anyone, so later uploads do not send old news."""
     for regression, new, agreed in stored:
         if new and not notify:
             regression.detections = max(regression.detections, CONFIRM)
@@ -150,9 +151,12 @@ def _confirm(stored: list[tuple[Regression, bool, bool]], *, notify: bool) -> No
             regression.detections += 1
         else:
             continue
-        regression.save(update_fields=["detections"])
+        fields = ["detections"]
         if notify and agreed and regression.detections == CONFIRM:
+            regression.confirmed_at = timezone.now()
+            fields.append("confirmed_at")
             transaction.on_commit(partial(notify_enqueue, regression_id=regression.pk))
+        regression.save(update_fields=fields)
 
 
 def _store(
@@ -370,10 +374,14 @@ def detect_enqueue(*, run_id: int) -> None:
 
 
 def notify_enqueue(*, regression_id: int) -> None:
+    """Queue the notice of a confirmed change's alert after BENCHHUB_NOTICE_SETTLE_S: the other
+    series of its commit range are detected after their own uploads, and those confirmed
+    meanwhile go in the same notice. Every change queues one; the first to run tells them all,
+    the others find nothing left to tell."""
     from benchhub.regressions.tasks import notify
 
     try:
-        notify.apply_async(args=(regression_id,))
+        notify.apply_async(args=(regression_id,), countdown=settings.BENCHHUB_NOTICE_SETTLE_S)
     except Exception:
         logger.warning("could not queue notification of %s", regression_id, exc_info=True)
 

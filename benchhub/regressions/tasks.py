@@ -27,6 +27,7 @@ def detect_run(run_id: int) -> int:
     retry_backoff_max=60,
 )
 def notify(regression_id: int) -> int:
+    """The notice of a confirmed change's alert: every change of its group due by now."""
     return regression_notify(regression_id=regression_id)
 
 

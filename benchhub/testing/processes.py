@@ -84,6 +84,20 @@ class Service:
         return self.log.read_text(errors="replace")
 
 
+def local_server(argv: list[str], *, port: int, name: str, timeout_s: float = 20) -> Service:
+    """A server process of a test's own (a mail server, a webhook receiver) with a bare
+    environment, started and answering on 127.0.0.1:`port`."""
+    service = Service(argv, env={"PATH": "/usr/bin:/bin", "PYTHONPATH": str(ROOT)}, name=name)
+    service.start()
+    deadline = time.monotonic() + timeout_s
+    while not port_answers(port):
+        if time.monotonic() > deadline:
+            service.stop()
+            raise TimeoutError(f"{name} did not listen on {port}: {service.output()[-2000:]}")
+        time.sleep(0.2)
+    return service
+
+
 def queue_env(queue: str) -> dict[str, str]:
     """Every Celery queue of the settings named `queue`: a test's tasks, whatever their kind, go
     to the one queue its own worker consumes."""

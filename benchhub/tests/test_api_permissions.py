@@ -180,6 +180,7 @@ MATRIX: list[tuple[str, str, str, Callable[[], dict] | None, list[int]]] = [
     ("review events", "get", "/api/v1/review/events/", None,
      [401, 200, 200, 403, 403, 401, 401, 200]),
     ("regression list", "get", "/api/v1/regressions/", None, [200] * 5 + [401, 401, 200]),
+    ("alert groups", "get", "/api/v1/regressions/groups/", None, [200] * 5 + [401, 401, 200]),
     ("regression detail", "get", "/api/v1/regressions/{regression}/", None,
      [200] * 5 + [401, 401, 200]),
     # Triage is for staff (or holders of regressions.change_regression): bob only reads.

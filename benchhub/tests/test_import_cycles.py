@@ -1,5 +1,4 @@
-"""No import cycles in benchhub/, the agent (runners/benchhub_runner/) or the CLI
-(runners/benchhub_cli/), read from the source
+"""No import cycles in benchhub/ or the agent (runners/benchhub_runner/), read from the source
 with `ast`. The imports a module makes while it loads (under TYPE_CHECKING too) must form no
 cycle at all. Imports inside functions count as well: a cycle through a deferred import still
 makes a reader hold both modules in mind at once, and it only loads by luck of order; the few
@@ -14,11 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
-PACKAGES = (
-    ROOT / "benchhub",
-    ROOT / "runners" / "benchhub_runner",
-    ROOT / "runners" / "benchhub_cli",
-)
+PACKAGES = (ROOT / "benchhub", ROOT / "runners" / "benchhub_runner")
 # Cycles closed only by an import inside a function. In each, a service queues its own app's
 # Celery task after the commit, and the task module imports the service it runs: the task
 # (a thin wrapper) would have to move into the service module, or the service queue it by name.

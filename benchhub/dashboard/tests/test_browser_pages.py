@@ -106,6 +106,7 @@ def test_it_makes_every_page_readable_at_1280x800(live_server, page, agent, alic
         "host": "/hosts/bench-01/",
         "statistics": "/docs/statistics/",
         "regressions": "/regressions/",
+        "alerts": "/regressions/groups/",
         "bisections": "/bisections/",
     }
     problems = []

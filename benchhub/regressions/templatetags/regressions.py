@@ -22,3 +22,20 @@ def interval_text(low: float | None, high: float | None) -> str:
     if low is None or high is None:
         return "no interval: a side has a single run"
     return f"95% interval {signed_percent(low)} to {signed_percent(high)}"
+
+
+@register.filter
+def notice_line(notice) -> str:
+    """What a notice told, in one line (its email's subject), from its prefetched members."""
+    from benchhub.regressions.notices import notice_summary
+
+    members = sorted(notice.members.all(), key=lambda m: -abs(m.change))
+    return notice_summary(notice, members) if members else f"notice {notice.pk}"
+
+
+@register.filter
+def notice_link(notice) -> str:
+    from benchhub.regressions.notices import notice_url
+
+    members = list(notice.members.all())
+    return notice_url(notice, members) if members else ""

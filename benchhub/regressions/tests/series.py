@@ -4,8 +4,10 @@ change between two of them stored as detection stores one."""
 from typing import Any
 
 import numpy as np
+from django.utils import timezone
 
 from benchhub.compare.tests.uploads import upload
+from benchhub.regressions.grouping import group_file
 from benchhub.regressions.models import Regression
 from benchhub.results.models import Run
 
@@ -32,9 +34,10 @@ def history(agent: Any, values: list[float], *, clients: int = 4) -> list[Run]:
 def regression_stored(
     before: Run, after: Run, *, before_runs: int, state: str = "new"
 ) -> Regression:
-    """A 20% fall at 4 clients between these runs, stored as detection stores one (its figures
-    written here: the tests that call this check how it is found, triaged or withdrawn)."""
-    return Regression.objects.create(
+    """A 20% fall at 4 clients between these runs, stored as detection stores one, confirmed
+    (due to be told) and filed in its alert group (its figures written here: the tests that
+    call this check how it is found, triaged or withdrawn)."""
+    regression = Regression.objects.create(
         kind="regression",
         state=state,
         comparability_key=after.comparability_key,
@@ -51,4 +54,8 @@ def regression_stored(
         change_low=-0.21,
         change_high=-0.19,
         p_value=1e-9,
+        detections=3,
+        confirmed_at=timezone.now(),
     )
+    group_file(regression=regression)
+    return regression

@@ -11,6 +11,7 @@ from benchhub.regressions import detection
 from benchhub.regressions.corpus import corpus_load
 from benchhub.regressions.detection import CONFIRM
 from benchhub.regressions.models import AlertGroup, Regression
+from benchhub.regressions.selectors import group_list
 from benchhub.regressions.services import notify_enqueue, run_detect, series_detect
 from benchhub.regressions.tests.series import noisy
 
@@ -78,6 +79,42 @@ def test_it_files_changes_of_other_commit_ranges_or_hosts_apart(agent, other_age
     run_detect(run_id=there[-1].pk)
     groups = AlertGroup.objects.order_by("host__name")
     assert [(g.host.name, g.members) for g in groups] == [("bench-01", 1), ("bench-02", 1)]
+
+
+def test_it_lists_one_row_per_alert_on_the_page_and_in_the_api(
+    agent, other_agent, anon_client, django_assert_num_queries
+):
+    here = _levels(
+        agent,
+        {
+            1: noisy(1000.0, 8, seed=1) + noisy(800.0, 6, seed=2),
+            4: noisy(3000.0, 8, seed=3) + noisy(3600.0, 6, seed=4),
+        },
+    )
+    there = _levels(other_agent, {4: noisy(1000.0, 5, seed=5) + noisy(800.0, 9, seed=6)})
+    run_detect(run_id=here[-1].pk)
+    run_detect(run_id=there[-1].pk)
+    Regression.objects.filter(host__name="bench-01", clients=1).update(state="investigating")
+    with django_assert_num_queries(1):  # the groups, their host and builds, and the count
+        groups = list(group_list()[:200])
+    assert len(groups) == 2
+
+    body = anon_client.get("/api/v1/regressions/groups/").json()
+    rows = {(g["host"], g["build_after"]["version"]): g for g in body["results"]}
+    assert set(rows) == {("bench-01", "14.9"), ("bench-02", "14.6")}
+    mixed = rows[("bench-01", "14.9")]
+    assert (mixed["direction"], mixed["members"], mixed["untriaged"]) == ("mixed", 2, 1)
+    assert mixed["build_before"]["version"] == "14.8"
+    assert mixed["worst_change"] == pytest.approx(0.2, abs=0.02)
+    only = anon_client.get("/api/v1/regressions/groups/?host=bench-02&direction=regression")
+    assert [g["host"] for g in only.json()["results"]] == ["bench-02"]
+    refused = anon_client.get("/api/v1/regressions/groups/?direction=sideways")
+    assert refused.status_code == 400 and "direction" in refused.json()["fields"]
+
+    page = anon_client.get("/regressions/groups/").content.decode()
+    assert page.count('<tr data-group="') == 2
+    assert f'href="/regressions/?group={mixed["id"]}"' in page and "14.8 → 14.9" in page
+    assert anon_client.get("/regressions/groups/?direction=sideways").status_code == 400
 
 
 def _corpus_series(name: str) -> list[float]:

@@ -10,10 +10,10 @@ from django.contrib.auth import get_user_model
 from django.core import mail
 
 from benchhub.regressions.models import Delivery, Subscription, Webhook
+from benchhub.regressions.notices import regression_document
 from benchhub.regressions.notifications import (
     DeliveryFailed,
     delivery_attempt,
-    regression_document,
     regression_notify,
     signature,
 )
@@ -126,8 +126,11 @@ def test_it_emails_a_subscriber_and_logs_the_delivery(regression, carol):
     assert delivery.status == "delivered" and delivery.attempts == 1
     [message] = mail.outbox
     assert message.to == ["carol@example.com"]
-    assert "regression: -20.0% tps, select-only on bench-01 at 4 clients" in message.subject
-    assert f"/regressions/{regression.pk}/" in message.body
+    assert message.subject == (
+        "[BenchHub] regression on bench-01, 14.1 → 14.2: 1 change, worst -20.0% tps"
+    )
+    assert "select-only at 4 clients: regression -20.0%" in message.body
+    assert f"/regressions/?group={regression.group_id}" in message.body
     delivery_attempt(delivery_id=delivery.pk)  # delivered: never sent twice
     assert len(mail.outbox) == 1
 
@@ -161,6 +164,11 @@ def test_it_shows_my_subscriptions_webhooks_and_deliveries_on_a_page(client, car
     webhook = Webhook.objects.get(user=carol)
     assert "bench-01" in page and webhook.secret in page
     assert page.count("pending (retrying)") == 2  # the email and the webhook, not yet sent
+    assert page.count("regression on bench-01, 14.1 → 14.2: 1 change, worst -20.0% tps") == 2
+    logged = client.get("/api/v1/regressions/deliveries/").json()
+    assert {(d["group"], tuple(d["regressions"])) for d in logged} == {
+        (regression.group_id, (regression.pk,))
+    }
 
 
 def test_it_retries_an_unreachable_webhook_and_gives_up_on_the_last_attempt(

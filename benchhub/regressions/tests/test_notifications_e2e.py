@@ -6,11 +6,10 @@ then the regression is triaged in a real browser."""
 import hashlib
 import hmac
 import json
-import socket
 import sys
 import tempfile
 import time
-from email import message_from_bytes
+from email import message_from_bytes, policy
 from pathlib import Path
 
 import pytest
@@ -29,34 +28,12 @@ AFTER = noisy(800.0, 6, seed=12)
 WAIT_S = 90
 
 
-def _listening(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
-def _serve(argv: list[str], port: int, name: str) -> processes.Service:
-    service = processes.Service(argv, env={}, name=name)
-    service.env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(processes.ROOT)}
-    service.start()
-    wait_for(lambda: _listening(port), timeout_s=20, what=f"{name} to listen")
-    return service
-
-
-@pytest.fixture
-def smtp_server():
-    port, maildir = processes.free_port(), Path(tempfile.mkdtemp(prefix="benchhub-mail-"))
-    argv = [sys.executable, "-m", "aiosmtpd", "-n", "-l", f"127.0.0.1:{port}"]
-    server = _serve([*argv, "-c", "aiosmtpd.handlers.Mailbox", str(maildir / "box")], port, "smtp")
-    yield port, maildir / "box"
-    server.stop()
-
-
 @pytest.fixture
 def webhook_receiver():
+    """A real HTTP receiver process that answers 503 to its first call, 200 after."""
     port, log = processes.free_port(), Path(tempfile.mkdtemp(prefix="benchhub-hook-")) / "calls"
     argv = [sys.executable, "-m", "benchhub.testing.receivers", str(port), str(log), "1"]
-    server = _serve(argv, port, "webhook-receiver")
+    server = processes.local_server(argv, port=port, name="webhook-receiver")
     yield f"http://127.0.0.1:{port}/hooks/benchhub", log
     server.stop()
 
@@ -65,7 +42,9 @@ def webhook_receiver():
 def notifying_worker(request, monkeypatch, settings, smtp_server, webhook_receiver):
     """The analysis worker, sending mail through the test's SMTP server and allowed to call the
     receiver on 127.0.0.1 (refused by default: docs/security.md); this process too, where the
-    webhook is added through the service that checks its address."""
+    webhook is added through the service that checks its address. Notices go out as soon as a
+    change is confirmed (no settling wait: the history has one series)."""
+    monkeypatch.setenv("BENCHHUB_NOTICE_SETTLE_S", "0")
     monkeypatch.setenv("EMAIL_HOST", "127.0.0.1")
     monkeypatch.setenv("EMAIL_PORT", str(smtp_server[0]))
     monkeypatch.setenv("BENCHHUB_WEBHOOK_ALLOW_PRIVATE", "1")
@@ -114,10 +93,10 @@ def test_it_detects_tells_and_triages_a_regression(
     [message] = wait_for(
         lambda: maildir_messages(smtp_server[1]), timeout_s=WAIT_S, what="the email"
     )
-    email = message_from_bytes(message.as_bytes())
+    email = message_from_bytes(message.as_bytes(), policy=policy.default)
     assert email["To"] == "alice@example.com"
-    assert "regression" in email["Subject"] and "bench-01" in email["Subject"]
-    assert f"/regressions/{regression.pk}/" in email.get_payload()
+    assert "regression on bench-01" in email["Subject"] and "1 change" in email["Subject"]
+    assert f"/regressions/?group={regression.group_id}" in email.get_content()
 
     # The receiver answers 503 to the first call: Celery retries it after its backoff.
     calls = wait_for(
@@ -130,9 +109,9 @@ def test_it_detects_tells_and_triages_a_regression(
     expected = "sha256=" + hmac.new(webhook.secret.encode(), body, hashlib.sha256).hexdigest()
     assert calls[0]["headers"]["X-BenchHub-Signature-256"] == expected
     document = json.loads(body)
-    assert document["event"] == "regression.detected"
-    assert document["regression"]["id"] == regression.pk
-    assert document["regression"]["run_after"] == uuids[8]
+    assert document["event"] == "alert.detected"
+    [member] = document["notice"]["members"]
+    assert (member["id"], member["run_after"]) == (regression.pk, uuids[8])
     hook = wait_for(
         lambda: Delivery.objects.filter(channel="webhook", status="delivered").first(),
         timeout_s=10,

@@ -1,13 +1,12 @@
 """Webhook URLs are read one way, and the call goes to the address that was checked: against a
-real HTTP receiver process on 127.0.0.1 (benchhub.testing.receivers)."""
+real HTTP receiver process on 127.0.0.1 (benchhub.testing.receivers; the `receiver` fixture is
+in this package's conftest)."""
 
 import hashlib
 import hmac
 import socket
 import subprocess
 import sys
-import tempfile
-from pathlib import Path
 
 import pytest
 from django.contrib.auth import get_user_model
@@ -19,25 +18,6 @@ from benchhub.regressions.webhook_url import webhook_url_parse
 from benchhub.testing import processes
 from benchhub.testing.receivers import wait_for, webhook_calls
 from benchhub.testing.spellings import PRIVATE_SPELLINGS
-
-
-def _listening(port: int) -> bool:
-    with socket.socket() as probe:
-        probe.settimeout(0.5)
-        return probe.connect_ex(("127.0.0.1", port)) == 0
-
-
-@pytest.fixture
-def receiver():
-    """(port, log) of a real HTTP server process answering every POST with 200."""
-    port, log = processes.free_port(), Path(tempfile.mkdtemp(prefix="benchhub-hook-")) / "calls"
-    argv = [sys.executable, "-m", "benchhub.testing.receivers", str(port), str(log), "0"]
-    service = processes.Service(argv, env={}, name="webhook-receiver")
-    service.env = {"PATH": "/usr/bin:/bin", "PYTHONPATH": str(processes.ROOT)}
-    service.start()
-    wait_for(lambda: _listening(port), timeout_s=20, what="the receiver to listen")
-    yield port, log
-    service.stop()
 
 
 @pytest.fixture
@@ -198,7 +178,7 @@ def tls_receiver(tmp_path):
     argv = [sys.executable, "-c", TLS_RECEIVER, str(port), str(log), str(cert), str(key)]
     service = processes.Service(argv, env={"PATH": "/usr/bin:/bin"}, name="tls-receiver")
     service.start()
-    wait_for(lambda: _listening(port), timeout_s=20, what="the TLS receiver to listen")
+    wait_for(lambda: processes.port_answers(port), timeout_s=20, what="the TLS receiver")
     yield port, log, cert
     service.stop()
 
