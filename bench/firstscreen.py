@@ -7,8 +7,8 @@ Timing APIs; the same context then loads it again (its cache warm) for a second 
 a page with charts, the time its charts on screen were drawn (js/charts.js marks it; plotly.js
 is fetched after the load event) is read too, cold and warm. Figures are medians with a
 bootstrap 95% interval over the repeats (bench.intervals). With `--shots DIR`, full-page
-screenshots of the compare and run pages at 1440x900 and the HTML size of each page are
-written too.
+screenshots of the compare and run pages at 1440x900, every page's first screen and the HTML
+size of each page are written too.
 
     DATABASE_URL=... REDIS_URL=... .venv/bin/python -m bench.firstscreen [--repeats 15]
 """
@@ -159,7 +159,8 @@ def measure(browser: Any, url: str, repeats: int) -> dict[str, list[float]]:
 
 
 def shots(browser: Any, server: str, pages: dict[str, str], where: Path) -> dict[str, Any]:
-    """Full-page screenshots of the compare and run pages, and every page's HTML size."""
+    """Every page's first screen and height, full-page screenshots of the compare and run
+    pages, and every page's HTML size."""
     where.mkdir(parents=True, exist_ok=True)
     sizes: dict[str, Any] = {}
     for name, path in pages.items():
@@ -167,11 +168,12 @@ def shots(browser: Any, server: str, pages: dict[str, str], where: Path) -> dict
             sizes[name] = len(reply.read())
     context = browser.new_context(viewport=VIEWPORT)
     tab = context.new_page()
-    for name in ("compare", "run"):
-        tab.goto(server + pages[name], wait_until="networkidle")
+    for name, path in pages.items():
+        tab.goto(server + path, wait_until="networkidle")
         sizes[f"{name}_height_px"] = tab.evaluate("document.documentElement.scrollHeight")
-        tab.screenshot(path=str(where / f"{name}-full.png"), full_page=True)
         tab.screenshot(path=str(where / f"{name}-first-screen.png"))
+        if name in ("compare", "run"):
+            tab.screenshot(path=str(where / f"{name}-full.png"), full_page=True)
     context.close()
     return sizes
 
