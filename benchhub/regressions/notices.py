@@ -17,7 +17,19 @@ from django.urls import reverse
 from benchhub.regressions.detection import CONFIRM
 from benchhub.regressions.grouping import members_direction
 from benchhub.regressions.models import AlertGroup, Notice, Regression
-from benchhub.regressions.templatetags.regressions import interval_text, signed_percent
+
+
+def signed_percent(value: float | None) -> str:
+    """0.0123 -> "+1.2%"; None -> "-"."""
+    return "-" if value is None else f"{value * 100:+.1f}%"
+
+
+def interval_text(low: float | None, high: float | None) -> str:
+    """The 95% interval of a change from its ends, or why there is none."""
+    if low is None or high is None:
+        return "no interval: a side has a single run"
+    return f"95% interval {signed_percent(low)} to {signed_percent(high)}"
+
 
 DIRECTION_TEXT: dict[str, str] = {
     AlertGroup.Direction.REGRESSION: "every one lost tps",

@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from benchhub.regressions.models import AlertGroup, Regression
-from benchhub.regressions.templatetags.regressions import interval_text, signed_percent
+from benchhub.regressions.notices import interval_text, signed_percent
 
 
 @dataclass(frozen=True)
