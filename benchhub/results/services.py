@@ -1,10 +1,12 @@
 """Writes for runs and results: submitting an upload, and computing per-level aggregates."""
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
+import numpy as np
 from benchhub_runner.jobspec.plan import RUN_PLAN_FIELDS
 from benchhub_runner.measure.telemetry import client_bound
 from benchhub_runner.results.payload import PROGRESS_FIELDS
@@ -35,7 +37,7 @@ from benchhub.results.models import (
 from benchhub.results.partitions import month_start
 from benchhub.results.references import run_references
 from benchhub.results.selectors import level_aggregate_of, run_get
-from benchhub.stats.repeats import WITHIN_REPLICATES, Repeat, steady_state
+from benchhub.stats.repeats import WITHIN_REPLICATES, Repeat, steady_state, steady_window
 from benchhub.stats.repeats import repeat as repeat_from_samples
 from benchhub.stats.stationarity import repeat_unsteadiness
 
@@ -285,9 +287,17 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
     for row, r, arrays in zip(rows, results, series, strict=True):
         row.client_bound = _client_bound(row, r["telemetry"])
         # Written by the COPY below; the bootstrap of their standard errors is the worker's.
-        t, tps, latency = arrays[SAMPLE_T], arrays[SAMPLE_TPS], arrays[SAMPLE_LATENCY]
-        samples = list(zip(t, tps, latency, strict=True))
-        _steady_set(row, _steady(run, row, samples, replicates=0) if _measured(row) else None)
+        steady = None
+        if _measured(row):
+            t = arrays[SAMPLE_T]
+            steady = _steady_of(
+                run,
+                row,
+                steady_window(t, arrays[SAMPLE_TPS], duration_s=run.duration_s),
+                steady_window(t, arrays[SAMPLE_LATENCY], duration_s=run.duration_s),
+                replicates=0,
+            )
+        _steady_set(row, steady)
     instances_copy(rows)
     ResultEvidence.objects.bulk_create(
         ResultEvidence(result=row, created_at=run.created_at, **r["evidence"])
@@ -381,7 +391,8 @@ def _levels_write(*, run: Run, results: list[Result]) -> int:
     by_level: dict[int, list[Result]] = {}
     for result in results:
         by_level.setdefault(result.clients, []).append(result)
-    LevelAggregate.objects.bulk_create(
+    # COPY, as the results are written: the ORM's INSERT cost an upload more than the rows.
+    instances_copy(
         [level_aggregate_of(run=run, clients=c, results=rs) for c, rs in sorted(by_level.items())]
     )
     return len(by_level)
@@ -441,15 +452,31 @@ def _steady(
     *,
     replicates: int = WITHIN_REPLICATES,
 ) -> Repeat | None:
+    return _steady_of(
+        run,
+        result,
+        steady_state([(t, v) for t, v, _ in samples], duration_s=run.duration_s),
+        steady_state([(t, v) for t, _, v in samples], duration_s=run.duration_s),
+        replicates=replicates,
+    )
+
+
+def _steady_of(
+    run: Run,
+    result: Result,
+    tps_samples: Sequence[float] | np.ndarray,
+    latency_samples: Sequence[float] | np.ndarray,
+    *,
+    replicates: int,
+) -> Repeat | None:
+    """The repeat's steady-state means from its steady windows' values (stats.repeats)."""
     latency = result.latency_avg_ms if result.latency_avg_ms else None
     try:
         return repeat_from_samples(
             tps=result.tps,
             latency_ms=latency,
-            tps_samples=steady_state([(t, v) for t, v, _ in samples], duration_s=run.duration_s),
-            latency_samples=steady_state(
-                [(t, v) for t, _, v in samples], duration_s=run.duration_s
-            ),
+            tps_samples=tps_samples,
+            latency_samples=latency_samples,
             seed=result.pk or 0,
             replicates=replicates,
         )

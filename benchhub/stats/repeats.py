@@ -134,6 +134,22 @@ def steady_state(
     return [v for t, v in ordered if t > cut]
 
 
+def steady_window(
+    t: Sequence[float], values: Sequence[float | None], *, duration_s: float | None = None
+) -> np.ndarray:
+    """steady_state of samples given as two lists in time order (`t` strictly increasing, as an
+    upload's progress is stored): the same values in the same order, found by array operations
+    instead of a tuple per sample (an upload's thousands of samples, bench/ ingest)."""
+    times = np.asarray(t, dtype=float)
+    # None becomes NaN here; a sample's value is never NaN itself (uploads refuse it).
+    measured = np.asarray(values, dtype=float)
+    present = ~np.isnan(measured)
+    if not present.any():
+        return measured[:0]
+    cut = warmup_s(duration_s if duration_s else float(times[present][-1]))
+    return measured[present & (times > cut)]
+
+
 def block_length(values: np.ndarray) -> int:
     """Politis-White block length for a circular block bootstrap of the mean, in samples,
     rounded up and kept between 1 and a third of the series (a longer block leaves too few

@@ -1,7 +1,16 @@
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from benchhub.stats.repeats import MIN_SECONDS, RunMean, repeat, run_mean
+from benchhub.stats.repeats import (
+    MIN_SECONDS,
+    RunMean,
+    repeat,
+    run_mean,
+    steady_state,
+    steady_window,
+)
 
 
 def ar1(seed: int, *, n: int, phi: float, sd: float) -> np.ndarray:
@@ -72,3 +81,18 @@ def test_it_keeps_latency_only_when_pgbench_reported_it():
     with_latency = repeat(tps=1000.0, latency_ms=2.5)
     assert without.latency is None
     assert with_latency.latency == RunMean(value=2.5)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    seconds=st.lists(
+        st.one_of(st.none(), st.floats(min_value=0, max_value=1e6)), min_size=0, max_size=80
+    ),
+    start=st.floats(min_value=0.5, max_value=5),
+    duration=st.one_of(st.none(), st.floats(min_value=1, max_value=200)),
+)
+def test_the_steady_window_of_arrays_is_the_steady_state_of_the_samples(seconds, start, duration):
+    t = [start + i for i in range(len(seconds))]
+    window = steady_window(t, seconds, duration_s=duration)
+    expected = steady_state(list(zip(t, seconds, strict=True)), duration_s=duration)
+    assert window.tolist() == expected
