@@ -166,6 +166,16 @@ INF = math.inf
 MAX_TEXT = 100000  # characters of a record's string value
 
 
+class Records(list):
+    """A RecordListField's validated items, with their values key by key (`columns`) as the
+    check read them: what stores them as arrays (an upload's progress) need not read them
+    again."""
+
+    def __init__(self, items: Any = (), *, columns: dict[str, list[Any]]) -> None:
+        super().__init__(items)
+        self.columns = columns
+
+
 class RecordListField(serializers.Field):
     """A list of flat records whose keys have fixed types; validated in one tight loop.
 
@@ -189,8 +199,9 @@ class RecordListField(serializers.Field):
             raise serializers.ValidationError("Expected a list.")
         if len(data) > self.max_items:
             raise serializers.ValidationError(f"At most {self.max_items} items are accepted.")
-        if self._plain(data):
-            return list(map(dict, data))
+        columns = self._plain_columns(data)
+        if columns is not None:
+            return Records(map(dict, data), columns=columns)
         errors: dict[str, list[str]] = {}
         out = []
         for index, item in enumerate(data):
@@ -238,23 +249,27 @@ class RecordListField(serializers.Field):
                 problems.append((key, message))
         return record, problems
 
-    def _plain(self, data: list[Any]) -> bool:
-        """Whether every item passes as it is: an object with every key of the spec, each value
-        of its key's kind (a float key takes an int too) within its bounds, or None where not
-        required. Checked a column at a time by C loops (map, set, min, fsum), about four times
-        faster than item by item on an agent's progress samples; a list that does not pass
-        takes the item-by-item checks, which find and word each error."""
+    def _plain_columns(self, data: list[Any]) -> dict[str, list[Any]] | None:
+        """The items' values key by key, when every item passes as it is: an object with every
+        key of the spec, each value of its key's kind (a float key takes an int too) within its
+        bounds, or None where not required; else None. Checked a column at a time by C loops
+        (map, set, min, fsum), about four times faster than item by item on an agent's progress
+        samples; a list that does not pass takes the item-by-item checks, which find and word
+        each error."""
         width = len(self._fields)
         if not data:
-            return True
+            return {key: [] for key in self._keys}
         if set(map(type, data)) != {dict} or set(map(len, data)) != {width}:
-            return False
+            return None
         if not all(map(self._keys.issuperset, data)):
-            return False
-        return all(
-            _column_plain(list(map(itemgetter(key), data)), kind, required, minimum)
-            for key, kind, required, minimum in self._fields
-        )
+            return None
+        columns = {}
+        for key, kind, required, minimum in self._fields:
+            values = list(map(itemgetter(key), data))
+            if not _column_plain(values, kind, required, minimum):
+                return None
+            columns[key] = values
+        return columns
 
     def to_representation(self, value: Any) -> Any:
         return value

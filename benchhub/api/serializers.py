@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 
 from rest_framework import serializers
+from rest_framework.fields import empty
 
 
 class InSerializer(serializers.Serializer):
@@ -78,8 +79,9 @@ S = TypeVar("S", bound=serializers.Serializer)
 _trees = threading.local()
 
 
-def with_built_fields(serializer_class: type[S], *, data: Any) -> S:
-    """`serializer_class(data=data)` whose fields are the tree this thread built the first time.
+def with_built_fields(serializer_class: type[S], *, data: Any = empty, instance: Any = None) -> S:
+    """`serializer_class(instance, data=data)` whose fields are the tree this thread built the
+    first time.
 
     DRF deep-copies a serializer's declared fields for every instance, and every nested
     serializer's again when it is first validated: for an upload (a run, its host, build,
@@ -87,12 +89,14 @@ def with_built_fields(serializer_class: type[S], *, data: Any) -> S:
     the request's CPU (bench/, ingest). A field keeps no state between validations, and the
     tree is built from an instance without data or context, so it reads as a fresh one does
     (root.partial False, context empty). Only for serializers that read nothing from their
-    context: the fields' root is the thread's first, data-less instance.
+    context: the fields' root is the thread's first, data-less instance. An answer's
+    serializer (`instance`) reuses its tree too: a ModelSerializer maps its model's fields
+    again for every instance.
     """
     trees = _trees.__dict__.setdefault("trees", {})
     fields = trees.get(serializer_class)
     if fields is None:
         fields = trees[serializer_class] = serializer_class().fields
-    serializer = serializer_class(data=data)
+    serializer = serializer_class(instance, data=data)
     serializer.__dict__["fields"] = fields  # the cached_property's own slot
     return serializer

@@ -67,7 +67,7 @@ class RunsView(APIView):
         # was read with them (selectors.run_get): no second read.
         created = submission.created
         return Response(
-            RunOutSerializer(submission.run).data,
+            with_built_fields(RunOutSerializer, instance=submission.run).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 

@@ -11,7 +11,8 @@ and it is what the ingest bench's floor does.
 
 from collections.abc import Iterable, Sequence
 from datetime import datetime
-from operator import itemgetter
+from itertools import islice
+from operator import itemgetter, lt
 from typing import Any, cast
 
 import orjson
@@ -115,10 +116,18 @@ def progress_copy(series: Iterable[tuple[int, datetime, list[list[Any]]]]) -> No
 
 def series_arrays(samples: list[dict[str, Any]]) -> list[list[Any]]:
     """Samples (dicts holding every PROGRESS_FIELDS key) as one list per field, in time order."""
+    # Validated samples carry their columns (api.fields.Records); an agent sends them in time
+    # order, so those columns are the arrays.
+    columns = getattr(samples, "columns", None)
+    if columns is not None and PROGRESS_SET.issubset(columns):
+        t = columns["t"]
+        if all(map(lt, t, islice(t, 1, None))):
+            return [columns[name] for name in PROGRESS_FIELDS]
     ordered = sorted(samples, key=itemgetter("t"))
     return [list(map(itemgetter(name), ordered)) for name in PROGRESS_FIELDS]
 
 
+PROGRESS_SET = frozenset(PROGRESS_FIELDS)
 NUMBERS = frozenset((int, float, type(None)))
 
 

@@ -19,6 +19,7 @@ from rest_framework import serializers
 from benchhub.api.fields import (
     BIGINT_MAX,
     RecordListField,
+    Records,
     StrictCharField,
     StrictFloatField,
     StrictIntegerField,
@@ -300,7 +301,12 @@ class ResultInSerializer(InSerializer):
             raise serializers.ValidationError(
                 {"tps": "A result that did not abort needs a tps; else send aborted: true."}
             )
-        times = [sample["t"] for sample in attrs["progress"]]
+        progress = attrs["progress"]
+        times = (
+            progress.columns["t"]
+            if isinstance(progress, Records)
+            else [sample["t"] for sample in progress]
+        )
         if len(times) != len(set(times)):
             raise serializers.ValidationError({"progress": "Progress times must be unique."})
         return attrs

@@ -5,11 +5,13 @@ import json
 from typing import Any
 
 import pytest
+from benchhub_runner.results.payload import PROGRESS_FIELDS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from rest_framework import serializers
 
 from benchhub.api.fields import RecordListField, StringMapField
+from benchhub.results.copying import series_arrays
 from benchhub.results.serializers import PROGRESS_SPEC, STATEMENT_SPEC
 
 VALUES = st.one_of(
@@ -33,8 +35,8 @@ def _outcome(field: Any, data: Any) -> Any:
 class CheckedRecords(RecordListField):
     """The field without its fast path: every item checked key by key."""
 
-    def _plain(self, data: list[Any]) -> bool:
-        return False
+    def _plain_columns(self, data: list[Any]) -> None:
+        return None
 
 
 class CheckedMap(StringMapField):
@@ -71,8 +73,19 @@ def test_an_agents_progress_sample_is_copied_whole():
     sample = {"t": 1.0, "tps": 812.5, "latency_ms": 1.2, "stddev_ms": 0.3, "failed": 0,
               "skipped": 0, "lag_ms": None}  # fmt: skip
     field = RecordListField(spec=PROGRESS_SPEC, max_items=10)
-    assert field._plain([sample, dict(sample, t=2.0, lag_ms=0.5)])
-    assert field.run_validation([sample]) == [sample]
+    later = dict(sample, t=2.0, lag_ms=0.5)
+    records = field.run_validation([sample, later])
+    assert records == [sample, later]
+    assert records.columns == {key: [sample[key], later[key]] for key in PROGRESS_SPEC}
+
+
+@settings(max_examples=200, deadline=None)
+@given(times=st.lists(st.floats(min_value=0, max_value=1e4), unique=True, max_size=30))
+def test_validated_samples_give_the_arrays_their_sort_gives(times):
+    samples = [{name: float(i) for name in PROGRESS_FIELDS} | {"t": t, "failed": i, "skipped": 0}
+               for i, t in enumerate(times)]  # fmt: skip
+    records = RecordListField(spec=PROGRESS_SPEC, max_items=100).run_validation(samples)
+    assert series_arrays(records) == series_arrays(list(samples))
 
 
 MAPS = st.dictionaries(

@@ -15,7 +15,7 @@ from benchhub.api.errors import flatten_errors
 from benchhub.api.serializers import with_built_fields
 from benchhub.results.copying import instances_copy
 from benchhub.results.models import LevelAggregate, ProgressSeries, Result, Run
-from benchhub.results.serializers import RunUploadSerializer
+from benchhub.results.serializers import RunOutSerializer, RunUploadSerializer
 from benchhub.results.services import payload_digest, run_submit
 from benchhub.results.tests.test_upload_atomicity import stored_counts
 from benchhub.testing.payloads import run_payload
@@ -71,6 +71,23 @@ def test_it_builds_a_threads_tree_once_and_each_thread_its_own():
     thread.start()
     thread.join()
     assert elsewhere[0] is not first.fields
+
+
+def test_it_answers_through_a_reused_tree_what_a_fresh_serializer_answers(db):
+    other = run_payload(version="17.0", clients=(1, 2), repeats=2)
+    runs = [
+        run_submit(data=_validated(payload), digest=digest).run
+        for payload, digest in ((GOOD, "a" * 64), (other, "b" * 64))
+    ]
+    for run in [*runs, runs[0]]:
+        fresh = RunOutSerializer(run).data
+        assert with_built_fields(RunOutSerializer, instance=run).data == fresh
+
+
+def _validated(payload: dict[str, Any]) -> dict[str, Any]:
+    upload = RunUploadSerializer(data=payload)
+    upload.is_valid(raise_exception=True)
+    return upload.validated_data
 
 
 @pytest.mark.parametrize("bad", range(len(BAD)))
