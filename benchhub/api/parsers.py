@@ -16,7 +16,8 @@ library as before, so the errors and the values are the standard library's.
 
 import json
 import math
-from itertools import chain, compress
+from itertools import chain, compress, repeat
+from operator import is_
 from typing import Any
 
 import orjson
@@ -82,7 +83,10 @@ def nested_deeper(value: Any, limit: int = MAX_DEPTH) -> bool:
     while level:
         if depth >= limit and any(level):  # a container here holds items deeper than the limit
             return True
-        items = list(chain.from_iterable(c.values() if type(c) is dict else c for c in level))
+        kinds = list(map(type, level))
+        dicts = compress(level, map(is_, kinds, repeat(dict)))
+        lists = compress(level, map(is_, kinds, repeat(list)))
+        items = list(chain(chain.from_iterable(map(dict.values, dicts)), *lists))
         level = list(compress(items, map(CONTAINERS.__contains__, map(type, items))))
         depth += 1
     return False
