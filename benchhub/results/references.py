@@ -63,7 +63,11 @@ def run_references(*, data: dict[str, Any], host: Host) -> References:
     if not found:
         return _created(data)
     build = found[0]
-    row = {name: build.__dict__.pop(name) for name in READS}
+    row = {
+        f"_{prefix}_{name}": build.__dict__.pop(f"_{prefix}_{name}")
+        for _, prefix, _, fields, _ in BESIDE
+        for name in fields
+    }
     db = build._state.db or "default"
     config = _instance(ServerConfig, "config", CONFIG_FIELDS, row, db=db)
     workload = _instance(Workload, "workload", WORKLOAD_FIELDS, row, db=db)
@@ -75,14 +79,13 @@ def run_references(*, data: dict[str, Any], host: Host) -> References:
 
 # Build's unique identity (builds.services.build_identity): every one a non-null column.
 IDENTITY = ("version", "commit", "configure_flags", "origin", "input_key")
-READS = tuple(
-    f"_{prefix}_{name}"
-    for prefix, fields in (
-        ("config", CONFIG_FIELDS),
-        ("workload", WORKLOAD_FIELDS),
-        ("facts", FACTS_FIELDS),
-    )
-    for name in fields
+
+
+# What is read beside the build: (alias, prefix of its columns, model, fields, key fields).
+BESIDE = (
+    ("c", "config", ServerConfig, CONFIG_FIELDS, ("hash",)),
+    ("w", "workload", Workload, WORKLOAD_FIELDS, ("definition_hash",)),
+    ("f", "facts", HostFacts, FACTS_FIELDS, ("host", "digest")),
 )
 
 
@@ -96,29 +99,19 @@ def _statement() -> str:
     def column(alias: str, model: Any, name: str) -> str:
         return f"{alias}.{quote(model._meta.get_field(name).column)}"
 
-    def lateral(alias: str, model: Any, fields: tuple[str, ...], keys: tuple[str, ...]) -> str:
+    selected = [column("b", Build, f.name) for f in Build._meta.concrete_fields]
+    joins = []
+    for alias, prefix, model, fields, keys in BESIDE:
+        selected += [f"{column(alias, model, f)} AS {quote(f'_{prefix}_{f}')}" for f in fields]
         columns = ", ".join(column(alias, model, f) for f in fields)
         where = " AND ".join(f"{column(alias, model, k)} = %s" for k in keys)
-        table = quote(model._meta.db_table)
-        return f"LEFT JOIN LATERAL (SELECT {columns} FROM {table} {alias} WHERE {where} LIMIT 1) {alias} ON true"  # noqa: E501, S608
-
-    parts = (("c", "config", ServerConfig), ("w", "workload", Workload), ("f", "facts", HostFacts))
-    fields = {"config": CONFIG_FIELDS, "workload": WORKLOAD_FIELDS, "facts": FACTS_FIELDS}
-    selected = [f"b.{quote(f.column)}" for f in Build._meta.concrete_fields] + [
-        f"{column(alias, model, f)} AS {quote(f'_{prefix}_{f}')}"
-        for alias, prefix, model in parts
-        for f in fields[prefix]
-    ]
-    where = " AND ".join(f"{column('b', Build, name)} = %s" for name in IDENTITY)
-    joins = " ".join(
-        (
-            lateral("c", ServerConfig, CONFIG_FIELDS, ("hash",)),
-            lateral("w", Workload, WORKLOAD_FIELDS, ("definition_hash",)),
-            lateral("f", HostFacts, FACTS_FIELDS, ("host", "digest")),
+        joins.append(
+            f"LEFT JOIN LATERAL (SELECT {columns} FROM {quote(model._meta.db_table)} {alias}"  # noqa: S608
+            f" WHERE {where} LIMIT 1) {alias} ON true"
         )
-    )
+    where = " AND ".join(f"{column('b', Build, name)} = %s" for name in IDENTITY)
     table = quote(Build._meta.db_table)
-    return f"SELECT {', '.join(selected)} FROM {table} b {joins} WHERE {where}"  # noqa: S608
+    return f"SELECT {', '.join(selected)} FROM {table} b {' '.join(joins)} WHERE {where}"  # noqa: S608
 
 
 def _instance(model: Any, prefix: str, fields: tuple[str, ...], row: dict[str, Any], *, db: str):
