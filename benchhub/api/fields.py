@@ -174,7 +174,8 @@ MAX_TEXT = 100000  # characters of a record's string value
 class Records(list):
     """A RecordListField's validated items, with their values key by key (`columns`) as the
     check read them: what stores them as arrays (an upload's progress) need not read them
-    again."""
+    again. The columns are a snapshot: code that changes validated items makes a plain list
+    of them (nothing in BenchHub does)."""
 
     def __init__(self, items: Any = (), *, columns: dict[str, list[Any]]) -> None:
         super().__init__(items)

@@ -88,18 +88,26 @@ def late_stream_violation(data: dict) -> None:
     data["results"][-1]["streams"][-1]["clients"] = -1  # a positive integer column
 
 
+def _spoiled_sample(data: dict, result: int, sample: int, **values: object) -> None:
+    # Validated samples carry the columns their check read (api.fields.Records), and the write
+    # takes those: a value changed after validation goes in as a plain list of samples.
+    progress = list(data["results"][result]["progress"])
+    progress[sample] = {**progress[sample], **values}
+    data["results"][result]["progress"] = progress
+
+
 def late_progress_violation(data: dict) -> None:
     # The COPY of progress series is the last write; its last row breaks progress_series_times.
-    data["results"][-1]["progress"][-1]["t"] = -1.0
+    _spoiled_sample(data, -1, -1, t=-1.0)
 
 
 def middle_progress_violation(data: dict) -> None:
     # A row in the middle of the progress COPY (its arrays written as literals) breaks the check.
-    data["results"][len(data["results"]) // 2]["progress"][0]["t"] = -1.0
+    _spoiled_sample(data, len(data["results"]) // 2, 0, t=-1.0)
 
 
 def late_progress_type_error(data: dict) -> None:
-    data["results"][-1]["progress"][-1]["failed"] = "many"
+    _spoiled_sample(data, -1, -1, failed="many")
 
 
 @pytest.mark.parametrize(
