@@ -122,13 +122,13 @@ def _cached_comparisons(server: redis.Redis) -> set[bytes]:
     return set(server.scan_iter(match=cache.make_key(f"{CACHE_PREFIX}:*"), count=1000))
 
 
-def cold_forgetters(server: str, paths: dict[str, str]) -> dict[str, Callable[[], None]]:
+def cold_forgetters(server: str, paths: dict[str, str]) -> dict[str, Callable[[], object]]:
     """For each cold endpoint, what drops its own comparison from the cache, and only it (the
     warm endpoint of the same URL shares it and is asked again at once; the other ones keep
     theirs): found by dropping every comparison, asking the URL once and taking the one key it
     stored. The history is not written to while the bench runs, so the key stays the same."""
     cache = redis.Redis.from_url(os.environ["REDIS_URL"])
-    forgetters = {}
+    forgetters: dict[str, Callable[[], object]] = {}
     for name, path in paths.items():
         if not name.endswith(COLD):
             continue
@@ -140,7 +140,7 @@ def cold_forgetters(server: str, paths: dict[str, str]) -> dict[str, Callable[[]
     return forgetters
 
 
-def query_count(path: str, *, before: Callable[[], None] | None = None) -> int:
+def query_count(path: str, *, before: Callable[[], object] | None = None) -> int:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -163,7 +163,7 @@ def latencies(
     rounds: int,
     requests: int,
     warmup: int = 1,
-    before: Callable[[str], Callable[[], None] | None] = lambda name: None,
+    before: Callable[[str], Callable[[], object] | None] = lambda name: None,
 ):
     """Milliseconds per endpoint name and round, after `warmup` requests each. `before(name)`:
     what to do, untimed, before each request of that endpoint (None: nothing)."""
@@ -187,7 +187,7 @@ def latencies(
     return measured
 
 
-def _ask(url: str, before: Callable[[], None] | None):
+def _ask(url: str, before: Callable[[], object] | None):
     if before is not None:
         before()
     return request(url)
