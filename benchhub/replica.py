@@ -58,6 +58,17 @@ def replica_reads() -> Iterator[None]:
         _reads_allowed.reset(allowed)
 
 
+@contextmanager
+def primary_reads() -> Iterator[None]:
+    """Within it, every read goes to the primary, even inside replica_reads(): for reads that
+    must be at least as new as one already made on the primary."""
+    allowed = _reads_allowed.set(False)
+    try:
+        yield
+    finally:
+        _reads_allowed.reset(allowed)
+
+
 def replica_lag_s() -> float | None:
     """The replica's replay lag in seconds (0 when it has replayed all it received); None when
     it does not answer."""

@@ -28,6 +28,10 @@ Environment:
 - BENCHHUB_RATELIMIT_LOGIN_USER    failed sign-ins per username from one address, default 10
 - BENCHHUB_RATELIMIT_LOGIN_IP      failed sign-ins per client address per window, default 50
 - BENCHHUB_RATELIMIT_TOKEN_IP      failed bearer tokens per client address per window, default 50
+- BENCHHUB_COMPARE_CACHE_S   how long the Compare page's and the compare API's computed
+                             comparisons are kept in the cache, keyed by the state of the runs
+                             they come from (compare.selectors.cached), default 600 (seconds);
+                             0: every request computes its comparison
 - BENCHHUB_AGENT_ONLINE_S    a host counts as online this long after its agent last called in,
                              default 60 (seconds)
 - BENCHHUB_BASE_URL          the site's address as people reach it, for links in notifications,
@@ -386,7 +390,8 @@ SPECTACULAR_SETTINGS = {
 }
 
 REDIS_URL = env_str("REDIS_URL")
-# The cache holds the rate-limit counters (accounts.ratelimit), shared by every worker process.
+# The cache holds the rate-limit counters (accounts.ratelimit), shared by every worker process,
+# and what pages keep to answer faster (the comparisons, the compare form's lists, chart points).
 CACHES = {
     "default": {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
@@ -395,6 +400,9 @@ CACHES = {
         "OPTIONS": {"socket_connect_timeout": 2, "socket_timeout": 2},
     }
 }
+# Comparisons cached under the state of their runs: a change reads as a new key, so the time
+# only bounds the memory a comparison nobody asks for again holds.
+COMPARE_CACHE_S = env_int("BENCHHUB_COMPARE_CACHE_S", 600)
 PRIVATE = env_bool("BENCHHUB_PRIVATE")
 BENCHHUB_PROXY_HOPS = env_int("BENCHHUB_PROXY_HOPS", 0)
 RATELIMIT_WINDOW_S = env_int("BENCHHUB_RATELIMIT_WINDOW_S", 900)

@@ -67,6 +67,12 @@ def test_it_reports_ingest_compare_and_queue_figures(tmp_path):
     targets = {f["name"]: f["target"] for f in report["figures"] if f["name"].endswith(" p95")}
     assert (targets["compare page p95"], targets["compare API p95"]) == (60.0, 50.0)
     assert targets["history page p95"] == targets["regressions page p95"] == 100.0
+    # Both also measured with their comparison computed rather than the cache's: the pages' 100.
+    assert targets["compare page, cache cold p95"] == 100.0
+    assert targets["compare API, cache cold p95"] == 100.0
+    queries = {f["name"]: f["value"] for f in report["figures"] if f["name"].endswith("queries")}
+    assert queries["compare API queries"] == 1 < queries["compare API, cache cold queries"]
+    assert queries["compare page queries"] < queries["compare page, cache cold queries"]
     detect = next(f for f in report["figures"] if f["name"] == "change detection per series p95")
     assert detect["target"] == 50.0 and detect["low"] <= detect["value"] <= detect["high"]
     # Every measured latency and ratio carries its interval from the rounds.

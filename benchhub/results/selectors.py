@@ -1,8 +1,9 @@
 """Reads for runs and results. Every list is bounded and fetches its relations up front."""
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from django.core.cache import cache
 from django.db import connection
@@ -239,9 +240,24 @@ def run_dimensions() -> RunDimensions:
     )
 
 
-def level_aggregate_of(*, run: Run, clients: int, results: list[Result]) -> LevelAggregate:
+class LevelFigures(Protocol):
+    """What level_aggregate_of reads of a result: a Result, or a row read as a tuple."""
+
+    @property
+    def tps(self) -> float | None: ...
+
+    @property
+    def latency_avg_ms(self) -> float | None: ...
+
+    @property
+    def aborted(self) -> bool: ...
+
+
+def level_aggregate_of(
+    *, run: Run, clients: int, results: Sequence[LevelFigures]
+) -> LevelAggregate:
     """The (unsaved) LevelAggregate of `results` at one client level, filed under `run`:
-    aborted results counted and left out of every statistic. `results` need clients, tps,
+    aborted results counted and left out of every statistic. `results` need tps,
     latency_avg_ms and aborted; they may come from several runs (a comparison's pooled set)."""
     valid = [r for r in results if not r.aborted]
     tps = summarize([r.tps for r in valid if r.tps is not None])

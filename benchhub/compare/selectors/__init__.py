@@ -7,6 +7,8 @@ noise make goes through here, and each module states its query count.
 - choices: what the selection form offers (compare_choices, versions_grouped);
 - repeats: what the verdicts are made of, the pooled repeats and the host's history;
 - shown: everything a comparison shows, read once for the page and the API (comparison_show);
+- cached: what comparison_show computes, kept in the cache under the state of the runs it comes
+  from (comparison_cached, comparison_state), and reads of the cache that survive Redis down;
 - presentations: what an experiment's presentation is built from (presentation_read) and a
   connections presentation's progress (progress_read);
 - splits: what each point of a series holds equal besides its key (with_threads, held_runs);

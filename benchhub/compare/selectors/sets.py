@@ -4,6 +4,8 @@ the whole set (pooled_levels). One query each."""
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from django.db.models import Q
 
 from benchhub.compare.describe import held_differences, threads_difference
@@ -77,6 +79,25 @@ def runs_pooled(
     return pooled
 
 
+class PooledResult(NamedTuple):
+    """A result of a set as its aggregates and flags read it, and its run's mark: a tuple, not
+    a model instance with its run's (a comparison reads hundreds to thousands of them)."""
+
+    run_id: int
+    clients: int
+    threads: int | None
+    tps: float | None
+    latency_avg_ms: float | None
+    aborted: bool
+    client_bound: bool | None
+    unsteady: str
+    unsteady_explained: bool
+
+
+# PooledResult's columns in its order, the run's mark read through the join.
+POOLED_RESULT_COLUMNS = (*PooledResult._fields[:-1], "run__unsteady_explained")
+
+
 def _same_set(run: Run, other: Run, same_hardware: bool) -> bool:
     if (other.build_id, other.comparability_key) != (run.build_id, run.comparability_key):
         return False
@@ -103,23 +124,9 @@ def pooled_levels(
     if not runs:
         return {}
     members = {member.id for run in runs for member in pooled.get(run.id) or [run]}
-    rows = (
-        Result.objects.filter(run__in=members)
-        .select_related("run")
-        .only(
-            "run_id",
-            "clients",
-            "threads",
-            "tps",
-            "latency_avg_ms",
-            "aborted",
-            "client_bound",
-            "unsteady",
-            "run__unsteady_explained",
-        )
-    )
-    by_run: dict[int, list[Result]] = {}
-    for row in rows:
+    rows = Result.objects.filter(run__in=members).values_list(*POOLED_RESULT_COLUMNS)
+    by_run: dict[int, list[PooledResult]] = {}
+    for row in map(PooledResult._make, rows):
         by_run.setdefault(row.run_id, []).append(row)
     sets = {
         run.id: _same_threads(
@@ -131,7 +138,7 @@ def pooled_levels(
         pooled.update(sets)
     levels: dict[int, dict[int, LevelAggregate]] = {}
     for run in runs:
-        by_level: dict[int, list[Result]] = {}
+        by_level: dict[int, list[PooledResult]] = {}
         for member in sets[run.id]:
             for row in by_run.get(member.id, []):
                 by_level.setdefault(row.clients, []).append(row)
@@ -149,7 +156,7 @@ def pooled_levels(
             unsteady[run.id] = {
                 clients
                 for clients, rows in by_level.items()
-                if any(r.unsteady and not r.run.unsteady_explained for r in rows if not r.aborted)
+                if any(r.unsteady and not r.unsteady_explained for r in rows if not r.aborted)
             }
     return levels
 
@@ -157,7 +164,7 @@ def pooled_levels(
 def _same_threads(
     run: Run,
     members: list[Run],
-    by_run: dict[int, list[Result]],
+    by_run: dict[int, list[PooledResult]],
     left_out: dict[int, list[tuple[Run, list[str]]]] | None,
     *,
     include_unlike: bool = False,

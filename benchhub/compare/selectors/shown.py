@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from benchhub.compare.selectors.cached import comparison_cached
 from benchhub.compare.selectors.comparisons import Comparison, comparison_get
 from benchhub.compare.selectors.latency import comparison_latency
 from benchhub.compare.selectors.presentations import presentation_read, progress_read
@@ -69,7 +70,34 @@ def comparison_show(
     lines' two (connections only). Without `sections` (the Compare page's first screen: the
     verdicts and the two charts), only the comparison, its assessment and the lines about its
     sets: no presentation, why section, latency percentiles, knees or tables, and none of their
-    queries. Raises ComparisonError as comparison_get does."""
+    queries. Raises ComparisonError as comparison_get does.
+
+    Cached under the state of the runs it comes from (selectors.cached.comparison_cached): a
+    request that finds it there makes one query (that state) instead of all of the above, and
+    one that does not makes that one more."""
+    return comparison_cached(
+        selection=selection,
+        variant=(threshold, page, level, why, sections),
+        compute=lambda: _shown(
+            selection=selection,
+            threshold=threshold,
+            page=page,
+            level=level,
+            why=why,
+            sections=sections,
+        ),
+    )
+
+
+def _shown(
+    *,
+    selection: dict[str, Any],
+    threshold: float,
+    page: bool,
+    level: int | None,
+    why: int | None,
+    sections: bool,
+) -> ComparisonShown:
     # The modules that assess and tabulate a comparison import the selectors (its types, its
     # reads): they are imported here, when the first comparison is shown, not while the
     # selectors package loads.
