@@ -3,16 +3,12 @@ regressions.notices', which the emails and webhooks use too, so a page and a not
 
 from django import template
 
-from benchhub.regressions.notices import interval_text, notice_summary, notice_url
-from benchhub.regressions.notices import signed_percent as _signed_percent
+from benchhub.regressions.notices import interval_text, notice_summary, notice_url, signed_percent
 
 register = template.Library()
 
-
-@register.filter
-def signed_percent(value: float | None) -> str:
-    """0.0123 -> "+1.2%"; None -> "-"."""
-    return _signed_percent(value)
+# 0.0123 -> "+1.2%"; None -> "-".
+register.filter("signed_percent", signed_percent)
 
 
 @register.filter
