@@ -154,7 +154,8 @@ def test_benchhub_try_against_a_git_ref_prints_slower_and_a_comment_patch_does_n
     header = "| clients | 15.18 tps | 15.18+slow tps | change | 95% interval | verdict | repeats |"
     assert header in markdown
     rows = [line for line in markdown.splitlines() if line.startswith("| 1 |")]
-    assert len(rows) == 1 and rows[0].endswith(f"| **slower** | {SLOW_REPEATS}/{SLOW_REPEATS} |"), markdown
+    slower = f"| **slower** | {SLOW_REPEATS}/{SLOW_REPEATS} |"
+    assert len(rows) == 1 and rows[0].endswith(slower), markdown
     assert "\n15.18+slow against 15.18: slower at" in markdown
     assert f"[Open the comparison]({server.url}/compare/?workload=select-only" in markdown
     with capsys.disabled():  # in CI's log too
