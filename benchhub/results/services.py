@@ -6,7 +6,6 @@ from dataclasses import dataclass
 from datetime import UTC
 from typing import Any
 
-import numpy as np
 from benchhub_runner.jobspec.plan import RUN_PLAN_FIELDS
 from benchhub_runner.measure.telemetry import client_bound
 from benchhub_runner.results.payload import PROGRESS_FIELDS
@@ -37,7 +36,7 @@ from benchhub.results.models import (
 from benchhub.results.partitions import month_start
 from benchhub.results.references import run_references
 from benchhub.results.selectors import level_aggregate_of, run_get
-from benchhub.stats.repeats import WITHIN_REPLICATES, Repeat, steady_state, steady_window
+from benchhub.stats.repeats import WITHIN_REPLICATES, Repeat, steady_window
 from benchhub.stats.repeats import repeat as repeat_from_samples
 from benchhub.stats.stationarity import repeat_unsteadiness
 
@@ -289,14 +288,8 @@ def _results_create(*, run: Run, results: list[dict[str, Any]]) -> list[Result]:
         # Written by the COPY below; the bootstrap of their standard errors is the worker's.
         steady = None
         if _measured(row):
-            t = arrays[SAMPLE_T]
-            steady = _steady_of(
-                run,
-                row,
-                steady_window(t, arrays[SAMPLE_TPS], duration_s=run.duration_s),
-                steady_window(t, arrays[SAMPLE_LATENCY], duration_s=run.duration_s),
-                replicates=0,
-            )
+            t, tps, latency = arrays[SAMPLE_T], arrays[SAMPLE_TPS], arrays[SAMPLE_LATENCY]
+            steady = _steady(run, row, t, tps, latency, replicates=0)
         _steady_set(row, steady)
     instances_copy(rows)
     ResultEvidence.objects.bulk_create(
@@ -413,22 +406,24 @@ def _steady_state(*, run: Run, results: list[Result]) -> None:
     per-second tps and latency after the warm-up, with their block-bootstrap standard errors.
     One query reads the run's progress samples; the bootstrap is seeded by the result id, so
     aggregating again writes the same numbers."""
-    samples: dict[int, list[tuple[float, float | None, float | None]]] = {}
-    rows = ProgressSeries.objects.filter(result__run=run).values_list(
-        "result_id", "t", "tps", "latency_ms"
-    )
-    for result_id, t, tps, latency in rows.order_by():
-        samples[result_id] = list(zip(t, tps, latency, strict=True))
+    # Each result's arrays as stored: in time order (ProgressSeries), as the upload had them.
+    series = {
+        result_id: (t, tps, latency)
+        for result_id, t, tps, latency in ProgressSeries.objects.filter(result__run=run)
+        .values_list("result_id", "t", "tps", "latency_ms")
+        .order_by()
+    }
     for result in results:
-        mine = samples.get(result.pk, [])
-        _steady_set(result, _steady(run, result, mine) if _measured(result) else None)
-        _unsteady_set(result, mine, duration_s=run.duration_s)
+        t, tps, latency = series.get(result.pk, ([], [], []))
+        _steady_set(result, _steady(run, result, t, tps, latency) if _measured(result) else None)
+        _unsteady_set(result, t, tps, duration_s=run.duration_s)
     Result.objects.bulk_update(results, [*STEADY_FIELDS, "unsteady", "unsteady_change"])
 
 
 def _unsteady_set(
     result: Result,
-    samples: list[tuple[float, float | None, float | None]],
+    t: Sequence[float],
+    tps: Sequence[float | None],
     *,
     duration_s: float | None,
 ) -> None:
@@ -436,7 +431,7 @@ def _unsteady_set(
     repeat is not checked."""
     found = None
     if _measured(result):
-        found = repeat_unsteadiness([(t, v) for t, v, _ in samples], duration_s=duration_s)
+        found = repeat_unsteadiness(list(zip(t, tps, strict=True)), duration_s=duration_s)
     result.unsteady = found.reason() if found else ""
     result.unsteady_change = found.change if found else None
 
@@ -448,35 +443,21 @@ def _measured(result: Result) -> bool:
 def _steady(
     run: Run,
     result: Result,
-    samples: list[tuple[float, float | None, float | None]],
+    t: Sequence[float],
+    tps: Sequence[float | None],
+    latency: Sequence[float | None],
     *,
     replicates: int = WITHIN_REPLICATES,
 ) -> Repeat | None:
-    return _steady_of(
-        run,
-        result,
-        steady_state([(t, v) for t, v, _ in samples], duration_s=run.duration_s),
-        steady_state([(t, v) for t, _, v in samples], duration_s=run.duration_s),
-        replicates=replicates,
-    )
-
-
-def _steady_of(
-    run: Run,
-    result: Result,
-    tps_samples: Sequence[float] | np.ndarray,
-    latency_samples: Sequence[float] | np.ndarray,
-    *,
-    replicates: int,
-) -> Repeat | None:
-    """The repeat's steady-state means from its steady windows' values (stats.repeats)."""
-    latency = result.latency_avg_ms if result.latency_avg_ms else None
+    """The repeat's steady-state means from its samples as arrays in time order (as an upload
+    carries them and ProgressSeries stores them): the steady windows (stats.repeats)."""
+    latency_ms = result.latency_avg_ms if result.latency_avg_ms else None
     try:
         return repeat_from_samples(
             tps=result.tps,
-            latency_ms=latency,
-            tps_samples=tps_samples,
-            latency_samples=latency_samples,
+            latency_ms=latency_ms,
+            tps_samples=steady_window(t, tps, duration_s=run.duration_s),
+            latency_samples=steady_window(t, latency, duration_s=run.duration_s),
             seed=result.pk or 0,
             replicates=replicates,
         )
